@@ -1,0 +1,5 @@
+"""`python -m workbench` is `paw`."""
+
+from workbench.cli import main
+
+main()

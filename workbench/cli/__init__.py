@@ -1,0 +1,55 @@
+"""The `paw` command: a click group whose subcommands live one area per module."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from store.errors import UserError
+from workbench import __version__
+
+COMMAND_MODULES: list[str] = [
+]
+"""Modules that each define a `commands` list of click commands added to `paw`."""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="paw")
+def cli() -> None:
+    """PAW, the Perturbation Audit Workbench: audit how clinical language models react
+    to edits of their input and of their own chain of thought, offline.
+
+    Every command takes --db PATH (or the PAW_DB environment variable; default ./paw.db).
+    Start with `paw demo`.
+    """
+
+
+for _name in COMMAND_MODULES:
+    for _command in importlib.import_module(_name).commands:
+        cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run `paw`, turning user mistakes into one clear line and exit code 1."""
+    try:
+        cli.main(args=argv, prog_name="paw", standalone_mode=False)
+    except UserError as exc:
+        click.echo(f"paw: error: {exc}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("paw: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("paw: interrupted (everything finished so far is stored)", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
