@@ -11,6 +11,7 @@ from store.errors import UserError
 from workbench import __version__
 
 COMMAND_MODULES: list[str] = [
+    "workbench.cli.data",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 
