@@ -263,10 +263,21 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     )
 
 
+def m002_label_event_undo(db: sqlite_utils.Database) -> None:
+    """Label events: `undoes_id` marks an undo (the event it reverts), so undo can step back."""
+    db.executescript(
+        """
+        ALTER TABLE label_events ADD COLUMN undoes_id INTEGER REFERENCES label_events(id);
+        CREATE INDEX idx_label_events_session ON label_events(session_id, person_id);
+        """
+    )
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 MIGRATIONS: list[Migration] = [
     m001_initial,
+    m002_label_event_undo,
 ]
 
 
