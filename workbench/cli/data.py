@@ -1,0 +1,143 @@
+"""`paw import`, `paw datasets`, `paw demo`: getting questions into the store and seeing them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from store.errors import UserError
+from workbench.cli.options import db_option, open_store
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    """Plain left-aligned text columns (numbers right-aligned), header underlined."""
+    cells = [[str(c) for c in headers]] + [["" if c is None else str(c) for c in r]
+                                           for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [bool(rows) and all(isinstance(r[i], int) for r in rows)
+               for i in range(len(headers))]
+
+    def fmt(row: list[str]) -> str:
+        parts = [c.rjust(w) if numeric[i] else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(row, widths))]
+        return "  ".join(parts).rstrip()
+
+    return [fmt(cells[0]), "  ".join("-" * w for w in widths)] + [fmt(r) for r in cells[1:]]
+
+
+def _mapping(map_json: str | None, map_file: str | None):
+    from workbench.datasets.mapping import parse_mapping
+
+    if map_json and map_file:
+        raise UserError("--map, --map-file: expected one of them, got both")
+    if map_json:
+        return parse_mapping(map_json, "--map")
+    if map_file:
+        path = Path(map_file)
+        if not path.is_file():
+            raise UserError(f"{map_file}: no such file (--map-file)")
+        return parse_mapping(path.read_text(encoding="utf-8"), map_file)
+    return None
+
+
+@click.command("import")
+@click.argument("format_name", metavar="FORMAT")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", help="Dataset name to import into (default: the file name's stem).")
+@click.option("--skip-bad", is_flag=True,
+              help="Import the valid rows and report the bad ones, instead of stopping.")
+@click.option("--map", "map_json", metavar="JSON",
+              help='Field mapping for jsonl/csv, e.g. \'{"id": "qid", "question": "stem", '
+                   '"options": ["opA", "opB", "opC"], "answer": "correct"}\'.')
+@click.option("--map-file", type=click.Path(dir_okay=False),
+              help="Read the --map JSON from this file.")
+@db_option
+def import_command(format_name: str, path: str, name: str | None, skip_bad: bool,
+                   map_json: str | None, map_file: str | None, db_path: str) -> None:
+    """Import questions from PATH, a file in FORMAT, into a dataset.
+
+    The whole file is validated first: a bad row (missing field, answer not among the
+    options, fewer than two options, repeated id, invalid JSON, bytes that are not
+    UTF-8) stops the import naming file, line and field, and nothing is stored. Importing
+    the same file again adds nothing. See docs/importing.md.
+
+    \b
+    FORMAT is one of:
+      medqa     MedQA JSONL: question, options {A..D}, answer_idx, meta_info
+      medmcqa   MedMCQA JSON lines: question, opa..opd, cop (1-based, as released), id
+      medmcqa0  MedMCQA JSON lines whose cop is 0-based (Hugging Face exports)
+      pubmedqa  PubMedQA ori_pqal.json: {pmid: {QUESTION, CONTEXTS, final_decision}}
+      mmlu      MMLU CSV without header: question, A, B, C, D, answer
+      jsonl     any JSON lines; fields named by --map (default: id, question, options,
+                answer, and optional kind, subject, context)
+      csv       any CSV with a header row; columns named by --map
+    """
+    from workbench.datasets.importers import import_file
+
+    mapping = _mapping(map_json, map_file)
+    if not Path(path).exists():
+        raise UserError(f"{path}: no such file")  # before open_store creates a database
+    db = open_store(db_path)
+    report = import_file(db, format_name, path, name=name, skip_bad=skip_bad,
+                         mapping=mapping)
+    for line in report.lines():
+        click.echo(line)
+
+
+def dataset_lines(db) -> list[str]:
+    """The `paw datasets` table for an open store."""
+    from store.datasets import list_datasets
+
+    summaries = list_datasets(db)
+    if not summaries:
+        return ["no datasets yet: try `paw demo` or `paw import FORMAT PATH`"]
+    return table(
+        ["name", "format", "items", "mcq", "binary", "source"],
+        [[s.name, s.format, s.n_items, s.n_mcq, s.n_binary, s.source_path or ""]
+         for s in summaries],
+    )
+
+
+@click.command("datasets")
+@db_option
+def datasets_command(db_path: str) -> None:
+    """List imported datasets with their item counts (all, multiple choice, yes/no)."""
+    db = open_store(db_path)
+    for line in dataset_lines(db):
+        click.echo(line)
+
+
+def demo_lines(db) -> list[str]:
+    """Import the demo set and describe what the database now holds."""
+    from collections import Counter
+
+    from store.datasets import get_items
+    from workbench.datasets.demo import DEMO_DATASET, import_demo_report
+
+    report = import_demo_report(db)
+    items = get_items(db, DEMO_DATASET)
+    subjects = Counter(item.subject or "(none)" for item in items)
+    out = [f"demo set: {report.n_new} new items ({report.n_valid} in the package)", ""]
+    out += dataset_lines(db)
+    out += ["", f"{DEMO_DATASET!r} by subject:"]
+    out += table(["subject", "items"], sorted(subjects.items(), key=lambda kv: (-kv[1], kv[0])))
+    example = items[0] if items else None
+    if example is not None:
+        out += ["", f"first item ({example.source_id}, {example.kind}): {example.question}"]
+        out += [f"  {label}. {text}" for label, text in example.options.items()]
+        out += [f"  gold: {example.gold}"]
+    return out
+
+
+@click.command("demo")
+@db_option
+def demo_command(db_path: str) -> None:
+    """Import the demo set shipped with PAW and show what the database holds."""
+    db = open_store(db_path)
+    for line in demo_lines(db):
+        click.echo(line)
+
+
+commands = [import_command, datasets_command, demo_command]
+"""Registered on `paw` through COMMAND_MODULES."""

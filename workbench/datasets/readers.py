@@ -1,0 +1,185 @@
+"""Reading import files row by row, each row tagged with the line it starts on.
+
+Readers never raise on a bad row: they yield a `RawRow` carrying a `RowError`, so the
+importer can either stop at the first one or skip it (`--skip-bad`). Bytes that are not
+UTF-8 are decoded with `surrogateescape` and reported on the row that contains them,
+which is what lets `--skip-bad` keep the other rows of a file with one bad byte.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# surrogateescape maps each undecodable byte 0xNN to the lone surrogate U+DCNN.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+class RowError(Exception):
+    """What is wrong with one row: the field, what was expected, what was found.
+
+    `reason` is the short category counted in the `--skip-bad` report. (A plain
+    exception, not a frozen dataclass: Python assigns `__traceback__` when re-raising.)
+    """
+
+    def __init__(self, field: str, expected: str, got: str, reason: str = "invalid value"):
+        super().__init__(field, expected, got, reason)
+        self.field = field
+        self.expected = expected
+        self.got = got
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.field}: expected {self.expected}, got {self.got}"
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One row as read: its 1-based starting line and either its value or its error.
+
+    A `fatal` error means the reader could not go on (the rest of the file cannot be
+    located), so even `--skip-bad` must stop rather than silently drop the remainder.
+    """
+
+    line: int
+    value: Any = None
+    error: RowError | None = None
+    fatal: bool = False
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A short, quoted rendering of a found value for error messages."""
+    if isinstance(value, str):
+        value = _ESCAPED_BYTE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", value)
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text (a leading byte-order mark dropped), bad bytes kept as surrogates."""
+    return data.decode("utf-8-sig", errors="surrogateescape")
+
+
+def encoding_error(value: Any, field: str = "text") -> RowError | None:
+    """A `RowError` if any string inside `value` holds a byte that was not UTF-8."""
+    if isinstance(value, str):
+        match = _ESCAPED_BYTE.search(value)
+        if match:
+            byte = ord(match.group()) - 0xDC00
+            return RowError(field, "UTF-8 text", f"byte 0x{byte:02x}", reason="not UTF-8")
+        return None
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found = encoding_error(key, field) or encoding_error(inner, str(key))
+            if found:
+                return found
+    if isinstance(value, list):
+        for inner in value:
+            found = encoding_error(inner, field)
+            if found:
+                return found
+    return None
+
+
+def read_jsonl(data: bytes) -> Iterator[RawRow]:
+    """One JSON object per non-blank line."""
+    for number, line in enumerate(decode(data).splitlines(), start=1):
+        if not line.strip():
+            continue
+        bad = encoding_error(line)
+        if bad:
+            yield RawRow(number, error=RowError("line", bad.expected, bad.got, bad.reason))
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield RawRow(number, error=RowError(
+                "line", "a JSON object", f"invalid JSON ({exc.msg} at column {exc.colno})",
+                reason="invalid JSON"))
+            continue
+        if not isinstance(value, dict):
+            yield RawRow(number, error=RowError(
+                "line", "a JSON object", f"a JSON {type(value).__name__}",
+                reason="invalid JSON"))
+            continue
+        yield RawRow(number, value=value)
+
+
+def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
+    """CSV rows; with `header`, each row is a dict keyed by the header's column names.
+
+    Blank lines are skipped. A row's line is where it starts (a quoted cell may span
+    several lines).
+    """
+    reader = csv.reader(io.StringIO(decode(data), newline=""))
+    columns: list[str] | None = None
+    previous_end = 0
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield RawRow(previous_end + 1, error=RowError(
+                "line", "a CSV row", f"unreadable CSV ({exc})", reason="invalid CSV"), fatal=True)
+            return  # the csv module cannot resynchronise after a malformed quote
+        start, previous_end = previous_end + 1, reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        if header and columns is None:
+            columns = [cell.strip() for cell in cells]
+            bad = encoding_error(columns, "header")
+            if bad:
+                yield RawRow(start, error=bad, fatal=True)
+                return
+            continue
+        if columns is None:
+            yield RawRow(start, value=cells)
+        elif len(cells) != len(columns):
+            yield RawRow(start, error=RowError(
+                "line", f"{len(columns)} cells (one per header column)", f"{len(cells)}",
+                reason="invalid CSV"))
+        else:
+            yield RawRow(start, value=dict(zip(columns, cells)))
+
+
+def read_json_object(data: bytes) -> Iterator[RawRow]:
+    """Entries of one top-level JSON object (`{"id": {...}, ...}`), as `(key, value)` rows.
+
+    The whole file must be valid JSON (an error there names its line and stops the
+    import even with `--skip-bad`: no entry after it can be located reliably). Each
+    entry's line is the line of its key.
+    """
+    text = decode(data)
+    try:
+        # Parse once up front so a syntax error anywhere is reported with its line.
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        yield RawRow(exc.lineno, error=RowError(
+            "file", "a JSON object of id -> entry", f"invalid JSON ({exc.msg} at column "
+            f"{exc.colno})", reason="invalid JSON"), fatal=True)
+        return
+    decoder = json.JSONDecoder()
+    whitespace = re.compile(r"\s*")
+    index = whitespace.match(text, 0).end()
+    if not text.startswith("{", index):
+        yield RawRow(text.count("\n", 0, index) + 1, error=RowError(
+            "file", "a JSON object of id -> entry", shown(text[index:index + 20]),
+            reason="invalid JSON"), fatal=True)
+        return
+    index = whitespace.match(text, index + 1).end()
+    while text[index] != "}":
+        line = text.count("\n", 0, index) + 1
+        key, index = decoder.raw_decode(text, index)
+        index = whitespace.match(text, index).end() + 1  # past ':'
+        index = whitespace.match(text, index).end()
+        value, index = decoder.raw_decode(text, index)
+        yield RawRow(line, value=(key, value))
+        index = whitespace.match(text, index).end()
+        if text[index] == ",":
+            index = whitespace.match(text, index + 1).end()
