@@ -1,0 +1,305 @@
+"""The paper's tables (seed 002 Tables 3, 4, 6, 7, 8, 11 and firing counts) as DataFrames.
+
+`compute_audit` runs every metric of `analysis.metrics` / `analysis.joint` for each arm;
+`build_tables` lays the results out. Numeric columns come in triples `x`, `x_low`, `x_high`
+(value and 95% CI) so renderers can show "0.52 [0.45, 0.60]" and JSON keeps the numbers.
+Rates are fractions in [0, 1]; accuracy deltas and gaps are percentage points, as in the paper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
+
+from analysis import definitions as d
+from analysis import joint, metrics
+from analysis.frames import AuditFrames, baselines, load_audit, observations
+from analysis.metrics import Stat
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TABLE_KEYS: tuple[str, ...] = (
+    "summary", "fblock", "joint", "cdr_rules", "families", "operators", "firing",
+    "cot_direct", "shuffle", "dfg",
+)
+"""Keys of `audit_tables`, in report order."""
+
+
+@dataclass
+class ArmResult:
+    """Every metric of one arm (mutable while `compute_audit` fills it)."""
+
+    arm_id: int
+    label: str
+    n_items: int
+    stats: dict[str, Stat | None] = field(default_factory=dict)
+    afr_operator: dict[str, Stat] = field(default_factory=dict)
+    families: dict[str, Stat] = field(default_factory=dict)
+    dfg_conditions: dict[str, Stat] = field(default_factory=dict)
+    joint_token: joint.JointTable | None = None
+    joint_judge: dict[str, joint.JointTable] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An audit's metrics: per-arm results plus what they were computed from."""
+
+    frames: AuditFrames
+    arms: list[ArmResult]
+    n_boot: int
+    seed: int
+
+
+def compute_audit(frames: AuditFrames, n_boot: int = d.N_BOOT,
+                  seed: int = d.DEFAULT_SEED) -> AuditResult:
+    """Compute every metric for every arm of an audit.
+
+    Args:
+        frames: the audit, from `load_audit`.
+        n_boot: bootstrap replicates per CI.
+        seed: bootstrap seed (each arm resamples with the seed sequence [seed, arm_id]).
+    """
+    obs_all = observations(frames)
+    cot_all, direct_all = baselines(frames, "baseline"), baselines(frames, "direct")
+    results = []
+    for arm in frames.arms.itertuples(index=False):
+        ctx = metrics.arm_context(frames, arm.arm_id, arm.label, n_boot, seed)
+        obs = obs_all[obs_all["arm_id"] == arm.arm_id]
+        cot = cot_all[cot_all["arm_id"] == arm.arm_id]
+        direct = direct_all[direct_all["arm_id"] == arm.arm_id]
+        r = ArmResult(arm.arm_id, arm.label, len(ctx.item_ids))
+        s = r.stats
+        s["acc"] = metrics.accuracy(ctx, cot)
+        s["afr_d"] = metrics.afr_group(ctx, obs, "D")
+        s["afr_p"] = metrics.afr_group(ctx, obs, "P")
+        s["fcs"] = metrics.fcs(s["afr_d"], s["afr_p"])
+        s["ecr"] = metrics.ecr(ctx, obs)
+        s["chs"] = metrics.chs(ctx, obs)
+        s["dfg"], r.dfg_conditions = metrics.dfg(ctx, obs, cot)
+        s["mfc"] = metrics.mfc(s["ecr"], s["fcs"], s["chs"], s["dfg"])
+        r.joint_token = joint.token_table(ctx, obs)
+        r.joint_judge = joint.judge_tables(ctx, obs, frames.judgements)
+        s["cdr"] = r.joint_token.cdr
+        s["acc_base"], s["acc_fpert"], s["delta_f"] = metrics.fblock_delta(ctx, obs, cot)
+        s["acc_cot"], s["acc_direct"], s["gap_cot_direct"] = metrics.cot_direct_gap(
+            ctx, cot, direct)
+        (s["acc_orig"], s["acc_shuffled"], s["delta_shuffle"],
+         s["same_content"]) = metrics.shuffle_stats(ctx, obs, cot)
+        r.afr_operator = metrics.afr_by_operator(ctx, obs)
+        r.families = metrics.family_flip_rates(ctx, obs)
+        results.append(r)
+    return AuditResult(frames, results, n_boot, seed)
+
+
+def _cols(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0) -> None:
+    """Write `name`, `name_low`, `name_high` from a Stat (None/NaN when undefined)."""
+    est = stat.estimate() if stat is not None else None
+    for suffix, attr in (("", "value"), ("_low", "low"), ("_high", "high")):
+        value = getattr(est, attr) if est is not None else float("nan")
+        row[name + suffix] = value * scale
+
+
+def _frame(rows: list[dict[str, Any]], index: str | None = None,
+           columns: list[str] | None = None) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.set_index(index) if index else frame
+
+
+def summary_table(result: AuditResult) -> pd.DataFrame:
+    """Table 3: per-arm Acc, CDR (token; judge when present), AFR_D, AFR_P, FCS, ECR, CHS,
+    DFG, MFC (None unless ECR ≥ 0.30), iso-FCS corridor membership and n_items."""
+    rows = []
+    methods = sorted({m for r in result.arms for m in r.joint_judge})
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label, "n_items": r.n_items}
+        for name in ("acc", "cdr"):
+            _cols(row, name, r.stats[name])
+        for method in methods:
+            table = r.joint_judge.get(method)
+            _cols(row, f"cdr_judge[{method}]" if len(methods) > 1 else "cdr_judge",
+                  table.cdr if table else None)
+        for name in ("afr_d", "afr_p", "fcs", "ecr", "chs", "dfg", "mfc"):
+            _cols(row, name, r.stats[name])
+        row["fcs_in_corridor"] = metrics.in_corridor(row["fcs"])
+        rows.append(row)
+    return _frame(rows, "arm")
+
+
+def fblock_table(result: AuditResult) -> pd.DataFrame:
+    """Table 4: Acc base, Acc F-pert (%) and ΔAcc = base − F-pert (pp) with paired CI."""
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label}
+        _cols(row, "acc_base_pct", r.stats["acc_base"], 100)
+        _cols(row, "acc_fpert_pct", r.stats["acc_fpert"], 100)
+        _cols(row, "delta_pp", r.stats["delta_f"], 100)
+        row["n_items"] = r.stats["delta_f"].n
+        rows.append(row)
+    return _frame(rows, "arm")
+
+
+def joint_frame(result: AuditResult) -> pd.DataFrame:
+    """Table 6: joint chain-update × answer-flip distribution (token rule), row %, n.
+
+    The last row pools every arm's edits ('Panel', counts only, no CI).
+    """
+    rows = []
+    totals = dict.fromkeys(joint.CELLS, 0)
+    for r in result.arms:
+        table = r.joint_token
+        row: dict[str, Any] = {"arm": r.label, "n": table.n}
+        for cell in joint.CELLS:
+            _cols(row, joint.CELL_TITLES[cell], table.shares[cell], 100)
+            totals[cell] += table.counts[cell]
+        row["n_unscored"] = table.n_unscored
+        rows.append(row)
+    n = sum(totals.values())
+    panel: dict[str, Any] = {"arm": "Panel", "n": n,
+                             "n_unscored": sum(r.joint_token.n_unscored for r in result.arms)}
+    for cell in joint.CELLS:
+        title = joint.CELL_TITLES[cell]
+        panel[title] = 100 * totals[cell] / n if n else float("nan")
+        panel[title + "_low"] = panel[title + "_high"] = float("nan")
+    rows.append(panel)
+    return _frame(rows, "arm")
+
+
+def cdr_rules_table(result: AuditResult) -> pd.DataFrame:
+    """Table 7: CDR (%) under the token rule and under each LLM-judge method, with n."""
+    methods = sorted({m for r in result.arms for m in r.joint_judge})
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label, "n_token": r.joint_token.n}
+        _cols(row, "cdr_token_pct", r.joint_token.cdr, 100)
+        for method in methods:
+            table = r.joint_judge.get(method)
+            _cols(row, f"cdr_judge_pct[{method}]", table.cdr if table else None, 100)
+            row[f"n_judge[{method}]"] = table.n if table else 0
+        rows.append(row)
+    return _frame(rows, "arm")
+
+
+def families_table(result: AuditResult) -> pd.DataFrame:
+    """Table 11: flip rate per family (rows F1..F7, M1..M6) × arm; NaN ('–') = never fired."""
+    rows = []
+    for family in d.F_FAMILIES + d.M_FAMILIES:
+        row: dict[str, Any] = {"family": f"{family} {d.FAMILY_NAMES[family]}"}
+        for r in result.arms:
+            stat = r.families.get(family)
+            row[r.label] = stat.point if stat is not None else float("nan")
+        rows.append(row)
+    return _frame(rows, "family", ["family"] + [r.label for r in result.arms])
+
+
+def operators_table(result: AuditResult) -> pd.DataFrame:
+    """AFR per operator and arm with CI and n (the per-operator detail behind AFR_D/AFR_P)."""
+    tags = _operator_tags(result.frames)
+    rows = []
+    for r in result.arms:
+        for op, stat in r.afr_operator.items():
+            row: dict[str, Any] = {"arm": r.label, "operator": op, **tags.get(op, {})}
+            _cols(row, "afr", stat)
+            row["n"] = stat.n
+            rows.append(row)
+    return _frame(rows, columns=["arm", "operator", "family", "intent", "afr", "afr_low",
+                                 "afr_high", "n"])
+
+
+def _operator_tags(frames: AuditFrames) -> dict[str, dict[str, Any]]:
+    jobs = frames.jobs.dropna(subset=["operator_id"])
+    first = jobs.drop_duplicates("operator_id")
+    return {row.operator_id: {"family": row.family, "intent": row.intent}
+            for row in first.itertuples(index=False)}
+
+
+def firing_table(result: AuditResult) -> pd.DataFrame:
+    """Per arm × operator: planned jobs, fired, generated, used, unparsed, baseline unparsed."""
+    obs = observations(result.frames)
+    labels = {r.arm_id: r.label for r in result.arms}
+    rows = []
+    for (arm_id, op), group in obs.groupby(["arm_id", "operator_id"], sort=True):
+        excluded = group["excluded"]
+        first = group.iloc[0]
+        rows.append({
+            "arm": labels.get(arm_id, str(arm_id)), "operator": op, "family": first["family"],
+            "intent": first["intent"], "role": first["role"], "planned": len(group),
+            "fired": int((excluded != "not_fired").sum()),
+            "generated": int(group["generation_id"].notna().sum()),
+            "used": int(group["usable"].sum()),
+            "unparsed": int((excluded == "unparsed").sum()),
+            "baseline_unparsed": int((excluded == "baseline_unparsed").sum()),
+        })
+    return _frame(rows, columns=["arm", "operator", "family", "intent", "role", "planned",
+                                 "fired", "generated", "used", "unparsed",
+                                 "baseline_unparsed"])
+
+
+def cot_direct_table(result: AuditResult) -> pd.DataFrame:
+    """CoT vs no-CoT direct accuracy (%) and the paired gap CoT − direct (pp)."""
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label}
+        _cols(row, "acc_cot_pct", r.stats["acc_cot"], 100)
+        _cols(row, "acc_direct_pct", r.stats["acc_direct"], 100)
+        _cols(row, "gap_pp", r.stats["gap_cot_direct"], 100)
+        row["n_items"] = r.stats["gap_cot_direct"].n
+        rows.append(row)
+    return _frame(rows, "arm")
+
+
+def shuffle_table(result: AuditResult) -> pd.DataFrame:
+    """Table 8: accuracy original vs shuffled options (%), drop (pp), same-content rate (%)."""
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label}
+        _cols(row, "acc_orig_pct", r.stats["acc_orig"], 100)
+        _cols(row, "acc_shuffled_pct", r.stats["acc_shuffled"], 100)
+        _cols(row, "delta_pp", r.stats["delta_shuffle"], 100)
+        _cols(row, "same_content_pct", r.stats["same_content"], 100)
+        row["n_items"] = r.stats["delta_shuffle"].n
+        rows.append(row)
+    return _frame(rows, "arm")
+
+
+def dfg_table(result: AuditResult) -> pd.DataFrame:
+    """Accuracy per DFG condition (baseline, M2 age-a, age-b, sex) on fired items, and DFG."""
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label}
+        for condition in d.DFG_CONDITIONS:
+            _cols(row, f"acc[{condition}]", r.dfg_conditions.get(condition))
+        _cols(row, "dfg", r.stats["dfg"])
+        rows.append(row)
+    return _frame(rows, "arm")
+
+
+def build_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
+    """Every table of the report, keyed as `TABLE_KEYS`."""
+    return {
+        "summary": summary_table(result), "fblock": fblock_table(result),
+        "joint": joint_frame(result), "cdr_rules": cdr_rules_table(result),
+        "families": families_table(result), "operators": operators_table(result),
+        "firing": firing_table(result), "cot_direct": cot_direct_table(result),
+        "shuffle": shuffle_table(result), "dfg": dfg_table(result),
+    }
+
+
+def audit_tables(db: sqlite_utils.Database, audit: str | int | None = None,
+                 n_boot: int = d.N_BOOT, seed: int = d.DEFAULT_SEED) -> dict[str, pd.DataFrame]:
+    """The paper's tables for one audit (default: the latest) as pandas DataFrames.
+
+    Args:
+        db: the store.
+        audit: audit name or id; None = the latest audit.
+        n_boot: bootstrap replicates per CI (default 200, as the paper).
+        seed: bootstrap seed.
+
+    Returns:
+        {key: DataFrame} for the keys in `TABLE_KEYS`.
+    """
+    return build_tables(compute_audit(load_audit(db, audit), n_boot, seed))
