@@ -1,0 +1,1 @@
+"""Tests for workbench.datasets: importers and the shipped demo set."""
