@@ -1,0 +1,300 @@
+"""Append-only label events: one transaction per keypress, relabel supersedes, hash-chained.
+
+Nothing here updates or deletes a `label_events` row. The current label of a (case, rater,
+field) is the value of its latest event; a relabel is a new event whose `supersedes_id`
+names the one it replaces; an undo is a new event (`undoes_id` set) restoring the value
+before the undone event. Each event's `hash` covers its content and the previous event's
+hash (one global chain, ordered by id), so `annotate.verify` can show that no event was
+altered or removed outside the app.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
+from annotate.codebook import field as field_spec
+from annotate.people import Person, require
+from store.db import dumps, transaction, utcnow
+from store.errors import NotFound, UserError
+
+GENESIS_HASH = "0" * 64
+"""`prev_hash` of the first event in a store."""
+
+HASHED_COLUMNS: tuple[str, ...] = (
+    "id", "case_id", "person_id", "session_id", "field", "value", "supersedes_id",
+    "undoes_id", "time_on_item_ms", "app_version", "codebook_version", "created_at",
+    "prev_hash",
+)
+"""Columns an event's hash covers (everything but the hash itself)."""
+
+
+def app_version(app: str = "paw") -> str:
+    """'<app> <installed package version>' stamped on sessions and events."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{app} {version('paw-workbench')}"
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return f"{app} 0+unknown"
+
+
+def event_hash(row: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of an event's `HASHED_COLUMNS`."""
+    return hashlib.sha256(dumps({c: row.get(c) for c in HASHED_COLUMNS}).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Session:
+    """A rater's labelling session (one app launch or one `paw label` call)."""
+
+    id: int
+    person_id: int
+    set_id: int
+    set_name: str
+    app_version: str
+    started_at: str
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One stored label event (see the module docstring)."""
+
+    id: int
+    code: str
+    case_id: int
+    person_id: int
+    session_id: int | None
+    field: str
+    value: str | None
+    supersedes_id: int | None
+    undoes_id: int | None
+    time_on_item_ms: int | None
+    app_version: str
+    codebook_version: str
+    created_at: str
+    prev_hash: str
+    hash: str
+
+
+def start_session(db: sqlite_utils.Database, person: Person, set_name: str,
+                  app: str = "paw") -> Session:
+    """Open a labelling session for `person` on a set (durable at once).
+
+    Args:
+        db: the store.
+        person: an authenticated rater (coordinators may open one too, to browse).
+        set_name: the annotation set.
+        app: the app name stamped with the version, e.g. 'paw-tui' or 'paw-label'.
+    """
+    from annotate.sets import get_set
+
+    require(person)
+    the_set = get_set(db, set_name)
+    version, started = app_version(app), utcnow()
+    cursor = db.execute(
+        "INSERT INTO annotation_sessions (person_id, set_id, started_at, app_version, host, pid) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [person.id, the_set.id, started, version, socket.gethostname(), os.getpid()])
+    return Session(int(cursor.lastrowid), person.id, the_set.id, the_set.name, version, started)
+
+
+_EVENT_SQL = (
+    "SELECT e.*, c.code FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
+)
+
+
+def _event(row: dict) -> LabelEvent:
+    return LabelEvent(**{k: row[k] for k in LabelEvent.__dataclass_fields__})
+
+
+def _append(conn, values: dict[str, Any]) -> dict[str, Any]:
+    """Insert one event inside an open BEGIN IMMEDIATE transaction; returns the full row."""
+    last = conn.execute("SELECT id, hash FROM label_events ORDER BY id DESC LIMIT 1").fetchone()
+    row = dict(values)
+    row["id"] = (last[0] + 1) if last else 1
+    row["prev_hash"] = last[1] if last else GENESIS_HASH
+    row["hash"] = event_hash(row)
+    columns = [*HASHED_COLUMNS, "hash"]
+    conn.execute(f"INSERT INTO label_events ({', '.join(columns)}) VALUES "
+                 f"({', '.join('?' * len(columns))})", [row[c] for c in columns])
+    return row
+
+
+def _check_session(db: sqlite_utils.Database, person: Person, session: Session) -> None:
+    row = db.execute("SELECT person_id, set_id FROM annotation_sessions WHERE id = ?",
+                     [session.id]).fetchone()
+    if row is None or row[0] != person.id:
+        raise UserError(f"session {session.id}: not a session of {person.name}")
+
+
+def record_label(db: sqlite_utils.Database, person: Person, session: Session, code: str,
+                 field: str, value: str | None, time_on_item_ms: int | None = None,
+                 ) -> LabelEvent:
+    """Validate and append one label event, committed before this returns.
+
+    Args:
+        db: the store.
+        person: the authenticated rater labelling (the event is always theirs).
+        session: the rater's own session from `start_session`.
+        code: case code.
+        field: a codebook field that applies to the case.
+        value: a value of the field or its digit key; None clears the label.
+        time_on_item_ms: time the rater has spent on this case so far.
+
+    Returns:
+        The stored event (its `supersedes_id` names the label it replaced, if any).
+
+    Raises:
+        UserError: unauthenticated person, a coordinator, a foreign session, a case outside
+            the session's set, a field that does not apply, or a value the field forbids.
+    """
+    from annotate.cases import case_row
+
+    require(person, "rater")
+    _check_session(db, person, session)
+    case = case_row(db, code)
+    if case["set_id"] != session.set_id:
+        raise UserError(f"case {code}: not in set {session.set_name!r}")
+    field_name = field_spec(field).name
+    mine = current_labels(db, person, code)
+    if value is None:  # clearing a stale label is always allowed where the field can apply
+        mine = {**mine, "gold_shift": "shifted"}
+    if field_name not in applicable_fields(case, mine):
+        why = ("label gold_shift 'shifted' first" if field_name == "gold_shift_alt"
+               else "it does not apply to this case")
+        raise UserError(f"{field_name}: not asked for case {code} ({why})")
+    clean = validate_value(field_name, value, options=case["options"], gold=case["gold"])
+    if time_on_item_ms is not None and time_on_item_ms < 0:
+        raise UserError(f"time_on_item_ms: expected >= 0, got {time_on_item_ms}")
+    with transaction(db) as conn:
+        previous = conn.execute(
+            "SELECT id FROM label_events WHERE case_id = ? AND person_id = ? AND field = ? "
+            "ORDER BY id DESC LIMIT 1", [case["id"], person.id, field_name]).fetchone()
+        row = _append(conn, {
+            "case_id": case["id"], "person_id": person.id, "session_id": session.id,
+            "field": field_name, "value": clean,
+            "supersedes_id": previous[0] if previous else None, "undoes_id": None,
+            "time_on_item_ms": time_on_item_ms, "app_version": session.app_version,
+            "codebook_version": CODEBOOK_VERSION, "created_at": utcnow(),
+        })
+    return _event({**row, "code": code})
+
+
+def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> LabelEvent | None:
+    """Undo `person`'s latest not-yet-undone label of this session, by appending an event.
+
+    The new event supersedes the current label of that (case, field) and restores the
+    value the undone event had replaced (None if it was the first). Repeated calls step
+    further back. Nothing is deleted.
+
+    Returns:
+        The undo event, or None when there is nothing left to undo in this session.
+    """
+    require(person, "rater")
+    _check_session(db, person, session)
+    with transaction(db) as conn:
+        target = conn.execute(
+            "SELECT e.id, e.case_id, e.field, e.supersedes_id FROM label_events e "
+            "WHERE e.session_id = ? AND e.person_id = ? AND e.undoes_id IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM label_events u WHERE u.undoes_id = e.id) "
+            "ORDER BY e.id DESC LIMIT 1", [session.id, person.id]).fetchone()
+        if target is None:
+            return None
+        target_id, case_id, field_name, replaced = target
+        restored = None
+        if replaced is not None:
+            restored = conn.execute("SELECT value FROM label_events WHERE id = ?",
+                                    [replaced]).fetchone()[0]
+        current = conn.execute(
+            "SELECT id FROM label_events WHERE case_id = ? AND person_id = ? AND field = ? "
+            "ORDER BY id DESC LIMIT 1", [case_id, person.id, field_name]).fetchone()[0]
+        row = _append(conn, {
+            "case_id": case_id, "person_id": person.id, "session_id": session.id,
+            "field": field_name, "value": restored, "supersedes_id": current,
+            "undoes_id": target_id, "time_on_item_ms": None,
+            "app_version": session.app_version, "codebook_version": CODEBOOK_VERSION,
+            "created_at": utcnow(),
+        })
+        code = conn.execute("SELECT code FROM annotation_cases WHERE id = ?",
+                            [case_id]).fetchone()[0]
+    return _event({**row, "code": code})
+
+
+def _derive(pairs: dict[str, str | None]) -> dict[str, str]:
+    """Drop cleared fields, and the alternative letter unless gold_shift is 'shifted'."""
+    labels = {f: v for f, v in pairs.items() if v is not None}
+    if labels.get("gold_shift") != "shifted":
+        labels.pop("gold_shift_alt", None)
+    return labels
+
+
+def current_labels(db: sqlite_utils.Database, person: Person, code: str) -> dict[str, str]:
+    """`person`'s own current labels for case `code` (field -> value; cleared fields absent).
+
+    Only the asking person's labels are ever returned: a rater never sees another's.
+    """
+    require(person)
+    rows = db.execute(
+        "SELECT e.field, e.value FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
+        "WHERE c.code = ? AND e.person_id = ? ORDER BY e.id", [code, person.id]).fetchall()
+    return _derive({f: v for f, v in rows})
+
+
+def labels_by_case(db: sqlite_utils.Database, person: Person,
+                   set_id: int) -> dict[str, dict[str, str]]:
+    """`person`'s own current labels for every case of a set: code -> field -> value."""
+    require(person)
+    by_case: dict[str, dict[str, str | None]] = {}
+    for code, field_name, value in db.execute(
+            "SELECT c.code, e.field, e.value FROM label_events e JOIN annotation_cases c "
+            "ON c.id = e.case_id WHERE c.set_id = ? AND e.person_id = ? ORDER BY e.id",
+            [set_id, person.id]):
+        by_case.setdefault(code, {})[field_name] = value
+    return {code: _derive(pairs) for code, pairs in by_case.items()}
+
+
+def all_current_labels(db: sqlite_utils.Database, set_id: int) -> dict[tuple[int, int], dict[str, str]]:
+    """Every rater's current labels in a set, for agreement and export (coordinator side).
+
+    Returns:
+        (case_id, person_id) -> field -> value.
+    """
+    pairs: dict[tuple[int, int], dict[str, str | None]] = {}
+    for case_id, person_id, field_name, value in db.execute(
+            "SELECT e.case_id, e.person_id, e.field, e.value FROM label_events e "
+            "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY e.id",
+            [set_id]):
+        pairs.setdefault((case_id, person_id), {})[field_name] = value
+    return {key: _derive(p) for key, p in pairs.items()}
+
+
+def events_of(db: sqlite_utils.Database, *, person_id: int | None = None,
+              code: str | None = None) -> list[LabelEvent]:
+    """Stored events in id order, optionally only one person's and/or one case's."""
+    sql, params = _EVENT_SQL + "WHERE 1", []
+    if person_id is not None:
+        sql += " AND e.person_id = ?"
+        params.append(person_id)
+    if code is not None:
+        sql += " AND c.code = ?"
+        params.append(code)
+    return [_event(r) for r in db.query(sql + " ORDER BY e.id", params)]
+
+
+def get_event(db: sqlite_utils.Database, event_id: int) -> LabelEvent:
+    """One event by id.
+
+    Raises:
+        NotFound: no such event.
+    """
+    rows = list(db.query(_EVENT_SQL + "WHERE e.id = ?", [event_id]))
+    if not rows:
+        raise NotFound(f"event: no label event {event_id}")
+    return _event(rows[0])

@@ -1,0 +1,285 @@
+"""Annotation sets: a stratified, seeded sample of an audit's perturbed cases; per-rater order.
+
+A unit is one fired M-block job with its generation (one edited question answered by one
+arm). Units are stratified by operator family × dataset × model and drawn round-robin
+across strata (equal allocation, as seed 002 §6.7 takes ~50 per family), each edited
+question at most once, at most `per_family` per family. Every rater labels the same cases;
+each gets their own seeded order. Case codes are random-looking and assigned after a final
+shuffle, so neither the code nor the case id reveals the stratum.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import defaultdict
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from annotate.cases import CaseView, views_in_order
+from annotate.codebook import CHAIN_FAMILIES, CODEBOOK_VERSION, HARM_FAMILIES
+from annotate.people import Person, require
+from store.db import dumps, loads, transaction, utcnow
+from store.errors import NotFound, UserError
+
+_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: read aloud safely
+_CODE_LENGTH = 6
+
+
+@dataclass(frozen=True)
+class AnnotationSet:
+    """A created annotation set (coordinator-facing: includes the strata)."""
+
+    id: int
+    name: str
+    audit_id: int | None
+    size: int
+    seed: int
+    codebook_version: str
+    created_at: str
+    strata: dict[str, int]
+    n_harm: int
+    n_chain: int
+
+
+_UNITS_SQL = """
+SELECT j.id AS job_id, j.arm_id, j.item_id, j.variant_id, v.family, v.intent,
+       d.name AS dataset, m.name AS model, g.id AS perturbed_id, g.answer AS answer_after,
+       (SELECT bg.id FROM jobs bj JOIN generations bg ON bg.key = bj.generation_key
+        WHERE bj.audit_id = j.audit_id AND bj.arm_id = j.arm_id AND bj.item_id = j.item_id
+          AND bj.role = 'baseline' AND bj.sample_index = 0 LIMIT 1) AS baseline_id
+FROM jobs j
+JOIN variants v ON v.id = j.variant_id
+JOIN items i ON i.id = j.item_id
+JOIN datasets d ON d.id = i.dataset_id
+JOIN arms a ON a.id = j.arm_id
+JOIN models m ON m.id = a.model_id
+JOIN generations g ON g.key = j.generation_key
+WHERE j.audit_id = ? AND j.role = 'm_block' AND v.fired = 1 AND v.target = 'question'
+ORDER BY j.id
+"""
+
+
+def _units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
+    units = list(db.query(_UNITS_SQL, [audit_id]))
+    answers = {r[0]: r[1] for r in db.execute(
+        "SELECT id, answer FROM generations WHERE id IN (%s)" % ",".join(
+            str(int(u["baseline_id"])) for u in units if u["baseline_id"]) or "NULL")}
+    for u in units:
+        u["answer_before"] = answers.get(u["baseline_id"])
+        u["stratum"] = f"{u['family']}|{u['dataset']}|{u['model']}"
+        u["flipped"] = (u["answer_before"] is not None and u["answer_after"] is not None
+                        and u["answer_before"] != u["answer_after"])
+        u["ask_harm"] = int(u["flipped"] and u["intent"] == "D"
+                            and u["family"] in HARM_FAMILIES)
+    return units
+
+
+def _round_robin(groups: dict[str, list[dict]], size: int, cap_key: str | None = None,
+                 cap: int | None = None, unique_key: str | None = None) -> list[dict]:
+    """Take one unit per group in turn (groups in sorted order) until `size` are taken."""
+    taken: list[dict] = []
+    per_cap: dict[str, int] = defaultdict(int)
+    seen: set = set()
+    queues = {k: list(v) for k, v in sorted(groups.items())}
+    while len(taken) < size and any(queues.values()):
+        for key in list(queues):
+            queue = queues[key]
+            while queue:
+                unit = queue.pop(0)
+                if unique_key is not None and unit[unique_key] in seen:
+                    continue
+                if cap is not None and cap_key is not None and per_cap[unit[cap_key]] >= cap:
+                    queue.clear()  # this family is full: its other strata are too
+                    break
+                taken.append(unit)
+                if cap_key is not None:
+                    per_cap[unit[cap_key]] += 1
+                if unique_key is not None:
+                    seen.add(unit[unique_key])
+                break
+            if len(taken) >= size:
+                break
+        queues = {k: q for k, q in queues.items() if q}
+    return taken
+
+
+def _token_rule_verdicts(db: sqlite_utils.Database, generation_ids: list[int]) -> dict[int, str]:
+    if not generation_ids:
+        return {}
+    marks = ",".join("?" * len(generation_ids))
+    return {r[0]: r[1] for r in db.execute(
+        f"SELECT subject_generation_id, verdict FROM judgements WHERE kind = "
+        f"'chain_registration' AND method LIKE 'token%' AND subject_generation_id IN ({marks})",
+        generation_ids)}
+
+
+def _code(rng: random.Random) -> str:
+    return "".join(rng.choice(_CODE_ALPHABET) for _ in range(_CODE_LENGTH))
+
+
+def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_family: int | None = 50,
+               seed: int = 0, name: str | None = None,
+               chain_size: int | None = None) -> AnnotationSet:
+    """Draw a stratified, seeded sample of the audit's perturbed cases as a new set.
+
+    Args:
+        db: the store.
+        audit_id: the audit whose fired M-block jobs are sampled.
+        size: number of cases wanted (fewer if the audit has fewer distinct edits).
+        per_family: at most this many cases per operator family (None: no cap).
+        seed: sampling seed; the same seed on the same audit draws the same cases.
+        name: set name (default '<audit name>-set<N>').
+        chain_size: how many cases of families M2/M4/M5 get the chain-registration
+            question, balanced over family × token-rule verdict (None: all of them).
+
+    Returns:
+        The new set (with its strata counts, for the coordinator).
+
+    Raises:
+        NotFound: no such audit.
+        UserError: bad size, a taken name, or no perturbed cases to sample.
+    """
+    audit = db.execute("SELECT name FROM audits WHERE id = ?", [audit_id]).fetchone()
+    if audit is None:
+        raise NotFound(f"audit: no audit with id {audit_id}")
+    if size < 1:
+        raise UserError(f"size: expected a positive number of cases, got {size}")
+    if per_family is not None and per_family < 1:
+        raise UserError(f"per-family: expected a positive cap, got {per_family}")
+    if name is None:
+        n = db.execute("SELECT COUNT(*) FROM annotation_sets WHERE audit_id = ?",
+                       [audit_id]).fetchone()[0]
+        name = f"{audit[0]}-set{n + 1}"
+    if db.execute("SELECT 1 FROM annotation_sets WHERE name = ?", [name]).fetchone():
+        raise UserError(f"name: annotation set {name!r} already exists")
+    units = _units(db, audit_id)
+    if not units:
+        raise UserError(f"audit {audit[0]!r}: no fired M-block generations to annotate yet "
+                        "(run the audit first)")
+    rng = random.Random(f"paw-annotation-set:{seed}")
+    strata: dict[str, list[dict]] = defaultdict(list)
+    for unit in units:
+        strata[unit["stratum"]].append(unit)
+    for key in sorted(strata):
+        rng.shuffle(strata[key])
+    chosen = _round_robin(strata, size, cap_key="family", cap=per_family,
+                          unique_key="variant_id")
+    _mark_chain(db, chosen, chain_size, rng)
+    rng.shuffle(chosen)  # insertion order (ids) and codes must not follow the strata
+    used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
+    config = {"audit_id": audit_id, "size": size, "per_family": per_family, "seed": seed,
+              "chain_size": chain_size, "n_available": len(units), "n_drawn": len(chosen)}
+    with transaction(db) as conn:
+        set_id = conn.execute(
+            "INSERT INTO annotation_sets (name, audit_id, config_json, codebook_version, "
+            "created_at) VALUES (?, ?, ?, ?, ?)",
+            [name, audit_id, dumps(config), CODEBOOK_VERSION, utcnow()]).lastrowid
+        for unit in chosen:
+            code = _code(rng)
+            while code in used:
+                code = _code(rng)
+            used.add(code)
+            conn.execute(
+                "INSERT INTO annotation_cases (set_id, code, variant_id, baseline_generation_id, "
+                "perturbed_generation_id, stratum, ask_harm, ask_chain_registration) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [set_id, code, unit["variant_id"], unit["baseline_id"], unit["perturbed_id"],
+                 unit["stratum"], unit["ask_harm"], unit["ask_chain"]])
+    return get_set(db, name)
+
+
+def _mark_chain(db: sqlite_utils.Database, chosen: list[dict], chain_size: int | None,
+                rng: random.Random) -> None:
+    """Set `ask_chain` on a family × token-verdict balanced subset of M2/M4/M5 cases."""
+    eligible = [u for u in chosen if u["family"] in CHAIN_FAMILIES]
+    verdicts = _token_rule_verdicts(db, [u["perturbed_id"] for u in eligible])
+    for unit in chosen:
+        unit["ask_chain"] = 0
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for unit in eligible:
+        groups[f"{unit['family']}|{verdicts.get(unit['perturbed_id'], 'unknown')}"].append(unit)
+    for key in sorted(groups):
+        rng.shuffle(groups[key])
+    limit = len(eligible) if chain_size is None else chain_size
+    for unit in _round_robin(groups, limit):
+        unit["ask_chain"] = 1
+
+
+def get_set(db: sqlite_utils.Database, name: str) -> AnnotationSet:
+    """The set called `name`.
+
+    Raises:
+        NotFound: no such set (the message lists the sets).
+    """
+    row = db.execute("SELECT id, name, audit_id, config_json, codebook_version, created_at "
+                     "FROM annotation_sets WHERE name = ?", [name]).fetchone()
+    if row is None:
+        known = ", ".join(set_names(db)) or "none yet (try `paw annotate create`)"
+        raise NotFound(f"set: no annotation set named {name!r}; known sets: {known}")
+    config = loads(row[3]) or {}
+    strata = {r[0]: r[1] for r in db.execute(
+        "SELECT stratum, COUNT(*) FROM annotation_cases WHERE set_id = ? GROUP BY stratum "
+        "ORDER BY stratum", [row[0]])}
+    n_harm, n_chain = db.execute(
+        "SELECT COALESCE(SUM(ask_harm), 0), COALESCE(SUM(ask_chain_registration), 0) "
+        "FROM annotation_cases WHERE set_id = ?", [row[0]]).fetchone()
+    return AnnotationSet(id=row[0], name=row[1], audit_id=row[2], size=sum(strata.values()),
+                         seed=int(config.get("seed", 0)), codebook_version=row[4],
+                         created_at=row[5], strata=strata, n_harm=int(n_harm),
+                         n_chain=int(n_chain))
+
+
+def set_names(db: sqlite_utils.Database) -> list[str]:
+    """Names of every annotation set, oldest first."""
+    return [r[0] for r in db.execute("SELECT name FROM annotation_sets ORDER BY id")]
+
+
+def resolve_set(db: sqlite_utils.Database, name: str | None) -> str:
+    """`name`, or the only/newest set when None.
+
+    Raises:
+        NotFound: no sets at all, or no set called `name`.
+    """
+    if name is not None:
+        return get_set(db, name).name
+    names = set_names(db)
+    if not names:
+        raise NotFound("set: no annotation sets yet (create one with `paw annotate create`)")
+    return names[-1]
+
+
+def _ensure_order(db: sqlite_utils.Database, the_set: AnnotationSet, person: Person) -> None:
+    """Create `person`'s seeded order of the set's cases if they have none yet."""
+    have = db.execute("SELECT COUNT(*) FROM annotation_orders WHERE set_id = ? AND person_id = ?",
+                      [the_set.id, person.id]).fetchone()[0]
+    if have == the_set.size:
+        return
+    case_ids = [r[0] for r in db.execute(
+        "SELECT id FROM annotation_cases WHERE set_id = ? ORDER BY id", [the_set.id])]
+    digest = hashlib.sha256(f"{the_set.name}:{the_set.seed}:{person.name}".encode()).hexdigest()
+    random.Random(digest).shuffle(case_ids)
+    with transaction(db) as conn:
+        # INSERT OR IGNORE: two processes of one rater racing here write the same order.
+        conn.executemany(
+            "INSERT OR IGNORE INTO annotation_orders (set_id, person_id, case_id, position) "
+            "VALUES (?, ?, ?, ?)",
+            [(the_set.id, person.id, case_id, pos) for pos, case_id in enumerate(case_ids)])
+
+
+def rater_queue(db: sqlite_utils.Database, set_name: str, person: Person) -> list[CaseView]:
+    """Every case of the set as blinded views, in `person`'s own seeded order.
+
+    The order is created (and stored in `annotation_orders`) the first time a person asks,
+    seeded by the set's seed and the person's name, so it survives restarts.
+
+    Args:
+        db: the store.
+        set_name: the annotation set.
+        person: an authenticated person.
+    """
+    require(person)
+    the_set = get_set(db, set_name)
+    _ensure_order(db, the_set, person)
+    return views_in_order(db, the_set.id, person)
