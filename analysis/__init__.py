@@ -1,5 +1,28 @@
-"""Analysis: metric definitions, metrics with bootstrap CIs, the paper's tables, reports."""
+"""Analysis: seed-002 metric definitions, metrics with bootstrap CIs, the paper's tables, reports.
 
-from analysis.report import Section
+Imports only `store`. pandas, numpy and matplotlib are imported by the functions that need
+them, so importing `analysis` stays cheap.
+"""
 
-__all__ = ["Section"]
+from analysis.bootstrap import Estimate, resample_weights
+from analysis.frames import AuditFrames, load_audit, observations, resolve_audit
+from analysis.report import Report, Section, audit_sections, build_report
+from analysis.tables import TABLE_KEYS, AuditResult, audit_tables, build_tables, compute_audit
+
+__all__ = [
+    "TABLE_KEYS",
+    "AuditFrames",
+    "AuditResult",
+    "Estimate",
+    "Report",
+    "Section",
+    "audit_sections",
+    "audit_tables",
+    "build_report",
+    "build_tables",
+    "compute_audit",
+    "load_audit",
+    "observations",
+    "resample_weights",
+    "resolve_audit",
+]

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TABLE_KEYS: tuple[str, ...] = (
-    "summary", "fblock", "joint", "cdr_rules", "families", "operators", "firing",
-    "cot_direct", "shuffle", "dfg",
+    "summary", "fblock", "joint", "cdr_rules", "families", "cot_direct", "shuffle", "dfg",
+    "operators", "firing",
 )
 """Keys of `audit_tables`, in report order."""
 
