@@ -75,11 +75,12 @@ def _medmcqa(value: Any, line: int, first_index: int) -> Item:
     if index not in valid:
         hint = ""
         if first_index == 1 and index == 0:
-            hint = " (0 is a 0-based export: import it as `medmcqa0`)"
+            hint = " (a 0-based export? import it as medmcqa0)"
         elif index is not None and index < 0:
             hint = " (the MedMCQA test split has no answers)"
-        raise RowError("cop", f"{'/'.join(map(str, valid))} ({first_index}-based correct "
-                       f"option){hint}", shown(cop), reason="gold not among options")
+        raise RowError("cop", f"{', '.join(map(str, valid[:-1]))} or {valid[-1]} (the "
+                       f"{first_index}-based correct option)", shown(cop) + hint,
+                       reason="gold not among options")
     letter = "ABCD"[index - first_index]
     return make_item(
         source_id=require(record, "id"), question=require(record, "question"),

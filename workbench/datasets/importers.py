@@ -63,6 +63,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in [
 GENERIC = {"jsonl", "csv"}
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 bad row`, `2 bad rows`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 @dataclass(frozen=True)
 class BadRow:
     """A row that failed validation, located in its file."""
@@ -154,7 +159,7 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
     for row in _rows(fmt, data, source, mapping):
         if row.error is not None:
             if row.fatal:
-                raise UserError(f"{source.path}:{row.line}: {row.error}")
+                raise UserError(f"{source.path}:{row.line}: {row.error} (nothing imported)")
             bad.append(BadRow(source.path, row.line, row.error))
             continue
         try:
@@ -214,11 +219,12 @@ class ImportReport:
 
     def lines(self, examples: int = 5) -> list[str]:
         """Human-readable summary: one line of counts, then skipped rows if any."""
-        out = [f"{self.path}: {self.n_new} new items in dataset {self.dataset!r} "
-               f"({self.n_valid} valid rows, {self.n_valid - self.n_new} already present)"]
+        out = [f"{self.path}: {plural(self.n_new, 'new item')} in dataset {self.dataset!r} "
+               f"({plural(self.n_valid, 'valid row')}, {self.n_valid - self.n_new} "
+               "already present)"]
         if self.skipped:
             reasons = ", ".join(f"{n} {r}" for r, n in self.skipped_by_reason().items())
-            out.append(f"skipped {len(self.skipped)} bad rows: {reasons}")
+            out.append(f"skipped {plural(len(self.skipped), 'bad row')}: {reasons}")
             out.extend(f"  {bad}" for bad in self.skipped[:examples])
             if len(self.skipped) > examples:
                 out.append(f"  ... and {len(self.skipped) - examples} more")
@@ -236,9 +242,9 @@ def store_parsed(db: sqlite_utils.Database, parsed: ParsedFile, *, name: str,
     if parsed.bad and not skip_bad:
         first = parsed.bad[0]
         others = len(parsed.bad) - 1
-        more = f"; {others} more bad rows" if others else ""
+        more = f"; {plural(others, 'more bad row')}" if others else ""
         raise UserError(f"{first} (nothing imported{more}; --skip-bad imports the "
-                        f"{len(parsed.items)} valid rows)")
+                        f"{plural(len(parsed.items), 'valid row')})")
     if not parsed.items:
         detail = f" (all {len(parsed.bad)} rows bad; first: {parsed.bad[0]})" \
             if parsed.bad else ""

@@ -68,6 +68,7 @@ def make_item(
     gold_field: str = "answer",
     options_field: str = "options",
     id_field: str = "id",
+    question_field: str = "question",
     kind: Any = None,
     context: Any = None,
     subject: Any = None,
@@ -81,8 +82,8 @@ def make_item(
         options: mapping label -> option text, in display order.
         gold: the correct label as the file writes it.
         line: the 1-based line the row starts on.
-        gold_field, options_field, id_field: the file's names for those fields, so
-            errors name the column the user sees.
+        gold_field, options_field, id_field, question_field: the file's names for
+            those fields, so errors name the column the user sees.
         kind: the kind the file declares ('mcq' or 'binary'), checked against the labels.
         context: passage text shown before the question (PubMedQA abstracts), or None.
         subject: the item's subject or specialty, or None.
@@ -95,7 +96,7 @@ def make_item(
         RowError: naming the field and what was expected.
     """
     ident = text_of(source_id, id_field)
-    stem = text_of(question, "question")
+    stem = text_of(question, question_field)
     if not isinstance(options, dict):
         raise RowError(options_field, "an object of label -> option text", shown(options))
     if len(options) < 2:

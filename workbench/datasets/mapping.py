@@ -229,7 +229,7 @@ def parse_generic(mapping: Mapping, value: Any, line: int, source: Source,
         question=require(record, mapping.question), options=options,
         gold=_gold(mapping, answer, options), line=line, gold_field=mapping.answer,
         options_field=mapping.options if isinstance(mapping.options, str) else "options",
-        id_field=mapping.id or "id", kind=optional("kind"), context=context,
+        id_field=mapping.id or "id", question_field=mapping.question, kind=optional("kind"), context=context,
         subject=optional("subject"),
         meta={k: v for k, v in record.items() if k not in mapping.columns()},
     )

@@ -65,7 +65,7 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8-sig", errors="surrogateescape")
 
 
-def encoding_error(value: Any, field: str = "text") -> RowError | None:
+def encoding_error(value: Any, field: str = "line") -> RowError | None:
     """A `RowError` if any string inside `value` holds a byte that was not UTF-8."""
     if isinstance(value, str):
         match = _ESCAPED_BYTE.search(value)
@@ -78,7 +78,7 @@ def encoding_error(value: Any, field: str = "text") -> RowError | None:
             found = encoding_error(key, field) or encoding_error(inner, str(key))
             if found:
                 return found
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         for inner in value:
             found = encoding_error(inner, field)
             if found:
@@ -87,13 +87,9 @@ def encoding_error(value: Any, field: str = "text") -> RowError | None:
 
 
 def read_jsonl(data: bytes) -> Iterator[RawRow]:
-    """One JSON object per non-blank line."""
+    """One JSON object per non-blank line (bad bytes are reported later, by field)."""
     for number, line in enumerate(decode(data).splitlines(), start=1):
         if not line.strip():
-            continue
-        bad = encoding_error(line)
-        if bad:
-            yield RawRow(number, error=RowError("line", bad.expected, bad.got, bad.reason))
             continue
         try:
             value = json.loads(line)
@@ -125,8 +121,8 @@ def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
         except StopIteration:
             return
         except csv.Error as exc:
-            yield RawRow(previous_end + 1, error=RowError(
-                "line", "a CSV row", f"unreadable CSV ({exc})", reason="invalid CSV"), fatal=True)
+            yield RawRow(previous_end + 1, fatal=True, error=RowError(
+                "line", "a CSV row", f"unreadable CSV ({exc})", reason="invalid CSV"))
             return  # the csv module cannot resynchronise after a malformed quote
         start, previous_end = previous_end + 1, reader.line_num
         if not any(cell.strip() for cell in cells):
