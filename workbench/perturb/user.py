@@ -1,0 +1,202 @@
+"""User-defined operators: rules files (TOML/JSON, regex -> replacement or prepend/append) and
+the "paw.operators" Python entry-point group. Format documented in docs/operators.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from store.errors import UserError
+from workbench.perturb.base import INTENTS, LOCI, Context, Edit, EditFn, Operator
+
+ENV_VAR = "PAW_OPERATORS"
+ENTRY_POINT_GROUP = "paw.operators"
+RULE_TARGETS = ("question", "chain", "prompt")
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
+_KNOWN_FIELDS = {
+    "id", "family", "variant", "name", "intent", "locus", "target", "description", "example",
+    "pattern", "replacement", "count", "ignore_case", "prepend", "append",
+}
+
+
+def default_rules_path() -> Path:
+    """~/.config/paw/operators.toml (or $XDG_CONFIG_HOME/paw/operators.toml)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "paw" / "operators.toml"
+
+
+def rules_paths() -> list[Path]:
+    """Rules files to read: each path in $PAW_OPERATORS (os.pathsep-separated), then the default."""
+    paths = [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p.strip()]
+    default = default_rules_path()
+    if default.is_file() and default not in paths:
+        paths.append(default)
+    return paths
+
+
+def _line_of(raw: str, operator_id: object, index: int) -> int:
+    """Best-effort line number of a rule (the line naming its id), for error messages."""
+    if isinstance(operator_id, str):
+        for number, line in enumerate(raw.splitlines(), start=1):
+            if re.search(r"[\"']id[\"']?\s*[:=]\s*[\"']" + re.escape(operator_id), line) or (
+                re.match(r"\s*id\s*=", line) and operator_id in line
+            ):
+                return number
+    headers = [n for n, line in enumerate(raw.splitlines(), 1) if line.strip() == "[[operator]]"]
+    return headers[index] if index < len(headers) else 1
+
+
+def _regex_rule(pattern: re.Pattern[str], replacement: str, count: int) -> EditFn:
+    def edit(text: str, ctx: Context) -> Edit:
+        first = pattern.search(text)
+        if first is None:
+            return Edit.not_fired("pattern did not match")
+        try:
+            new_text, replaced = pattern.subn(replacement, text, count=count)
+            new = first.expand(replacement)
+        except (re.error, IndexError) as exc:
+            return Edit.not_fired(f"replacement failed: {exc}")
+        return Edit(text=new_text, old=first.group(0), new=new, details={"replacements": replaced})
+
+    return edit
+
+
+def _affix_rule(sentence: str, *, at_end: bool) -> EditFn:
+    def edit(text: str, ctx: Context) -> Edit:
+        if not text:
+            return Edit(text=sentence, new=sentence)
+        return Edit(text=f"{text} {sentence}" if at_end else f"{sentence} {text}", new=sentence)
+
+    return edit
+
+
+def operator_from_rule(rule: dict[str, Any], where: str) -> Operator:
+    """Build an operator from one rule table; `where` is "<file>:<line>" for messages.
+
+    Raises:
+        UserError: a field is missing, unknown or of the wrong kind.
+    """
+
+    def bad(field: str, expected: str, got: object) -> UserError:
+        return UserError(f"{where}: {field}: expected {expected}, got {got!r}")
+
+    unknown = sorted(set(rule) - _KNOWN_FIELDS)
+    if unknown:
+        return_error = bad(unknown[0], f"one of {', '.join(sorted(_KNOWN_FIELDS))}", unknown[0])
+        raise return_error
+    op_id = rule.get("id")
+    if not isinstance(op_id, str) or not _ID.match(op_id):
+        raise bad("id", "a name of letters, digits, _ . - starting with a letter", op_id)
+    for field in ("family", "variant", "name", "description", "example"):
+        if field in rule and not isinstance(rule[field], str):
+            raise bad(field, "a string", rule[field])
+    intent, locus = rule.get("intent"), rule.get("locus")
+    if intent is not None and intent not in INTENTS:
+        raise bad("intent", "D or P", intent)
+    if locus is not None and locus not in LOCI:
+        raise bad("locus", "Str or Sur", locus)
+    target = rule.get("target", "question")
+    if target not in RULE_TARGETS:
+        raise bad("target", " | ".join(RULE_TARGETS), target)
+    kinds = [k for k in ("pattern", "prepend", "append") if k in rule]
+    if len(kinds) != 1:
+        raise bad("pattern", "exactly one of pattern, prepend, append", kinds or None)
+    kind = kinds[0]
+    if not isinstance(rule[kind], str) or not rule[kind]:
+        raise bad(kind, "a non-empty string", rule[kind])
+    if kind == "pattern":
+        replacement = rule.get("replacement")
+        if not isinstance(replacement, str):
+            raise bad("replacement", "a string", replacement)
+        count = rule.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise bad("count", "an integer >= 0 (0 = every match)", count)
+        flags = re.IGNORECASE if rule.get("ignore_case", False) is True else 0
+        try:
+            pattern = re.compile(rule["pattern"], flags)
+        except re.error as exc:
+            raise bad("pattern", f"a valid regular expression ({exc})", rule["pattern"]) from None
+        fn = _regex_rule(pattern, replacement, count)
+        summary = f"regex {rule['pattern']!r} -> {replacement!r}"
+    else:
+        fn = _affix_rule(rule[kind], at_end=kind == "append")
+        summary = f"{kind} {rule[kind]!r}"
+    return Operator(
+        id=op_id,
+        family=rule.get("family", "user"),
+        variant=rule.get("variant", "a"),
+        name=rule.get("name", op_id),
+        intent=intent,
+        locus=locus,
+        target=target,
+        block="user",
+        description=rule.get("description", summary),
+        example_input=rule.get("example", ""),
+        fn=fn,
+        source=where,
+    )
+
+
+def load_rules_file(path: Path) -> list[Operator]:
+    """Read one TOML (`[[operator]]` tables) or JSON (list, or {"operators": [...]}) file.
+
+    Raises:
+        UserError: the file is missing or malformed, or a rule is invalid.
+    """
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}:1: file: expected a readable rules file, got {exc.strerror}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw)
+            rules = data.get("operators") if isinstance(data, dict) else data
+        else:
+            rules = tomllib.loads(raw).get("operator")
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"{path}:1: file: expected valid {path.suffix or 'TOML'}, got {exc}") from None
+    if not isinstance(rules, list):
+        raise UserError(f"{path}:1: operator: expected a list of operator tables, got {type(rules).__name__}")
+    operators = []
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            raise UserError(f"{path}:1: operator[{index}]: expected a table, got {rule!r}")
+        where = f"{path}:{_line_of(raw, rule.get('id'), index)}"
+        operators.append(operator_from_rule(rule, where))
+    return operators
+
+
+def _entry_point_operators() -> Iterable[Operator]:
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {ep.name} ({ep.value})"
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin must not hide the built-in catalogue's error
+            raise UserError(f"{where}: load: expected an importable object, got {exc!r}") from None
+        if callable(obj) and not isinstance(obj, Operator):
+            obj = obj()
+        items = [obj] if isinstance(obj, Operator) else list(obj) if isinstance(obj, Iterable) else [obj]
+        for item in items:
+            if not isinstance(item, Operator):
+                raise UserError(f"{where}: object: expected an Operator, got {type(item).__name__}")
+            yield item
+
+
+def load_user_operators() -> list[Operator]:
+    """All user-defined operators: rules files first, then entry points; ids must be unique."""
+    operators: list[Operator] = []
+    seen: dict[str, str] = {}
+    for op in [op for path in rules_paths() for op in load_rules_file(path)] + list(
+        _entry_point_operators()
+    ):
+        if op.id in seen:
+            raise UserError(f"{op.source}: id: expected a unique id, got {op.id!r} (also in {seen[op.id]})")
+        seen[op.id] = op.source
+        operators.append(op)
+    return operators
