@@ -12,6 +12,7 @@ from workbench import __version__
 
 COMMAND_MODULES: list[str] = [
     "workbench.cli.data",
+    "workbench.cli.report",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 
