@@ -1,0 +1,40 @@
+"""The Textual terminal UI: a rater's labelling session and the coordinator's live view.
+
+Only this package imports textual; the functions below import it lazily so `paw --help`
+stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from annotate.people import Person
+
+__all__ = ["run_annotation", "run_coordinator"]
+
+
+def run_annotation(db_path: str, person: Person, set_name: str) -> None:
+    """Run a rater's blinded labelling session until they quit.
+
+    Args:
+        db_path: the SQLite store.
+        person: an authenticated rater (from `annotate.people.authenticate`).
+        set_name: the annotation set to label.
+    """
+    from workbench.tui.app import AnnotationApp
+
+    AnnotationApp(db_path, person, set_name).run()
+
+
+def run_coordinator(db_path: str, person: Person, set_name: str) -> None:
+    """Run the coordinator's live progress and agreement view until they quit.
+
+    Args:
+        db_path: the SQLite store.
+        person: an authenticated coordinator.
+        set_name: the annotation set to watch.
+    """
+    from workbench.tui.app import CoordinatorApp
+
+    CoordinatorApp(db_path, person, set_name).run()

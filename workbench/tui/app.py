@@ -1,0 +1,94 @@
+"""The Textual apps: one for a rater's labelling session, one for the coordinator."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from workbench.tui.components.error_modal import ErrorModal
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from annotate.people import Person
+
+
+class PawApp(App[None]):
+    """Shared behaviour: the store connection, worker errors as a modal, palette commands.
+
+    Args:
+        db_path: the SQLite file (the app opens its own connection).
+        person: an authenticated rater or coordinator.
+        set_name: the annotation set to work on.
+    """
+
+    CSS_PATH = "app.tcss"
+    TITLE = "PAW"
+
+    def __init__(self, db_path: str, person: Person, set_name: str) -> None:
+        super().__init__()
+        self.db_path = db_path
+        """The store file."""
+        self.person = person
+        """Who is signed in (authenticated by the CLI)."""
+        self.set_name = set_name
+        """The annotation set."""
+        self._db: sqlite_utils.Database | None = None
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The UI thread's store connection, opened on first use."""
+        if self._db is None:
+            from store.db import open_db
+
+            self._db = open_db(self.db_path)
+        return self._db
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The default commands plus any the screen offers through `palette_commands()`."""
+        yield from super().get_system_commands(screen)
+        extra = getattr(screen, "palette_commands", None)
+        if extra is not None:
+            yield from extra()
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        # Workers run with exit_on_error=False; this one handler turns their failures into
+        # a modal, so a failed recomputation never takes the labelling session down.
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            self.push_screen(ErrorModal(f"{event.worker.name or 'background work'} failed",
+                                        f"{type(error).__name__}: {error}"))
+
+    def show_error(self, title: str, error: BaseException | str) -> None:
+        """Show an error modal (user mistakes print their one-line message)."""
+        self.push_screen(ErrorModal(title, str(error)))
+
+    def on_unmount(self) -> None:
+        if self._db is not None:
+            self._db.conn.close()
+
+
+class AnnotationApp(PawApp):
+    """A rater's blinded labelling session: only the labelling screen and its modals."""
+
+    def on_mount(self) -> None:
+        from workbench.tui.screens.annotate import AnnotateScreen
+
+        self.sub_title = f"rater {self.person.name}"
+        self.push_screen(AnnotateScreen())
+
+
+class CoordinatorApp(PawApp):
+    """The coordinator's view: progress per rater and live agreement."""
+
+    def on_mount(self) -> None:
+        from workbench.tui.screens.coordinator import CoordinatorScreen
+
+        self.sub_title = f"coordinator {self.person.name} · set {self.set_name}"
+        self.push_screen(CoordinatorScreen())

@@ -1,0 +1,1 @@
+"""Modal screens: one per file (alternative-letter prompt, note input, error)."""

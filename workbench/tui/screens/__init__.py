@@ -1,0 +1,1 @@
+"""Screens: the labelling screen and the coordinator screen."""

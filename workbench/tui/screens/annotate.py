@@ -1,0 +1,327 @@
+"""The labelling screen: one blinded case at a time, one key per label value.
+
+Every keypress that sets a label calls `annotate.events.record_label` at once, on the UI
+thread: it is one small transaction, and doing it synchronously means a keypress can never
+be lost between the key and a queued write. The screen reads cases only through the
+core's blinded `CaseView`, so nothing here can show a model, an arm, another rater's
+labels or an agreement figure.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from annotate.codebook import FIELDS
+from store.errors import UserError
+from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
+from workbench.tui.widgets.answer_panel import AnswerPanel
+from workbench.tui.widgets.label_panel import LabelPanel
+from workbench.tui.widgets.options_panel import OptionsPanel
+from workbench.tui.widgets.question_diff import QuestionDiff
+
+if TYPE_CHECKING:
+    from annotate.cases import CaseView
+    from annotate.events import Session
+    from workbench.tui.app import PawApp
+
+APP_NAME = "paw-tui"
+"""Stamped (with the package version) on the rater's session and every event."""
+
+
+def required_fields(view: CaseView) -> list[str]:
+    """Fields a case needs before it counts as labelled (all applicable but the note)."""
+    return [f for f in view.fields if FIELDS[f].kind != "text"]
+
+
+def is_complete(view: CaseView) -> bool:
+    """True when every required field of the case has a current label."""
+    labels = view.labels_dict
+    return all(f in labels for f in required_fields(view))
+
+
+class AnnotateScreen(Screen[None]):
+    """A rater's queue of cases; see docs/tui.md for the keys."""
+
+    CSS_PATH = "annotate.tcss"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+
+    BINDINGS = [
+        Binding("1", "digit('1')", "label", key_display="1…"),
+        *[Binding(str(d), f"digit('{d}')", show=False) for d in range(2, 10)],
+        Binding("u,ctrl+z", "undo", "undo", key_display="u"),
+        Binding("s", "skip", "skip"),
+        Binding("n", "note", "note"),
+        Binding("up", "field(-1)", "field", key_display="↑↓"),
+        Binding("down", "field(1)", show=False),
+        Binding("left_square_bracket,left", "case(-1)", "prev", key_display="["),
+        Binding("right_square_bracket,right", "case(1)", "next", key_display="]"),
+        Binding("pageup", "scroll_case(-1)", show=False),
+        Binding("pagedown", "scroll_case(1)", show=False),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cases: list[CaseView] = []
+        """The rater's queue, in their own seeded order (views refreshed after each label)."""
+        self.index = 0
+        """Position of the case on screen in `cases`."""
+        self.active: str | None = None
+        """The field the digit keys set now; None when every field is set."""
+        self.session: Session | None = None
+        self._shown_at = time.monotonic()
+
+    @property
+    def paw(self) -> PawApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def current(self) -> CaseView | None:
+        """The case on screen (None for an empty set)."""
+        return self.cases[self.index] if self.cases else None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with VerticalScroll(id="case", can_focus=False):
+            yield QuestionDiff()
+            yield OptionsPanel()
+            yield AnswerPanel()
+        yield LabelPanel()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from annotate.events import start_session
+        from annotate.sets import rater_queue
+
+        try:
+            self.session = start_session(self.paw.db, self.paw.person, self.paw.set_name,
+                                         app=APP_NAME)
+            self.cases = rater_queue(self.paw.db, self.paw.set_name, self.paw.person)
+        except UserError as exc:
+            self.paw.show_error("Cannot start labelling", exc)
+            return
+        # Resume where the rater left off: the first case not fully labelled.
+        self.index = next((i for i, v in enumerate(self.cases) if not is_complete(v)), 0)
+        self._show()
+
+    # ---- drawing --------------------------------------------------------------------
+
+    def _labelled_count(self) -> int:
+        return sum(1 for v in self.cases if is_complete(v))
+
+    def _first_unset(self, view: CaseView, after: str | None = None) -> str | None:
+        """The first required field without a label, starting after `after` (wrapping)."""
+        order = required_fields(view)
+        labels = view.labels_dict
+        start = order.index(after) + 1 if after in order else 0
+        for name in order[start:] + order[:start]:
+            if name not in labels:
+                return name
+        return None
+
+    def _show(self, active: str | None = None) -> None:
+        """Draw the current case; `active` picks the field (default: first unset)."""
+        view = self.current
+        status = self.query_one("#status", Static)
+        if view is None:
+            status.update("This set has no cases.")
+            return
+        self.active = active if active in view.fields else self._first_unset(view)
+        status.update(f"case {view.code} · {self.index + 1} of {len(self.cases)} in your "
+                      f"order · {self._labelled_count()} / {len(self.cases)} labelled · "
+                      f"rater {self.paw.person.name}")
+        self.query_one(QuestionDiff).show(
+            question=view.question, edited=view.edited_question,
+            removed=view.original_spans, inserted=view.edited_spans, context=view.context)
+        self.query_one(OptionsPanel).show(view.options, view.gold,
+                                          view.labels_dict.get("gold_shift_alt"))
+        self.query_one(AnswerPanel).show(before=view.answer_before, after=view.answer_after,
+                                         options=view.options_dict, chain=view.chain_after)
+        self.query_one(LabelPanel).show(view.fields, view.labels_dict, self.active)
+
+    def _go(self, index: int) -> None:
+        """Move to case `index` (clamped) and restart its time-on-item clock."""
+        if not self.cases:
+            return
+        index = max(0, min(index, len(self.cases) - 1))
+        if index != self.index:
+            self.query_one("#case", VerticalScroll).scroll_home(animate=False)
+        self.index = index
+        self._shown_at = time.monotonic()
+        self._show()
+        self.post_message(CaseShown(self.cases[index].code, index + 1))
+
+    def _refresh_current(self) -> None:
+        from annotate.cases import get_case_view
+
+        view = self.current
+        if view is not None:
+            self.cases[self.index] = get_case_view(self.paw.db, view.code, self.paw.person)
+
+    # ---- recording ------------------------------------------------------------------
+
+    def _record(self, field: str, value: str | None) -> bool:
+        """Commit one label event now; False (and an error modal) if the core refused it."""
+        from annotate.events import record_label
+
+        view = self.current
+        if view is None or self.session is None:
+            return False
+        elapsed_ms = int((time.monotonic() - self._shown_at) * 1000)
+        try:
+            event = record_label(self.paw.db, self.paw.person, self.session, view.code,
+                                 field, value, time_on_item_ms=elapsed_ms)
+        except UserError as exc:
+            self.paw.show_error("Label not recorded", exc)
+            return False
+        self._refresh_current()
+        self.post_message(LabelRecorded(view.code, field, event.value, event.id))
+        return True
+
+    def _advance_after(self, field: str) -> None:
+        """Next unset field of this case, else the next case (auto-advance)."""
+        view = self.current
+        assert view is not None
+        if field == "gold_shift" and view.labels_dict.get("gold_shift") == "shifted" \
+                and "gold_shift_alt" not in view.labels_dict:
+            self._ask_alternative()
+            return
+        following = self._first_unset(view, after=field)
+        if following is not None:
+            self._show(active=following)
+            return
+        self._show(active=None)
+        self._next_case_after_complete()
+
+    def _next_case_after_complete(self) -> None:
+        nxt = self.index + 1
+        if nxt < len(self.cases):
+            self._go(nxt)
+            return
+        pending = next((i for i, v in enumerate(self.cases) if not is_complete(v)), None)
+        if pending is None:
+            self.notify(f"All {len(self.cases)} cases labelled. Thank you.", timeout=6)
+        else:
+            self.notify("End of your queue: back to the first case still unlabelled.")
+            self._go(pending)
+
+    def _ask_alternative(self) -> None:
+        from workbench.tui.components.alt_letter_modal import AltLetterModal
+
+        view = self.current
+        assert view is not None
+
+        def chosen(letter: str | None) -> None:
+            if letter is None:
+                self._show(active="gold_shift")  # esc: back to choose the gold shift again
+            elif self._record("gold_shift_alt", letter):
+                self._advance_after("gold_shift_alt")
+
+        self.app.push_screen(AltLetterModal(view.options, view.gold), chosen)
+
+    # ---- actions --------------------------------------------------------------------
+
+    def action_digit(self, key: str) -> None:
+        """Set the active field to the value whose key is `key`."""
+        if self.active is None or self.current is None:
+            self.app.bell()
+            return
+        if self.active == "gold_shift_alt":
+            self._ask_alternative()  # the letter itself is typed inside the prompt
+            return
+        spec = FIELDS[self.active]
+        value = spec.value_for_key(key)
+        if value is None:
+            self.app.bell()  # e.g. '4' on a three-valued field
+            return
+        field = self.active
+        if self._record(field, value):
+            self._advance_after(field)
+
+    def action_undo(self) -> None:
+        """Undo this session's latest label (a new event restores the previous value)."""
+        from annotate.events import undo_last
+
+        if self.session is None:
+            return
+        try:
+            event = undo_last(self.paw.db, self.paw.person, self.session)
+        except UserError as exc:
+            self.paw.show_error("Undo failed", exc)
+            return
+        if event is None:
+            self.notify("Nothing to undo in this session.")
+            return
+        where = next((i for i, v in enumerate(self.cases) if v.code == event.code), self.index)
+        self.index = where
+        self._shown_at = time.monotonic()
+        self._refresh_current()
+        self._show(active=event.field if event.field in required_fields(self.current)
+                   else None)
+        self.post_message(LabelUndone(event.code, event.field, event.value, event.id))
+
+    def action_skip(self) -> None:
+        """Leave this case for later and go to the next one (nothing is recorded)."""
+        self._go(self.index + 1 if self.index + 1 < len(self.cases) else 0)
+
+    def action_case(self, step: int) -> None:
+        """Previous (-1) or next (+1) case in the rater's order."""
+        self._go(self.index + step)
+
+    def action_field(self, step: int) -> None:
+        """Move the active field up or down (to relabel a field already set)."""
+        view = self.current
+        if view is None:
+            return
+        order = required_fields(view)
+        if "gold_shift_alt" in order:
+            order.remove("gold_shift_alt")  # changed through gold_shift '3' and its prompt
+        if self.active not in order:
+            at = 0 if step > 0 else len(order) - 1
+        else:
+            at = (order.index(self.active) + step) % len(order)
+        self._show(active=order[at])
+
+    def action_note(self) -> None:
+        """Open the note input for this case."""
+        from workbench.tui.components.note_modal import NoteModal
+
+        view = self.current
+        if view is None:
+            return
+
+        def saved(text: str | None) -> None:
+            if text is None:
+                return
+            value = text.strip() or None
+            if value != view.labels_dict.get("note") and self._record("note", value):
+                self._show(active=self.active)
+
+        self.app.push_screen(NoteModal(view.labels_dict.get("note")), saved)
+
+    def action_scroll_case(self, step: int) -> None:
+        """Scroll the case (question, options, answers) a page up or down."""
+        case = self.query_one("#case", VerticalScroll)
+        case.scroll_page_down() if step > 0 else case.scroll_page_up()
+
+    def palette_commands(self) -> list[SystemCommand]:
+        """Labelling commands offered in the command palette (ctrl+p)."""
+        first_open = lambda: self._go(  # noqa: E731
+            next((i for i, v in enumerate(self.cases) if not is_complete(v)), self.index))
+        return [
+            SystemCommand("Undo last label", "Restore the value before your latest label",
+                          self.action_undo),
+            SystemCommand("Next unlabelled case", "Jump to the first case not fully labelled",
+                          first_open),
+            SystemCommand("Add a note", "Write a free-text note on this case",
+                          self.action_note),
+            SystemCommand("Skip case", "Leave this case for later", self.action_skip),
+        ]
