@@ -10,7 +10,7 @@ import re
 from decimal import Decimal
 
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import match_case, split_chain
+from workbench.perturb.segments import STEP_MARKER, match_case, split_chain
 
 # F3: "The regex is \d+(?:\.\d+)? so it matches integers and decimals but not currency or
 # percent signs." (the PDF extraction lost the backslash-d; reconstructed).
@@ -111,9 +111,14 @@ def _shift(literal: str, offset: int) -> str:
 def substitute_number(chain: str, ctx: Context) -> Edit:
     """F3: shift one randomly chosen numeric literal by an offset from {-3,-1,+1,+2,+7}.
 
-    Draw order: the literal (uniform over all matches), then the offset.
+    Draw order: the literal (uniform over all matches), then the offset. The paper's regex
+    also matches the n of "Step n:"; `params["skip_step_numbers"]` (off by default, to stay
+    comparable with the paper) leaves those out.
     """
     matches = list(NUMBER.finditer(chain))
+    if ctx.params.get("skip_step_numbers"):
+        markers = [m.span() for m in STEP_MARKER.finditer(chain)]
+        matches = [m for m in matches if not any(a <= m.start() < b for a, b in markers)]
     if not matches:
         return Edit.not_fired("no numeric literal")
     match = ctx.rng.choice(matches)
