@@ -13,6 +13,7 @@ from workbench import __version__
 COMMAND_MODULES: list[str] = [
     "workbench.cli.data",
     "workbench.cli.report",
+    "workbench.cli.operators",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 
