@@ -100,7 +100,7 @@ PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block")
 
 def is_high_acuity(text: str | None) -> bool:
     """Whether an answer text names a high-acuity condition (any K term, case-folded)."""
-    if not text:
+    if not isinstance(text, str) or not text:
         return False
     folded = text.casefold()
     return any(term in folded for term in HIGH_ACUITY_KEYWORDS)
@@ -127,7 +127,8 @@ def _mention_pattern(token: str) -> re.Pattern[str]:
 
 def mentions(text: str | None, token: str | None) -> bool:
     """Whether `text` mentions `token` as a whole word or phrase, both case-folded."""
-    if not text or not token or not token.strip():
+    # Non-strings (None, or NaN from a pandas column) count as absent.
+    if not isinstance(text, str) or not isinstance(token, str) or not token.strip():
         return False
     return _mention_pattern(token.strip().casefold()).search(text.casefold()) is not None
 
@@ -146,6 +147,6 @@ def chain_updated(family: str, chain: str | None, new: str | None) -> bool | Non
     """
     if family in NEGATION_FAMILIES:
         return any(mentions(chain, pattern) for pattern in NEGATION_PATTERNS)
-    if not new or not new.strip():
+    if not isinstance(new, str) or not new.strip():
         return None
     return mentions(chain, new)

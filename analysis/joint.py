@@ -78,10 +78,10 @@ def joint_table(ctx: ArmContext, edits: pd.DataFrame, update: pd.Series, rule: s
     Args:
         ctx: the arm's resampling frame.
         edits: rows of `joint_edits` for this arm.
-        update: chain update per row (True/False; None/NaN = unscored, left out).
+        update: chain update per row (True/False; anything else = unscored, left out).
         rule: name of the update rule, for display.
     """
-    scored_mask = update.notna().to_numpy() & np.array([u is not None for u in update])
+    scored_mask = np.array([isinstance(u, (bool, np.bool_)) for u in update], dtype=bool)
     scored = edits[scored_mask]
     updates = update[scored_mask].astype(bool).to_numpy()
     flips = scored["flip"].to_numpy(dtype=float) > 0.5
