@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from analysis.definitions import NEGATION_PATTERNS
 from workbench.perturb.base import Context, Edit, EditFn
 from workbench.perturb.segments import match_case, split_sentences, word_pattern
 
@@ -42,8 +43,9 @@ M4_NEGATIONS: tuple[tuple[str, str], ...] = (
     ("has a history of", "does not have a history of"),
     ("complains of", "does not complain of"),
 )
-# The chain-update rule scores M4 by any of these (seed 002 Appendix C).
-M4_NEGATION_PATTERNS: tuple[str, ...] = ("does not", "denies", "no longer", "never")
+# The chain-update rule scores M4 by any of these (seed 002 Appendix C); defined once, in
+# analysis.definitions, and echoed on every M4 result.
+M4_NEGATION_PATTERNS: tuple[str, ...] = NEGATION_PATTERNS
 
 # M5: the arrows' targets were lost in extraction; reconstructed from "inverts severity"
 # (mild<->severe, acute<->chronic, low-grade<->high-grade). "moderate" has no inverse:
