@@ -194,8 +194,12 @@ def set_raters(db: sqlite_utils.Database, set_id: int) -> list[tuple[int, str]]:
         [set_id])]
 
 
-def _pair(db: sqlite_utils.Database, set_id: int,
-          raters: tuple[str, str] | None) -> tuple[tuple[int, str], tuple[int, str]] | None:
+def rater_pair(db: sqlite_utils.Database, set_id: int, raters: tuple[str, str] | None = None,
+               ) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    """The two raters compared: ((id, name) of A, (id, name) of B), or None if not two.
+
+    Default: the two who labelled most cases, the lower id as A (rows of the confusion).
+    """
     known = set_raters(db, set_id)
     if raters is not None:
         by_name = {name: (pid, name) for pid, name in known}
@@ -233,7 +237,7 @@ def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary
         raise UserError(f"field: expected one of {', '.join(AGREEMENT_FIELDS)}, got {field!r}")
     the_set = get_set(db, set_name)
     categories = binary_categories(field) if binary else spec.categories
-    pair = _pair(db, the_set.id, raters)
+    pair = rater_pair(db, the_set.id, raters)
     if pair is None:
         names = raters or ("?", "?")
         empty = from_pairs([], categories, field=field, binary=binary, stratum=stratum,

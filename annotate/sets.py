@@ -46,6 +46,7 @@ class AnnotationSet:
 _UNITS_SQL = """
 SELECT j.id AS job_id, j.arm_id, j.item_id, j.variant_id, v.family, v.intent,
        d.name AS dataset, m.name AS model, g.id AS perturbed_id, g.answer AS answer_after,
+       g.output AS chain, v.new AS new_token,
        (SELECT bg.id FROM jobs bj JOIN generations bg ON bg.key = bj.generation_key
         WHERE bj.audit_id = j.audit_id AND bj.arm_id = j.arm_id AND bj.item_id = j.item_id
           AND bj.role = 'baseline' AND bj.sample_index = 0 LIMIT 1) AS baseline_id
@@ -105,14 +106,12 @@ def _round_robin(groups: dict[str, list[dict]], size: int, cap_key: str | None =
     return taken
 
 
-def _token_rule_verdicts(db: sqlite_utils.Database, generation_ids: list[int]) -> dict[int, str]:
-    if not generation_ids:
-        return {}
-    marks = ",".join("?" * len(generation_ids))
-    return {r[0]: r[1] for r in db.execute(
-        f"SELECT subject_generation_id, verdict FROM judgements WHERE kind = "
-        f"'chain_registration' AND method LIKE 'token%' AND subject_generation_id IN ({marks})",
-        generation_ids)}
+def _token_rule(unit: dict) -> str:
+    """The Appendix C token rule's verdict on a unit's chain (stratifies the chain sample)."""
+    from analysis.definitions import chain_updated
+
+    verdict = chain_updated(unit["family"], unit["chain"], unit["new_token"])
+    return "n/a" if verdict is None else ("updated" if verdict else "not_updated")
 
 
 def _code(rng: random.Random) -> str:
@@ -166,7 +165,7 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         rng.shuffle(strata[key])
     chosen = _round_robin(strata, size, cap_key="family", cap=per_family,
                           unique_key="variant_id")
-    _mark_chain(db, chosen, chain_size, rng)
+    _mark_chain(chosen, chain_size, rng)
     rng.shuffle(chosen)  # insertion order (ids) and codes must not follow the strata
     used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
     config = {"audit_id": audit_id, "size": size, "per_family": per_family, "seed": seed,
@@ -190,16 +189,14 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     return get_set(db, name)
 
 
-def _mark_chain(db: sqlite_utils.Database, chosen: list[dict], chain_size: int | None,
-                rng: random.Random) -> None:
+def _mark_chain(chosen: list[dict], chain_size: int | None, rng: random.Random) -> None:
     """Set `ask_chain` on a family × token-verdict balanced subset of M2/M4/M5 cases."""
-    eligible = [u for u in chosen if u["family"] in CHAIN_FAMILIES]
-    verdicts = _token_rule_verdicts(db, [u["perturbed_id"] for u in eligible])
+    eligible = [u for u in chosen if u["family"] in CHAIN_FAMILIES and u["chain"]]
     for unit in chosen:
         unit["ask_chain"] = 0
     groups: dict[str, list[dict]] = defaultdict(list)
     for unit in eligible:
-        groups[f"{unit['family']}|{verdicts.get(unit['perturbed_id'], 'unknown')}"].append(unit)
+        groups[f"{unit['family']}|{_token_rule(unit)}"].append(unit)
     for key in sorted(groups):
         rng.shuffle(groups[key])
     limit = len(eligible) if chain_size is None else chain_size

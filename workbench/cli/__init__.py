@@ -14,6 +14,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.data",
     "workbench.cli.report",
     "workbench.cli.operators",
+    "workbench.cli.annotation",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 

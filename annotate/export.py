@@ -1,0 +1,152 @@
+"""Export labels long (one row per case × rater × field) or wide (one row per case), CSV/JSONL.
+
+Every row carries the codebook version and the label-chain head hash at export time (the
+anchor `paw verify --head` checks). Exports are coordinator material: they are unblinded
+(stratum, model, operator) and hold every rater's labels and the final labels.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import sqlite_utils
+
+from annotate.adjudicate import ADJUDICATED_FIELDS, final_labels
+from annotate.codebook import CODEBOOK_VERSION, FIELDS
+from annotate.sets import get_set
+from annotate.verify import chain_head
+from store.errors import UserError
+
+FORMATS: tuple[str, ...] = ("csv", "jsonl")
+SHAPES: tuple[str, ...] = ("long", "wide")
+
+LONG_COLUMNS: tuple[str, ...] = (
+    "set", "code", "family", "operator", "dataset", "model", "rater", "source", "field",
+    "value", "event_id", "labelled_at", "time_on_item_ms", "reason", "codebook_version",
+    "chain_head",
+)
+"""Columns of the long export, in order."""
+
+
+def _cases(db: sqlite_utils.Database, set_id: int) -> list[dict]:
+    return list(db.query(
+        "SELECT c.id, c.code, c.stratum, c.ask_harm, c.ask_chain_registration, v.operator_id, "
+        "v.family, b.answer AS answer_before, p.answer AS answer_after "
+        "FROM annotation_cases c JOIN variants v ON v.id = c.variant_id "
+        "LEFT JOIN generations b ON b.id = c.baseline_generation_id "
+        "LEFT JOIN generations p ON p.id = c.perturbed_generation_id "
+        "WHERE c.set_id = ? ORDER BY c.code", [set_id]))
+
+
+def _current_events(db: sqlite_utils.Database, set_id: int) -> list[dict]:
+    """The latest event per (case, rater, field) whose value is not cleared."""
+    return list(db.query(
+        "SELECT e.*, p.name AS rater FROM label_events e JOIN people p ON p.id = e.person_id "
+        "JOIN (SELECT case_id, person_id, field, MAX(id) AS last_id FROM label_events "
+        "      GROUP BY case_id, person_id, field) m ON m.last_id = e.id "
+        "JOIN annotation_cases c ON c.id = e.case_id "
+        "WHERE c.set_id = ? AND e.value IS NOT NULL ORDER BY e.id", [set_id]))
+
+
+def long_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
+    """One row per case × rater × field current label, then one per final label."""
+    the_set = get_set(db, set_name)
+    _, head = chain_head(db)
+    cases = {c["id"]: c for c in _cases(db, the_set.id)}
+    rows = []
+    latest = _current_events(db, the_set.id)
+    shifted = {(e["case_id"], e["person_id"]) for e in latest
+               if e["field"] == "gold_shift" and e["value"] == "shifted"}
+    for event in latest:
+        if event["field"] == "gold_shift_alt" and (event["case_id"],
+                                                   event["person_id"]) not in shifted:
+            continue  # a stale letter: gold_shift was changed away from 'shifted'
+        case = cases[event["case_id"]]
+        rows.append(_long(the_set.name, case, head, rater=event["rater"], source="rater",
+                          field=event["field"], value=event["value"], event_id=event["id"],
+                          labelled_at=event["created_at"],
+                          time_on_item_ms=event["time_on_item_ms"], reason=None))
+    by_code = {c["code"]: c for c in cases.values()}
+    for (code, name), final in sorted(final_labels(db, set_name).items()):
+        rows.append(_long(the_set.name, by_code[code], head, rater="final", source=final.source,
+                          field=name, value=final.value, event_id=None, labelled_at=final.at,
+                          time_on_item_ms=None, reason=final.reason))
+    return rows
+
+
+def _long(set_name: str, case: dict, head: str, **values: Any) -> dict[str, Any]:
+    family, dataset, model = (case["stratum"].split("|") + ["", "", ""])[:3]
+    row = {"set": set_name, "code": case["code"], "family": family,
+           "operator": case["operator_id"], "dataset": dataset, "model": model,
+           "codebook_version": CODEBOOK_VERSION, "chain_head": head, **values}
+    return {c: row.get(c) for c in LONG_COLUMNS}
+
+
+def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
+    """One row per case: its stratum, then `<field>__<rater>` for each rater and field, then
+    `<field>__final` and `<field>__source`."""
+    the_set = get_set(db, set_name)
+    _, head = chain_head(db)
+    raters = [r[0] for r in db.execute(
+        "SELECT DISTINCT p.name FROM label_events e JOIN people p ON p.id = e.person_id "
+        "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY p.name",
+        [the_set.id])]
+    by_case: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in long_rows(db, set_name):
+        if row["rater"] != "final":
+            by_case.setdefault((row["code"], row["rater"]), {})[row["field"]] = row["value"]
+    finals = final_labels(db, set_name)
+    out = []
+    for case in _cases(db, the_set.id):
+        family, dataset, model = (case["stratum"].split("|") + ["", "", ""])[:3]
+        row: dict[str, Any] = {
+            "set": the_set.name, "code": case["code"], "family": family,
+            "operator": case["operator_id"], "dataset": dataset, "model": model,
+            "ask_harm": case["ask_harm"], "ask_chain_registration":
+                case["ask_chain_registration"],
+            "answer_before": case["answer_before"], "answer_after": case["answer_after"],
+        }
+        for name in FIELDS:
+            for rater in raters:
+                row[f"{name}__{rater}"] = by_case.get((case["code"], rater), {}).get(name)
+            if name in ADJUDICATED_FIELDS:
+                final = finals.get((case["code"], name))
+                row[f"{name}__final"] = final.value if final else None
+                row[f"{name}__source"] = final.source if final else None
+        row["codebook_version"] = CODEBOOK_VERSION
+        row["chain_head"] = head
+        out.append(row)
+    return out
+
+
+def render(rows: list[dict[str, Any]], fmt: str) -> str:
+    """Rows as CSV (header from the first row's keys) or JSONL (one object per line)."""
+    if fmt not in FORMATS:
+        raise UserError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
+    buffer = io.StringIO()
+    columns = list(rows[0]) if rows else list(LONG_COLUMNS)
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def export_labels(db: sqlite_utils.Database, set_name: str, shape: str = "long",
+                  fmt: str = "csv") -> str:
+    """The set's labels as text.
+
+    Args:
+        db: the store.
+        set_name: the annotation set.
+        shape: 'long' or 'wide'.
+        fmt: 'csv' or 'jsonl'.
+    """
+    if shape not in SHAPES:
+        raise UserError(f"shape: expected one of {', '.join(SHAPES)}, got {shape!r}")
+    rows = long_rows(db, set_name) if shape == "long" else wide_rows(db, set_name)
+    return render(rows, fmt)

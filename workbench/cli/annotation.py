@@ -1,0 +1,326 @@
+"""`paw raters`, `paw annotate`, `paw coordinate`, `paw label`, `paw agreement`, `paw adjudicate`,
+`paw verify`: the clinician re-annotation workflow from the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from store.errors import UserError
+from workbench.cli.options import db_option, open_store
+
+_passphrase_env = click.option(
+    "--passphrase-env", metavar="VAR",
+    help="Read the passphrase from environment variable VAR instead of prompting (scripts).")
+
+
+def _passphrase(name: str, env: str | None, *, confirm: bool = False) -> str:
+    """The passphrase from `env` if given, else a hidden prompt."""
+    if env:
+        value = os.environ.get(env)
+        if value is None:
+            raise UserError(f"--passphrase-env: environment variable {env} is not set")
+        return value
+    return click.prompt(f"Passphrase for {name}", hide_input=True,
+                        confirmation_prompt=confirm)
+
+
+def _login(db, name: str, env: str | None, role: str | None = None):
+    from annotate.people import authenticate, require
+
+    return require(authenticate(db, name, _passphrase(name, env)), role)
+
+
+def _audit_id(db, audit: str) -> int:
+    row = db.execute("SELECT id FROM audits WHERE id = ? OR name = ? ORDER BY id LIMIT 1",
+                     [int(audit) if audit.isdigit() else -1, audit]).fetchone()
+    if row is None:
+        raise UserError(f"--audit: no audit with id or name {audit!r}")
+    return int(row[0])
+
+
+# ---- raters -------------------------------------------------------------------------------
+
+@click.group("raters")
+def raters_group() -> None:
+    """Register and list raters and coordinators."""
+
+
+@raters_group.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(["rater", "coordinator"]), default="rater",
+              show_default=True, help="A rater labels blinded; a coordinator sees agreement "
+                                      "and adjudicates.")
+@_passphrase_env
+@db_option
+def raters_add(name: str, role: str, passphrase_env: str | None, db_path: str) -> None:
+    """Register NAME with a passphrase (stored only as a salted scrypt hash)."""
+    from annotate.people import register
+
+    db = open_store(db_path)
+    person = register(db, name, role, _passphrase(name, passphrase_env, confirm=True))
+    click.echo(f"registered {person.role} {person.name}")
+
+
+@raters_group.command("list")
+@db_option
+def raters_list(db_path: str) -> None:
+    """List registered raters and coordinators."""
+    from annotate.people import list_people
+
+    for name, role in list_people(open_store(db_path)):
+        click.echo(f"{name}\t{role}")
+
+
+# ---- annotate -----------------------------------------------------------------------------
+
+@click.group("annotate", invoke_without_command=True)
+@click.option("--rater", help="Start RATER's blinded labelling session (Textual UI).")
+@click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@_passphrase_env
+@db_option
+@click.pass_context
+def annotate_group(ctx: click.Context, rater: str | None, set_name: str | None,
+                   passphrase_env: str | None, db_path: str) -> None:
+    """Label an annotation set as RATER (`paw annotate --rater NAME`), or create/export sets."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if rater is None:
+        click.echo(ctx.get_help())
+        return
+    from annotate.sets import resolve_set
+
+    db = open_store(db_path)
+    person = _login(db, rater, passphrase_env, "rater")
+    chosen = resolve_set(db, set_name)
+    db.conn.close()
+    _tui("run_annotation")(db_path, person, chosen)
+
+
+def _tui(name: str):
+    try:
+        import workbench.tui as tui
+    except ImportError as exc:  # textual missing from this install
+        raise UserError(f"the terminal UI is unavailable ({exc}); use `paw label` instead")
+    function = getattr(tui, name, None)
+    if function is None:
+        raise UserError(f"the terminal UI has no {name} yet; use `paw label` instead")
+    return function
+
+
+@annotate_group.command("create")
+@click.option("--audit", required=True, help="Audit id or name whose perturbed cases to sample.")
+@click.option("--size", type=int, required=True, help="Number of cases to draw.")
+@click.option("--per-family", type=int, default=50, show_default=True,
+              help="At most this many cases per operator family (0: no cap).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@click.option("--name", help="Set name (default: <audit>-set<N>).")
+@click.option("--chain-size", type=int,
+              help="Cases of M2/M4/M5 asked the chain-registration question (default: all).")
+@db_option
+def annotate_create(audit: str, size: int, per_family: int, seed: int, name: str | None,
+                    chain_size: int | None, db_path: str) -> None:
+    """Draw a stratified, seeded sample of an audit's perturbed cases for two raters.
+
+    Strata: operator family × dataset × model, drawn in turn (equal allocation); every rater
+    gets the same cases in their own seeded order.
+    """
+    from annotate.sets import create_set
+
+    db = open_store(db_path)
+    the_set = create_set(db, _audit_id(db, audit), size, per_family=per_family or None,
+                         seed=seed, name=name, chain_size=chain_size)
+    click.echo(f"created set {the_set.name}: {the_set.size} cases "
+               f"({the_set.n_harm} with the harm question, {the_set.n_chain} with chain "
+               f"registration), codebook {the_set.codebook_version}")
+    for stratum, count in the_set.strata.items():
+        click.echo(f"  {stratum.replace('|', ' / ')}: {count}")
+
+
+@annotate_group.command("export")
+@click.option("--wide", "shape", flag_value="wide", help="One row per case.")
+@click.option("--long", "shape", flag_value="long", default=True,
+              help="One row per case × rater × field (default).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), required=True)
+@click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@db_option
+def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
+                    db_path: str) -> None:
+    """Export labels (unblinded; stamped with the codebook version and chain head)."""
+    from annotate.export import export_labels
+    from annotate.sets import resolve_set
+
+    db = open_store(db_path)
+    text = export_labels(db, resolve_set(db, set_name), shape, fmt)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    with open(out, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+    click.echo(f"wrote {out}", err=True)
+
+
+# ---- coordinator, label, agreement --------------------------------------------------------
+
+@click.command("coordinate")
+@click.option("--coordinator", "name", required=True, help="Coordinator name.")
+@click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@_passphrase_env
+@db_option
+def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
+               db_path: str) -> None:
+    """Open the coordinator's live progress and agreement view (Textual UI)."""
+    from annotate.sets import resolve_set
+
+    db = open_store(db_path)
+    person = _login(db, name, passphrase_env, "coordinator")
+    chosen = resolve_set(db, set_name)
+    db.conn.close()
+    _tui("run_coordinator")(db_path, person, chosen)
+
+
+@click.command("label")
+@click.argument("case")
+@click.option("--rater", required=True, help="Rater name (authenticated by passphrase).")
+@click.option("--field", "field_name", required=True,
+              help="gold_shift, gold_shift_alt, validity, harm, chain_registration or note.")
+@click.option("--value", help="A value of the field or its digit key; omit with --clear.")
+@click.option("--clear", is_flag=True, help="Clear the label (a new event; nothing deleted).")
+@click.option("--time-ms", type=int, help="Time spent on the case, in milliseconds.")
+@_passphrase_env
+@db_option
+def label(case: str, rater: str, field_name: str, value: str | None, clear: bool,
+          time_ms: int | None, passphrase_env: str | None, db_path: str) -> None:
+    """Record one label for CASE without the UI (same validation and event log)."""
+    from annotate.cases import case_row
+    from annotate.events import record_label, start_session
+
+    if (value is None) == (not clear):
+        raise UserError("--value/--clear: expected exactly one of them")
+    db = open_store(db_path)
+    person = _login(db, rater, passphrase_env, "rater")
+    session = start_session(db, person, case_row(db, case)["set_name"], app="paw-label")
+    event = record_label(db, person, session, case, field_name, value, time_ms)
+    replaced = f" (supersedes event {event.supersedes_id})" if event.supersedes_id else ""
+    click.echo(f"event {event.id}: {event.code} {event.field}={event.value}{replaced}")
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+@click.command("agreement")
+@click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@click.option("--by", type=click.Choice(["family", "dataset", "model"]),
+              help="Also break down by this stratum dimension.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@db_option
+def agreement(set_name: str | None, by: str | None, as_json: bool, db_path: str) -> None:
+    """Inter-rater agreement per field: kappa [95% CI], raw agreement, N, AC1, confusion."""
+    from annotate.agreement import all_agreements, progress
+    from annotate.sets import resolve_set
+
+    db = open_store(db_path)
+    chosen = resolve_set(db, set_name)
+    results = all_agreements(db, chosen, by=by)
+    if as_json:
+        click.echo(json.dumps({"set": chosen, "agreement": [a.to_dict() for a in results],
+                               "progress": [p.__dict__ for p in progress(db, chosen)]},
+                              indent=2, ensure_ascii=False))
+        return
+    for p in progress(db, chosen):
+        click.echo(f"{p.name}: {p.done}/{p.total} done, {p.started} started")
+    for a in results:
+        where = f" [{a.stratum}]" if a.stratum else ""
+        ci = f" [{_fmt(a.kappa_ci[0])}, {_fmt(a.kappa_ci[1])}]" if a.kappa_ci else ""
+        click.echo(f"{a.label}{where}: N={a.n} kappa={_fmt(a.kappa)}{ci} "
+                   f"({a.interpretation}) raw={_fmt(a.raw_agreement)} AC1={_fmt(a.ac1)}"
+                   + (f" — {a.reason}" if a.reason else ""))
+        if a.n:
+            width = max(len(c) for c in a.categories)
+            click.echo(f"    {a.rater_a} \\ {a.rater_b}: " + " ".join(
+                c.rjust(width) for c in a.categories))
+            for category, row in zip(a.categories, a.confusion):
+                click.echo(f"    {category.rjust(width)}  " + " ".join(
+                    str(x).rjust(width) for x in row))
+
+
+# ---- adjudicate, verify -------------------------------------------------------------------
+
+@click.command("adjudicate")
+@click.option("--coordinator", "name", required=True, help="Coordinator name.")
+@click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@click.option("--case", "code", help="Case code (non-interactive, with --field/--value/--reason).")
+@click.option("--field", "field_name", help="Field to decide.")
+@click.option("--value", help="Final value.")
+@click.option("--reason", help="Why this value.")
+@click.option("--record-unanimous", is_flag=True,
+              help="Freeze every current unanimous label as final, then exit.")
+@_passphrase_env
+@db_option
+def adjudicate(name: str, set_name: str | None, code: str | None, field_name: str | None,
+               value: str | None, reason: str | None, record_unanimous: bool,
+               passphrase_env: str | None, db_path: str) -> None:
+    """Decide the raters' disagreements, lowest-agreement strata first.
+
+    Without --case, walks the queue interactively: each disagreement is shown with both
+    labels; type the final value (or its digit key), then a reason; an empty value skips.
+    The raters' own labels are never changed.
+    """
+    from annotate import adjudicate as adj
+    from annotate.sets import resolve_set
+
+    db = open_store(db_path)
+    person = _login(db, name, passphrase_env, "coordinator")
+    chosen = resolve_set(db, set_name)
+    if record_unanimous:
+        click.echo(f"recorded {adj.record_unanimous(db, person, chosen)} unanimous labels")
+        return
+    if code is not None:
+        if not (field_name and value and reason):
+            raise UserError("--case: expected --field, --value and --reason as well")
+        final = adj.adjudicate(db, person, code, field_name, value, reason)
+        click.echo(f"{final.code} {final.field} = {final.value} (adjudicated by {final.by})")
+        return
+    queue = adj.disagreements(db, chosen)
+    click.echo(f"{len(queue)} disagreements to adjudicate")
+    for d in queue:
+        kappa = _fmt(d.stratum_kappa)
+        click.echo(f"\n{d.code} [{d.stratum.replace('|', ' / ')}, kappa {kappa}] {d.field}: "
+                   f"{d.rater_a}={d.value_a}  {d.rater_b}={d.value_b}")
+        final_value = click.prompt("  final value (empty: skip)", default="", show_default=False)
+        if not final_value.strip():
+            continue
+        why = click.prompt("  reason")
+        final = adj.adjudicate(db, person, d.code, d.field, final_value.strip(), why)
+        click.echo(f"  recorded {final.field} = {final.value}")
+
+
+@click.command("verify")
+@click.option("--head", help="A head hash recorded earlier (e.g. from an export) that must "
+                             "still be in the chain.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@db_option
+def verify(head: str | None, as_json: bool, db_path: str) -> None:
+    """Recompute the label-event hash chain; exit 1 naming any event altered or deleted."""
+    from annotate.verify import verify_chain
+
+    report = verify_chain(open_store(db_path), head=head)
+    if as_json:
+        click.echo(json.dumps({"ok": report.ok, "n_events": report.n_events,
+                               "head_id": report.head_id, "head_hash": report.head_hash,
+                               "problems": [p.__dict__ for p in report.problems]}, indent=2))
+    else:
+        for problem in report.problems:
+            click.echo(f"TAMPERED: {problem.message}")
+        state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        click.echo(f"label chain {state}: {report.n_events} events, head "
+                   f"{report.head_id} {report.head_hash}")
+    if not report.ok:
+        raise SystemExit(1)
+
+
+commands = [raters_group, annotate_group, coordinate, label, agreement, adjudicate, verify]
