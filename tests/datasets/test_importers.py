@@ -117,11 +117,20 @@ def test_option_display_order_survives_the_store(db):
     assert get_items(db, "paw_format")[1].labels == ("Yes", "No")
 
 
-def test_dataset_name_option_and_counts(db):
-    import_file(db, "jsonl", FIXTURES / "paw_format.jsonl", name="mine")
+def test_dataset_name_option_and_counts(db, tmp_path, monkeypatch):
+    import hashlib
+    import shutil
+
+    shutil.copy(FIXTURES / "paw_format.jsonl", tmp_path / "p.jsonl")
+    monkeypatch.chdir(tmp_path)
+    import_file(db, "jsonl", "p.jsonl", name="mine")
     (summary,) = list_datasets(db)
     assert (summary.name, summary.format, summary.n_items, summary.n_mcq,
             summary.n_binary) == ("mine", "jsonl", 3, 1, 2)
+    # Provenance: the absolute path and the file's sha256, even when given relatively.
+    path, sha = db.execute("SELECT source_path, source_sha256 FROM datasets").fetchone()
+    assert path == str(tmp_path.resolve() / "p.jsonl")
+    assert sha == hashlib.sha256((tmp_path / "p.jsonl").read_bytes()).hexdigest()
 
 
 def test_reimport_adds_nothing(db):

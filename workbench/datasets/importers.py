@@ -233,8 +233,10 @@ class ImportReport:
 
 def store_parsed(db: sqlite_utils.Database, parsed: ParsedFile, *, name: str,
                  format_name: str, skip_bad: bool = False, source_sha256: str | None = None,
-                 ) -> ImportReport:
+                 source_path: str | None = None) -> ImportReport:
     """Store a validated file's items under dataset `name`, all or nothing.
+
+    `source_path` (default: the path as given) is recorded on a new dataset.
 
     Raises:
         UserError: a bad row without `skip_bad` (naming the first), or no valid rows.
@@ -249,7 +251,7 @@ def store_parsed(db: sqlite_utils.Database, parsed: ParsedFile, *, name: str,
         detail = f" (all {len(parsed.bad)} rows bad; first: {parsed.bad[0]})" \
             if parsed.bad else ""
         raise UserError(f"{parsed.path}: expected at least one item, got none{detail}")
-    dataset = ensure_dataset(db, name, format_name, parsed.path, source_sha256)
+    dataset = ensure_dataset(db, name, format_name, source_path or parsed.path, source_sha256)
     added = add_items(db, dataset, list(parsed.items))
     return ImportReport(name, dataset, parsed.path, len(parsed.items), added, parsed.bad)
 
@@ -279,4 +281,5 @@ def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *
                          mapping)
     return store_parsed(db, parsed, name=name or Path(path).stem,
                         format_name=get_format(format_name).name, skip_bad=skip_bad,
-                        source_sha256=hashlib.sha256(data).hexdigest())
+                        source_sha256=hashlib.sha256(data).hexdigest(),
+                        source_path=str(Path(path).resolve()))
