@@ -279,14 +279,14 @@ def dfg_table(result: AuditResult) -> pd.DataFrame:
 
 
 def build_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
-    """Every table of the report, keyed as `TABLE_KEYS`."""
-    return {
-        "summary": summary_table(result), "fblock": fblock_table(result),
-        "joint": joint_frame(result), "cdr_rules": cdr_rules_table(result),
-        "families": families_table(result), "operators": operators_table(result),
-        "firing": firing_table(result), "cot_direct": cot_direct_table(result),
-        "shuffle": shuffle_table(result), "dfg": dfg_table(result),
+    """Every table of the report, keyed and ordered as `TABLE_KEYS`."""
+    builders = {
+        "summary": summary_table, "fblock": fblock_table, "joint": joint_frame,
+        "cdr_rules": cdr_rules_table, "families": families_table,
+        "cot_direct": cot_direct_table, "shuffle": shuffle_table, "dfg": dfg_table,
+        "operators": operators_table, "firing": firing_table,
     }
+    return {key: builders[key](result) for key in TABLE_KEYS}
 
 
 def audit_tables(db: sqlite_utils.Database, audit: str | int | None = None,

@@ -90,7 +90,8 @@ class AuditBuilder:
     def item(self, source_id: str | None = None, *, gold: str = "A",
              options: dict[str, str] | None = None, question: str = "Which is right?",
              kind: str = "mcq", context: str | None = None) -> int:
-        """Add an item to the dataset; returns its id.
+        """Add an item to the dataset; returns its id (the existing one if `source_id` is
+        already in the dataset, e.g. when a second audit of the same dataset is built).
 
         Args:
             source_id: the dataset's own id (default 'itemN').
@@ -101,8 +102,14 @@ class AuditBuilder:
             context: optional passage.
         """
         n = next(self._counter)
+        source_id = source_id or f"item{n}"
+        existing = self.db.execute(
+            "SELECT id FROM items WHERE dataset_id = ? AND source_id = ?",
+            [self.dataset_id, source_id]).fetchone()
+        if existing is not None:  # a second audit of the same dataset reuses its items
+            return int(existing[0])
         return self.db["items"].insert({
-            "dataset_id": self.dataset_id, "source_id": source_id or f"item{n}", "kind": kind,
+            "dataset_id": self.dataset_id, "source_id": source_id, "kind": kind,
             "question": question, "context": context,
             "options_json": dumps(options or DEFAULT_OPTIONS), "gold": gold,
             "meta_json": dumps({}),
