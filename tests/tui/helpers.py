@@ -28,3 +28,34 @@ def events(db_path: str, person: str) -> list[tuple[str, str, str | None]]:
 def screen_text(app: App) -> str:
     """The characters on the terminal now, one line per row (the top screen as drawn)."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_until(pilot, condition, *, seconds: float = 20.0) -> None:
+    """Let the app run until `condition()` holds (a generous bound, not a timing claim)."""
+    steps = int(seconds / 0.05)
+    for _ in range(steps):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    assert condition(), "condition never held"
+
+
+def label_everything(db_path: str, person, values: dict[str, dict[str, str]]) -> None:
+    """Record `values[code][field] = value` for `person` through the core (another
+    connection, as a second rater process would)."""
+    from annotate.events import record_label, start_session
+    from store import open_db
+
+    db = open_db(db_path)
+    try:
+        session = start_session(db, person, "pilot")
+        for code, fields in values.items():
+            for field, value in fields.items():
+                record_label(db, person, session, code, field, value)
+    finally:
+        db.conn.close()
+
+
+def case_codes(db_path: str) -> list[str]:
+    """Every case code of the fixture set, sorted (a rater-independent order)."""
+    return [r[0] for r in query(db_path, "SELECT code FROM annotation_cases ORDER BY code")]

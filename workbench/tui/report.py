@@ -1,0 +1,92 @@
+"""What the coordinator screen shows, computed off the UI thread from its own connection.
+
+No textual here: the worker calls `compute_report`, the screen only draws the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from annotate.agreement import Agreement, RaterProgress
+
+STRATUM_DIMENSIONS: tuple[str, ...] = ("family", "dataset", "model")
+"""Dimensions the per-stratum table cycles through (`b` on the coordinator screen)."""
+
+
+@dataclass(frozen=True)
+class CoordinatorReport:
+    """One recomputation of progress and agreement for a set.
+
+    Attributes:
+        set_name: the annotation set.
+        progress: per rater, labelled / started / total.
+        overall: per field, the full and the binary agreement over all cases.
+        by_stratum: the same per value of `dimension` (stratum 'dimension=value').
+        dimension: the stratum dimension of `by_stratum`.
+        fingerprint: what the store looked like (latest event id, counts); an unchanged
+            fingerprint means nothing new to compute.
+        computed_at: UTC time of the recomputation.
+    """
+
+    set_name: str
+    progress: tuple[RaterProgress, ...]
+    overall: tuple[Agreement, ...]
+    by_stratum: tuple[Agreement, ...]
+    dimension: str
+    fingerprint: tuple[int, ...]
+    computed_at: str
+
+    def overall_for(self, key: str) -> Agreement | None:
+        """The overall agreement row with key '<field>|full' or '<field>|binary'."""
+        field, _, form = key.partition("|")
+        return next((a for a in self.overall
+                     if a.field == field and a.binary == (form == "binary")), None)
+
+    def strata_for(self, key: str) -> list[Agreement]:
+        """Per-stratum rows of one (field, form) key."""
+        field, _, form = key.partition("|")
+        return [a for a in self.by_stratum if a.field == field and a.binary == (form == "binary")]
+
+
+def fingerprint(db, set_name: str) -> tuple[int, ...]:
+    """Cheap summary that changes whenever a label, rater order or person is added."""
+    row = db.execute(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM label_events), "
+        "(SELECT COUNT(*) FROM annotation_orders), (SELECT COUNT(*) FROM people)").fetchone()
+    return tuple(int(v) for v in row)
+
+
+def compute_report(db_path: str, set_name: str, dimension: str,
+                   previous: tuple[int, ...] | None = None) -> CoordinatorReport | None:
+    """Progress and agreement for a set, from a connection opened (and closed) here.
+
+    A fresh connection per recomputation keeps the UI thread's connection out of the
+    worker thread, and sees every label committed by other processes.
+
+    Args:
+        db_path: the store.
+        set_name: the annotation set.
+        dimension: 'family', 'dataset' or 'model' for the per-stratum table.
+        previous: the fingerprint of the last report; if nothing changed, returns None.
+
+    Returns:
+        The report, or None when the store is unchanged since `previous`.
+    """
+    from annotate.agreement import all_agreements, progress
+    from store.db import open_db, utcnow
+
+    db = open_db(db_path)
+    try:
+        seen = fingerprint(db, set_name)
+        if previous is not None and seen == previous:
+            return None
+        rows = all_agreements(db, set_name, by=dimension)
+        return CoordinatorReport(
+            set_name=set_name, progress=tuple(progress(db, set_name)),
+            overall=tuple(a for a in rows if a.stratum is None),
+            by_stratum=tuple(a for a in rows if a.stratum is not None),
+            dimension=dimension, fingerprint=seen, computed_at=utcnow())
+    finally:
+        db.conn.close()

@@ -1,0 +1,52 @@
+"""How agreement figures are written on the coordinator screen (one place for the wording)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from annotate.agreement import Agreement
+
+DASH = "—"
+
+
+def form(agreement: Agreement) -> str:
+    """'3-way' / '4-way' for the full field, 'binary: shifted vs not' for the collapse."""
+    from annotate.codebook import FIELDS
+
+    if agreement.binary:
+        return f"binary: {FIELDS[agreement.field].binary_name}"
+    return f"{len(agreement.categories)}-way"
+
+
+def percent(value: float | None) -> str:
+    """A share as '85.0 %' (dash when undefined)."""
+    return DASH if value is None else f"{100 * value:.1f} %"
+
+
+def number(value: float | None) -> str:
+    """A coefficient to two decimals, sign kept (dash when undefined)."""
+    return DASH if value is None else f"{value:+.2f}" if value < 0 else f"{value:.2f}"
+
+
+def kappa(agreement: Agreement) -> str:
+    """Cohen's kappa, or the word 'undefined' (never 0 or NaN in its place)."""
+    return "undefined" if agreement.kappa is None else number(agreement.kappa)
+
+
+def ci(agreement: Agreement) -> str:
+    """95% CI as '[0.10, 0.40]' (dash when kappa is undefined)."""
+    if agreement.kappa_ci is None:
+        return DASH
+    low, high = agreement.kappa_ci
+    return f"[{number(low)}, {number(high)}]"
+
+
+def summary(agreement: Agreement) -> str:
+    """One line: 'κ 0.25 [0.10, 0.40] fair · AC1 0.61 · raw 70.0 % · N 20'."""
+    if agreement.kappa is None:
+        head = f"κ undefined ({agreement.reason})" if agreement.reason else "κ undefined"
+    else:
+        head = f"κ {kappa(agreement)} {ci(agreement)} {agreement.interpretation}"
+    return (f"{head} · AC1 {number(agreement.ac1)} · raw {percent(agreement.raw_agreement)} "
+            f"· N {agreement.n}")

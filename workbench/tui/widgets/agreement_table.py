@@ -1,0 +1,61 @@
+"""Agreement of the two raters per label field: three-way (or four-way) and binary rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from textual.widgets import DataTable
+
+from workbench.tui.widgets import agreement_format as fmt
+
+if TYPE_CHECKING:
+    from annotate.agreement import Agreement
+
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("field", "field"), ("form", "form"), ("n", "N"), ("raw", "raw agr."),
+    ("kappa", "Cohen's κ"), ("ci", "95% CI"), ("ac1", "Gwet AC1"), ("lk", "Landis–Koch"),
+)
+"""(key, heading) of every column, in order."""
+
+
+def row_key(agreement: Agreement) -> str:
+    """Stable key of a row: '<field>|full' or '<field>|binary'."""
+    return f"{agreement.field}|{'binary' if agreement.binary else 'full'}"
+
+
+def cells(agreement: Agreement) -> list[str]:
+    """The row's cells, in `COLUMNS` order."""
+    return [agreement.field, fmt.form(agreement), str(agreement.n),
+            fmt.percent(agreement.raw_agreement), fmt.kappa(agreement), fmt.ci(agreement),
+            fmt.number(agreement.ac1), agreement.interpretation]
+
+
+class AgreementTable(DataTable):
+    """One row per (field, form); the highlighted row drives the confusion matrix below.
+
+    Rows are updated in place, so the cursor stays on the row the coordinator chose while
+    labels keep arriving.
+    """
+
+    DEFAULT_CSS = """
+    AgreementTable { height: auto; max-height: 12; border: round $panel; }
+    """
+
+    def on_mount(self) -> None:
+        self.border_title = "Agreement (all cases)"
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for key, heading in COLUMNS:
+            self.add_column(heading, key=key)
+
+    def show(self, agreements: Sequence[Agreement]) -> None:
+        """Add or update one row per agreement."""
+        for agreement in agreements:
+            key = row_key(agreement)
+            values = cells(agreement)
+            if key in self.rows:
+                for (column, _), value in zip(COLUMNS, values):
+                    self.update_cell(key, column, value, update_width=True)
+            else:
+                self.add_row(*values, key=key)

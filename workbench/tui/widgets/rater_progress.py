@@ -1,0 +1,43 @@
+"""Progress of each rater through the set: labelled / total, started, last label time."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from textual.widgets import DataTable
+
+if TYPE_CHECKING:
+    from annotate.agreement import RaterProgress
+
+BAR_WIDTH = 12
+
+
+def bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
+    """A text progress bar, e.g. '█████░░░░░' for half done."""
+    filled = 0 if total <= 0 else round(width * done / total)
+    return "█" * filled + "░" * (width - filled)
+
+
+class RaterProgressTable(DataTable):
+    """One row per rater (coordinator screen only: raters never see each other's progress)."""
+
+    DEFAULT_CSS = """
+    RaterProgressTable { height: auto; max-height: 8; border: round $panel; }
+    """
+
+    def on_mount(self) -> None:
+        self.border_title = "Progress"
+        self.cursor_type = "none"
+        for heading in ("rater", "labelled", "", "started", "last label UTC"):
+            self.add_column(heading)
+
+    def show(self, progress: Sequence[RaterProgress]) -> None:
+        """Replace the rows."""
+        self.clear()
+        if not progress:
+            self.add_row("no rater has opened this set yet", "", "", "", "")
+        for p in progress:
+            last = (p.last_label_at or "—")[:19].replace("T", " ")
+            self.add_row(p.name, f"{p.done} / {p.total}", bar(p.done, p.total),
+                         str(p.started), last)
