@@ -174,11 +174,13 @@ def observations(frames: AuditFrames) -> pd.DataFrame:
     not_fired = (perturbed["status"] == "not_fired") | (perturbed["fired"] == 0)
     parsed = _parsed(perturbed)
     base_parsed = perturbed["base_parsed"].fillna(False).astype(bool)
+    # A generation stored with parse_status 'error' is a backend failure the runner retries:
+    # it is not an answer yet, so it counts as not generated rather than unparsed.
+    missing = perturbed["generation_id"].isna() | (perturbed["parse_status"] == "error")
     excluded = [
         EXCLUDED_NOT_FIRED if nf else EXCLUDED_NOT_GENERATED if pd_missing
         else EXCLUDED_UNPARSED if not ok else EXCLUDED_BASELINE_UNPARSED if not b_ok else None
-        for nf, pd_missing, ok, b_ok in zip(not_fired, perturbed["generation_id"].isna(),
-                                            parsed, base_parsed)
+        for nf, pd_missing, ok, b_ok in zip(not_fired, missing, parsed, base_parsed)
     ]
     perturbed["excluded"] = excluded
     perturbed["usable"] = perturbed["excluded"].isna()

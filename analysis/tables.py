@@ -229,7 +229,7 @@ def firing_table(result: AuditResult) -> pd.DataFrame:
             "arm": labels.get(arm_id, str(arm_id)), "operator": op, "family": first["family"],
             "intent": first["intent"], "role": first["role"], "planned": len(group),
             "fired": int((excluded != "not_fired").sum()),
-            "generated": int(group["generation_id"].notna().sum()),
+            "generated": int((~excluded.isin(["not_fired", "not_generated"])).sum()),
             "used": int(group["usable"].sum()),
             "unparsed": int((excluded == "unparsed").sum()),
             "baseline_unparsed": int((excluded == "baseline_unparsed").sum()),

@@ -172,7 +172,7 @@ class AuditBuilder:
                    option_probs: dict[str, float] | None = None) -> tuple[int, str]:
         """A generations row for the arm's model; returns (id, key).
 
-        `parse_status` defaults to 'ok' when `answer` is given, else 'unparsed'.
+        `parse_status` defaults to 'ok' when `answer` is given, else 'no_answer'.
         """
         n = next(self._counter)
         key = hashlib.sha256(f"{self.audit_id}:{arm_id}:{item_id}:{n}".encode()).hexdigest()
@@ -181,7 +181,7 @@ class AuditBuilder:
             "variant_id": variant_id, "mode": mode, "template": "synthetic",
             "prompt": f"prompt {n}", "sampler_json": dumps({"temperature": 0}), "seed": 0,
             "output": output, "answer": answer,
-            "parse_status": parse_status or ("ok" if answer is not None else "unparsed"),
+            "parse_status": parse_status or ("ok" if answer is not None else "no_answer"),
             "option_probs_json": dumps(option_probs) if option_probs is not None else None,
             "created_at": utcnow(),
         }).last_pk
@@ -231,12 +231,12 @@ class AuditBuilder:
             operator_id: e.g. 'M5_severity_a', 'F1_truncate_50'.
             family: e.g. 'M5' (default: `operator_id` up to the first '_').
             intent: 'D' (destructive) or 'P' (preserving).
-            answer: parsed answer label (None -> parse_status 'unparsed').
+            answer: parsed answer label (None -> parse_status 'no_answer').
             output: the perturbed chain text.
             old: the operator's removed token(s).
             new: the operator's inserted token(s).
             fired: False writes a not-fired variant and a 'not_fired' job, no generation.
-            parse_status: override (default 'ok' if `answer` else 'unparsed').
+            parse_status: override (default 'ok' if `answer` else 'no_answer').
             locus: operator locus tag.
             role: job role (default inferred from the family).
             options: permuted options (shuffle variants).
