@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import match_case, split_sentences
+from workbench.perturb.segments import canonical_key, match_case, split_sentences
 from workbench.perturb.tokenize import token_change_fraction
 
 # Seed 000's fixed sentences, verbatim, by name (§4.1 MedPerturb; Bias-in-Bios; Q-Pain, App. H).
@@ -40,11 +40,8 @@ GENDER_PAIRS: tuple[tuple[str, str], ...] = (
 )
 _TO_FEMALE = {m: f for m, f in GENDER_PAIRS} | {"him": "her", "his": "her"}
 _TO_MALE = {f: m for m, f in GENDER_PAIRS} | {"hers": "his"}
-_GENDER_WORD = re.compile(
-    r"(?<!\w)(" + "|".join(sorted(set(_TO_FEMALE) | set(_TO_MALE) | {"her"}, key=len, reverse=True))
-    + r")(?!\w)",
-    re.IGNORECASE,
-)
+_GENDER_KEYS = sorted(set(_TO_FEMALE) | set(_TO_MALE) | {"her"}, key=lambda k: (-len(k), k))
+_GENDER_WORD = re.compile(r"(?<!\w)(" + "|".join(_GENDER_KEYS) + r")(?!\w)", re.IGNORECASE)
 # Words after which "her" is an object pronoun ("gave her a", "told her that") -> "him".
 _HER_OBJECT_FOLLOWERS = frozenset(
     "a an the to and or but with for of in on at by from that this is was about as if "
@@ -80,7 +77,7 @@ def fixed_sentence(text: str, ctx: Context) -> Edit:
 
 def _swap_gender_word(match: re.Match[str], text: str) -> str:
     word = match.group(0)
-    lower = word.lower()
+    lower = canonical_key(_GENDER_KEYS, word)
     if lower == "her":
         following = re.match(r"\s+([A-Za-z]+)", text[match.end() :])
         is_object = following is None or following.group(1).lower() in _HER_OBJECT_FOLLOWERS
@@ -109,7 +106,7 @@ def patient_is_male(text: str) -> bool | None:
     """True/False by the majority of male vs female terms in `text`; None if tied or absent."""
     male = female = 0
     for match in _GENDER_WORD.finditer(text):
-        lower = match.group(0).lower()
+        lower = canonical_key(_GENDER_KEYS, match.group(0))
         if lower in _TO_FEMALE:
             male += 1
         elif lower in _TO_MALE or lower == "her":

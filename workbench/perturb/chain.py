@@ -10,7 +10,7 @@ import re
 from decimal import Decimal
 
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import STEP_MARKER, match_case, split_chain
+from workbench.perturb.segments import STEP_MARKER, canonical_key, match_case, split_chain
 
 # F3: "The regex is \d+(?:\.\d+)? so it matches integers and decimals but not currency or
 # percent signs." (the PDF extraction lost the backslash-d; reconstructed).
@@ -187,7 +187,7 @@ def synonym_map(variant: str) -> EditFn:
 
         def replace(match: re.Match[str]) -> str:
             source = match.group(0)
-            target = match_case(source, table[source.lower()])
+            target = match_case(source, table[canonical_key(table, source)])
             edits.append([source, target])
             return target
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import match_case
+from workbench.perturb.segments import canonical_key, match_case
 from workbench.perturb.tokenize import Tokenizer, WordTokenizer, token_change_fraction
 
 DEFAULT_TARGET_FRACTION = 0.10
@@ -150,7 +150,7 @@ class TableParaphraser:
 
 
 def _replacement(match: re.Match[str]) -> str:
-    return match_case(match.group(0), _TABLE[match.group(0).lower()])
+    return match_case(match.group(0), _TABLE[canonical_key(_TABLE, match.group(0))])
 
 
 def _render(text: str, matches: list[re.Match[str]]) -> str:

@@ -10,7 +10,7 @@ import re
 
 from analysis.definitions import NEGATION_PATTERNS
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import match_case, split_sentences, word_pattern
+from workbench.perturb.segments import canonical_key, match_case, split_sentences, word_pattern
 
 M1_PROTECTED_TAIL = 2  # "The final two sentences are protected"
 
@@ -147,7 +147,7 @@ def swap_sex(stem: str, ctx: Context) -> Edit:
 
     def replace(match: re.Match[str]) -> str:
         source = match.group(0)
-        target = match_case(source, M2_SEX_SWAPS[source.lower()])
+        target = match_case(source, M2_SEX_SWAPS[canonical_key(M2_SEX_SWAPS, source)])
         edits.append([source, target])
         return target
 

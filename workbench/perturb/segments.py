@@ -82,9 +82,10 @@ def split_chain(chain: str) -> StepSplit:
         mode = "markers"
     else:
         lead = len(chain) - len(chain.lstrip())
+        body_end = len(chain.rstrip())  # a trailing blank line is not an empty last step
         prefix = chain[:lead]
         pieces, last = [], lead
-        for match in PARAGRAPH_BREAK.finditer(chain, lead):
+        for match in PARAGRAPH_BREAK.finditer(chain, lead, body_end):
             pieces.append(chain[last : match.end()])
             last = match.end()
         pieces.append(chain[last:])
@@ -144,6 +145,25 @@ def match_case(source: str, replacement: str) -> str:
     if letters and letters[0].isupper() and replacement[:1].islower():
         return replacement[:1].upper() + replacement[1:]
     return replacement
+
+
+def canonical_key(keys: Iterable[str], source: str) -> str:
+    """The lowercase table key that `source` matched case-insensitively.
+
+    `re.IGNORECASE` also matches Unicode case variants ("gırl" matches "girl", "ſ" matches
+    "s") whose `.lower()` is not the key, so fall back to re-matching each key.
+
+    Raises:
+        KeyError: no key matches (a bug in the calling pattern).
+    """
+    keys = list(keys)
+    lower = source.lower()
+    if lower in keys:
+        return lower
+    for key in keys:
+        if re.fullmatch(re.escape(key), source, re.IGNORECASE):
+            return key
+    raise KeyError(source)
 
 
 def word_pattern(phrase: str) -> str:
