@@ -85,6 +85,7 @@ def test_import_with_map_file_and_skip_bad(capsys, tmp_path):
 
 @pytest.mark.parametrize(("args", "expected"), [
     (("import", "medqa", "missing.jsonl"), "paw: error: missing.jsonl: no such file"),
+    (("import", "medqa", "{dir}"), "paw: error: {dir}: expected a file, got a directory"),
     (("import", "nosuch", "{fixture}"), "paw: error: format: expected one of medqa, "),
     (("import", "jsonl", "{fixture}", "--map", "{bad"),
      "paw: error: --map: expected a JSON object, got invalid JSON"),
@@ -93,16 +94,28 @@ def test_import_with_map_file_and_skip_bad(capsys, tmp_path):
 ])
 def test_user_errors_are_one_line(capsys, tmp_path, args, expected):
     fixture = str(FIXTURES / "medqa.jsonl")
-    argv = [a.replace("{fixture}", fixture) for a in args] + ["--db", str(tmp_path / "p.db")]
+    argv = [a.replace("{fixture}", fixture).replace("{dir}", str(tmp_path)) for a in args]
+    argv += ["--db", str(tmp_path / "p.db")]
+    expected = expected.replace("{dir}", str(tmp_path))
     code, out, err = paw(capsys, *argv)
     assert code == 1 and out == ""
     assert err.startswith(expected) and err.count("\n") == 1, err
 
 
-def test_missing_file_does_not_create_a_database(capsys, tmp_path):
+def test_argument_mistakes_do_not_create_a_database(capsys, tmp_path):
     db = tmp_path / "paw.db"
     paw(capsys, "import", "medqa", str(tmp_path / "nope.jsonl"), "--db", str(db))
+    paw(capsys, "import", "medqb", str(FIXTURES / "medqa.jsonl"), "--db", str(db))
     assert not db.exists()
+
+
+def test_map_file_not_utf8_is_one_line(capsys, tmp_path):
+    mapping = tmp_path / "map.json"
+    mapping.write_bytes(b'{"question": "st\xe9m"}')
+    code, _, err = paw(capsys, "import", "csv", str(FIXTURES / "generic.csv"), "--map-file",
+                       str(mapping), "--db", str(tmp_path / "p.db"))
+    assert code == 1
+    assert err == f"paw: error: {mapping}: expected UTF-8 JSON, got byte 0xe9\n"
 
 
 def test_bad_file_via_python_dash_m_is_one_line_without_traceback(tmp_path):

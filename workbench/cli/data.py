@@ -37,20 +37,25 @@ def _mapping(map_json: str | None, map_file: str | None):
         path = Path(map_file)
         if not path.is_file():
             raise UserError(f"{map_file}: no such file (--map-file)")
-        return parse_mapping(path.read_text(encoding="utf-8"), map_file)
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{map_file}: expected UTF-8 JSON, got byte "
+                            f"0x{exc.object[exc.start]:02x}") from None
+        return parse_mapping(text, map_file)
     return None
 
 
 @click.command("import")
 @click.argument("format_name", metavar="FORMAT")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())  # checked by the importer: one-line errors
 @click.option("--name", help="Dataset name to import into (default: the file name's stem).")
 @click.option("--skip-bad", is_flag=True,
               help="Import the valid rows and report the bad ones, instead of stopping.")
 @click.option("--map", "map_json", metavar="JSON",
               help='Field mapping for jsonl/csv, e.g. \'{"id": "qid", "question": "stem", '
                    '"options": ["opA", "opB", "opC"], "answer": "correct"}\'.')
-@click.option("--map-file", type=click.Path(dir_okay=False),
+@click.option("--map-file", type=click.Path(),
               help="Read the --map JSON from this file.")
 @db_option
 def import_command(format_name: str, path: str, name: str | None, skip_bad: bool,
@@ -73,11 +78,12 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
                 answer, and optional kind, subject, context)
       csv       any CSV with a header row; columns named by --map
     """
-    from workbench.datasets.importers import import_file
+    from workbench.datasets.importers import check_file, get_format, import_file
 
+    # Argument mistakes fail before open_store creates a database file.
+    get_format(format_name)
     mapping = _mapping(map_json, map_file)
-    if not Path(path).exists():
-        raise UserError(f"{path}: no such file")  # before open_store creates a database
+    check_file(path)
     db = open_store(db_path)
     report = import_file(db, format_name, path, name=name, skip_bad=skip_bad,
                          mapping=mapping)

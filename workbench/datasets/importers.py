@@ -181,15 +181,20 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
     return ParsedFile(source.path, tuple(items), tuple(sorted(bad, key=lambda b: b.line)))
 
 
-def read_file(path: str | Path) -> bytes:
-    """A file's bytes, with one-line errors for the usual mistakes."""
+def check_file(path: str | Path) -> None:
+    """Fail with one line if `path` is missing or a directory."""
     where = Path(path)
     if not where.exists():
         raise UserError(f"{path}: no such file")
     if where.is_dir():
         raise UserError(f"{path}: expected a file, got a directory")
+
+
+def read_file(path: str | Path) -> bytes:
+    """A file's bytes, with one-line errors for the usual mistakes."""
+    check_file(path)
     try:
-        return where.read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
 
