@@ -125,8 +125,7 @@ _CASE_SQL = """
 SELECT c.id, c.code, c.set_id, s.name AS set_name, c.ask_harm, c.ask_chain_registration,
        i.kind, i.question, i.context, i.options_json, i.gold,
        v.text AS edited, v.options_json AS variant_options, v.gold AS variant_gold,
-       b.answer AS answer_before, p.answer AS answer_after, p.output AS chain_after,
-       p.model_id AS model_id
+       b.answer AS answer_before, p.answer AS answer_after, p.output AS chain_after
 FROM annotation_cases c
 JOIN annotation_sets s ON s.id = c.set_id
 JOIN variants v ON v.id = c.variant_id
@@ -137,16 +136,15 @@ WHERE c.code = ?
 """
 
 
-def _identity_names(db: sqlite_utils.Database, model_id: int | None) -> list[str]:
-    """Every name that could identify the model: its name, arm labels, templates, file name."""
-    if model_id is None:
-        return []
+def _identity_names(db: sqlite_utils.Database) -> list[str]:
+    """Every name that could identify a model of the store: model names and their parts,
+    file names, arm labels and prompt templates (all models, not only the case's own, since
+    a chain may name another model)."""
     names: list[str] = []
-    for name, path in db.execute("SELECT name, path FROM models WHERE id = ?", [model_id]):
+    for name, path in db.execute("SELECT name, path FROM models"):
         names += [name, *re.split(r"[/\\]", path or "")[-1:]]
         names += re.split(r"[-_/ .:]", name)  # 'qwen2.5-7b' -> also 'qwen2'
-    for label, template in db.execute(
-            "SELECT label, template FROM arms WHERE model_id = ?", [model_id]):
+    for label, template in db.execute("SELECT label, template FROM arms"):
         names += [label, *label.split("/"), template]
     # Generic words would blank ordinary text: keep only tokens that look like names.
     return [n for n in names if n and not n.isdigit() and n.lower() not in _GENERIC]
@@ -193,7 +191,7 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person,
     flipped = before is not None and after is not None and before != after
     chain = None
     if row["ask_chain_registration"]:
-        chain = scrub(row["chain_after"], _identity_names(db, row["model_id"]))
+        chain = scrub(row["chain_after"], _identity_names(db))
     return CaseView(
         code=row["code"], set_name=row["set_name"],
         position=int(position_row[0]) + 1 if position_row else 0, total=int(total),

@@ -1,0 +1,1 @@
+"""Tests of the clinician re-annotation core (annotate/) and its CLI."""
