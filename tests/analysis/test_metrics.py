@@ -297,3 +297,26 @@ def test_unparsed_baseline_removes_the_items_edits(db):
     r = _arm(db)
     assert r.afr_operator["M5_severity_a"].point == 0.0
     assert r.afr_operator["M5_severity_a"].n == 1
+
+
+def test_firing_counts_show_every_exclusion(db):
+    from analysis import audit_tables
+
+    b = AuditBuilder(db)
+    arm = b.arm("m/cot")
+    q1, q2, q3, q4, q5 = _items(b, 5)
+    for q in (q1, q2, q3, q4):
+        b.baseline(arm, q, answer="A")
+    b.baseline(arm, q5, answer=None)
+    b.perturbed(arm, q1, operator_id="M5_severity_a", intent="D", answer="A", new="chronic")
+    b.perturbed(arm, q2, operator_id="M5_severity_a", intent="D", fired=False)
+    b.perturbed(arm, q3, operator_id="M5_severity_a", intent="D", answer=None)
+    b.perturbed(arm, q4, operator_id="M5_severity_a", intent="D", answer="B",
+                parse_status="error")  # backend failure: retried later, not an answer
+    b.perturbed(arm, q5, operator_id="M5_severity_a", intent="D", answer="B", new="chronic")
+    firing = audit_tables(db, n_boot=10)["firing"]
+    row = firing[firing["operator"] == "M5_severity_a"].iloc[0]
+    # planned 5; fired 4 (q2 not); generated 3 (q4 errored); used 1 (q1);
+    # unparsed 1 (q3); baseline unparsed 1 (q5)
+    assert (row["planned"], row["fired"], row["generated"], row["used"], row["unparsed"],
+            row["baseline_unparsed"]) == (5, 4, 3, 1, 1, 1)
