@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from store.db import dumps, loads, transaction, utcnow
+from store.db import dumps, dumps_ordered, loads, transaction, utcnow
 from store.errors import NotFound, UserError
 from store.records import Item
 
@@ -64,7 +64,7 @@ def add_items(db: sqlite_utils.Database, dataset_id: int, items: list[Item]) -> 
                 "options_json, gold, subject, meta_json, source_line) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [dataset_id, item.source_id, item.kind, item.question, item.context,
-                 dumps(item.options), item.gold, item.subject, dumps(item.meta or {}),
+                 dumps_ordered(item.options), item.gold, item.subject, dumps(item.meta or {}),
                  item.source_line],
             )
             added += cursor.rowcount

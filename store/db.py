@@ -38,6 +38,11 @@ def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def dumps_ordered(value: Any) -> str:
+    """Compact JSON that keeps mapping order (answer options are shown in stored order)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def loads(text: str | None) -> Any:
     """Inverse of `dumps`; `None` stays `None`."""
     return None if text is None else json.loads(text)

@@ -107,9 +107,6 @@ def test_generic_csv_with_column_list_mapping(db):
     assert items[0].source_line == 2  # line 1 is the header
 
 
-@pytest.mark.xfail(strict=True, reason="store.datasets.add_items stores options with "
-                   "store.dumps, which sorts keys, so display order is lost (Item says "
-                   "options keep display order); reported to the lead")
 def test_option_display_order_survives_the_store(db):
     import_file(db, "pubmedqa", FIXTURES / "ori_pqal.json")
     import_file(db, "jsonl", FIXTURES / "paw_format.jsonl")

@@ -45,8 +45,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("paw: aborted", err=True)
         sys.exit(130)
+    except click.UsageError as exc:
+        # One line, like every other user mistake, with where to look for help.
+        where = exc.ctx.command_path if exc.ctx is not None else "paw"
+        click.echo(f"paw: error: {exc.format_message()} (see `{where} --help`)", err=True)
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        click.echo(f"paw: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("paw: interrupted (everything finished so far is stored)", err=True)
