@@ -107,6 +107,8 @@ def _frame(rows: list[dict[str, Any]], index: str | None = None,
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=columns)
+    if index and index not in frame.columns:  # no rows at all (an audit without arms)
+        frame[index] = []
     return frame.set_index(index) if index else frame
 
 

@@ -179,3 +179,19 @@ def test_paw_report_unknown_audit_is_a_user_error(db_path):
     result = CliRunner().invoke(cli, ["report", "--db", db_path, "--audit", "nope", "--json"])
     assert isinstance(result.exception, NotFound)
     assert "older" in str(result.exception) and "newer" in str(result.exception)
+
+
+def test_empty_audits_render_dashes_not_errors(db):
+    AuditBuilder(db, audit="no-arms")
+    report = build_report(db, n_boot=10)
+    assert "Table 3" in report.to_markdown()
+    json.loads(report.to_json())
+    b = AuditBuilder(db, audit="baseline-only")
+    arm = b.arm("m/cot")
+    b.baseline(arm, b.item("q1"), answer="A")
+    report = build_report(db, n_boot=10)  # the latest audit
+    assert report.meta["audit"] == "baseline-only"
+    row = next(line for line in report.to_markdown().splitlines() if line.startswith("| m/cot"))
+    # Acc. 1.00 is defined; nothing was perturbed, so CDR … MFC are '–'.
+    assert "1.00" in row and row.count("–") >= 8
+    assert report.figure_png().startswith(PNG_MAGIC)
