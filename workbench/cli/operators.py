@@ -146,7 +146,8 @@ def perturb_command(operator_id: str, text: str, seed: int, item_key: str,
 
     op = get_operator(operator_id)
     if text == "-":
-        text = click.get_text_stream("stdin").read()
+        with click.open_file("-", encoding="utf-8") as stream:
+            text = stream.read()
     if strip_answer:
         text = strip_final_answer(text)
     result = op.apply(

@@ -7,7 +7,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -40,16 +40,24 @@ def rules_paths() -> list[Path]:
     return paths
 
 
-def _line_of(raw: str, operator_id: object, index: int) -> int:
-    """Best-effort line number of a rule (the line naming its id), for error messages."""
-    if isinstance(operator_id, str):
-        for number, line in enumerate(raw.splitlines(), start=1):
-            if re.search(r"[\"']id[\"']?\s*[:=]\s*[\"']" + re.escape(operator_id), line) or (
-                re.match(r"\s*id\s*=", line) and operator_id in line
-            ):
-                return number
-    headers = [n for n, line in enumerate(raw.splitlines(), 1) if line.strip() == "[[operator]]"]
-    return headers[index] if index < len(headers) else 1
+def _rule_locator(raw: str, path: Path, index: int) -> Callable[[str], str]:
+    """A function naming "<file>:<line>" of a field of the `index`-th rule (best effort)."""
+    lines = raw.splitlines()
+    starts = [n for n, line in enumerate(lines) if line.strip() == "[[operator]]"]
+    if len(starts) > index:  # TOML: the rule runs from its header to the next one
+        first = starts[index]
+        last = starts[index + 1] if index + 1 < len(starts) else len(lines)
+    else:  # JSON: no headers; search the whole file
+        first, last = 0, len(lines)
+
+    def locate(field: str) -> str:
+        field_line = re.compile(r'^\s*"?' + re.escape(field) + r'"?\s*[=:]')
+        for number in range(first, last):
+            if field_line.search(lines[number]):
+                return f"{path}:{number + 1}"
+        return f"{path}:{first + 1}"
+
+    return locate
 
 
 def _regex_rule(pattern: re.Pattern[str], replacement: str, count: int) -> EditFn:
@@ -76,20 +84,23 @@ def _affix_rule(sentence: str, *, at_end: bool) -> EditFn:
     return edit
 
 
-def operator_from_rule(rule: dict[str, Any], where: str) -> Operator:
-    """Build an operator from one rule table; `where` is "<file>:<line>" for messages.
+def operator_from_rule(rule: dict[str, Any], locate: Callable[[str], str]) -> Operator:
+    """Build an operator from one rule table.
+
+    Args:
+        rule: the table's fields.
+        locate: maps a field name to "<file>:<line>" for error messages.
 
     Raises:
         UserError: a field is missing, unknown or of the wrong kind.
     """
 
     def bad(field: str, expected: str, got: object) -> UserError:
-        return UserError(f"{where}: {field}: expected {expected}, got {got!r}")
+        return UserError(f"{locate(field)}: {field}: expected {expected}, got {got!r}")
 
     unknown = sorted(set(rule) - _KNOWN_FIELDS)
     if unknown:
-        return_error = bad(unknown[0], f"one of {', '.join(sorted(_KNOWN_FIELDS))}", unknown[0])
-        raise return_error
+        raise bad(unknown[0], f"one of {', '.join(sorted(_KNOWN_FIELDS))}", unknown[0])
     op_id = rule.get("id")
     if not isinstance(op_id, str) or not _ID.match(op_id):
         raise bad("id", "a name of letters, digits, _ . - starting with a letter", op_id)
@@ -139,7 +150,7 @@ def operator_from_rule(rule: dict[str, Any], where: str) -> Operator:
         description=rule.get("description", summary),
         example_input=rule.get("example", ""),
         fn=fn,
-        source=where,
+        source=locate("id"),
     )
 
 
@@ -167,8 +178,7 @@ def load_rules_file(path: Path) -> list[Operator]:
     for index, rule in enumerate(rules):
         if not isinstance(rule, dict):
             raise UserError(f"{path}:1: operator[{index}]: expected a table, got {rule!r}")
-        where = f"{path}:{_line_of(raw, rule.get('id'), index)}"
-        operators.append(operator_from_rule(rule, where))
+        operators.append(operator_from_rule(rule, _rule_locator(raw, path, index)))
     return operators
 
 

@@ -1,0 +1,125 @@
+"""User-defined operators: TOML/JSON rules files ($PAW_OPERATORS, ~/.config) and entry points."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from store.errors import UserError
+from workbench.perturb import OPERATORS, get_operator, load_catalogue
+from workbench.perturb.base import Edit, Operator
+from workbench.perturb import user
+
+RULES = '''
+[[operator]]
+id = "U_smoker"
+family = "user"
+name = "nonsmoker -> smoker"
+intent = "D"
+locus = "Sur"
+target = "question"
+pattern = "\\\\bnonsmoker\\\\b"
+replacement = "smoker"
+example = "He is a nonsmoker."
+
+[[operator]]
+id = "U_note"
+prepend = "Records were reviewed twice."
+'''
+
+
+@pytest.fixture
+def rules_file(tmp_path, monkeypatch):
+    path = tmp_path / "ops.toml"
+    path.write_text(RULES, encoding="utf-8")
+    monkeypatch.setenv("PAW_OPERATORS", str(path))
+    return path
+
+
+def test_rules_file_operators_join_the_catalogue_after_the_builtins(rules_file):
+    catalogue = load_catalogue()
+    assert list(catalogue)[: len(OPERATORS)] == list(OPERATORS)
+    assert list(catalogue)[len(OPERATORS) :] == ["U_smoker", "U_note"]
+    op = get_operator("U_smoker")
+    assert (op.intent, op.locus, op.target, op.block) == ("D", "Sur", "question", "user")
+    result = op.apply("He is a nonsmoker; nonsmokers live longer.")
+    assert result.text == "He is a smoker; nonsmokers live longer."
+    assert (result.old, result.new) == ("nonsmoker", "smoker")
+    assert not op.apply("He smokes.").fired
+    assert get_operator("U_note").apply("Q?").text == "Records were reviewed twice. Q?"
+    assert "U_smoker" not in OPERATORS  # the built-in dict stays built-in only
+
+
+def test_default_config_path_and_json_rules(tmp_path, monkeypatch):
+    config = tmp_path / "xdg" / "paw"
+    config.mkdir(parents=True)
+    (config / "operators.toml").write_text(RULES, encoding="utf-8")
+    extra = tmp_path / "more.json"
+    extra.write_text(json.dumps({"operators": [
+        {"id": "U_all_fever", "pattern": "fever", "replacement": "pyrexia", "count": 0}
+    ]}), encoding="utf-8")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PAW_OPERATORS", str(extra))
+    ids = list(load_catalogue())
+    assert ids[-3:] == ["U_all_fever", "U_smoker", "U_note"]  # env first, then the default
+    assert get_operator("U_all_fever").apply("fever, fever").text == "pyrexia, pyrexia"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[[operator]]\nid = "U_x"\npattern = "("\nreplacement = "y"\n',
+         ":3: pattern: expected a valid regular expression"),
+        # a missing field is located at the rule's [[operator]] header
+        ('[[operator]]\nid = "U_x"\npattern = "a"\n', ":1: replacement: expected a string"),
+        ('[[operator]]\nid = "U_x"\nprepend = "a"\nintent = "X"\n', ":4: intent: expected D or P"),
+        ('[[operator]]\nid = "U_x"\n', ":1: pattern: expected exactly one of pattern"),
+        ('[[operator]]\nid = "U_x"\nprepend = "a"\ncolour = "red"\n', ":4: colour: expected one of"),
+        ('[[operator]]\nid = "M2_sex"\nprepend = "a"\n', ":2: id: expected a new operator id"),
+        ('[[operator]]\nid = "U_x"\nprepend = "a"\n[[operator]]\nid = "U_x"\nprepend = "b"\n',
+         ":5: id: expected a unique id"),
+        ("not toml = = =", ":1: file: expected valid"),
+    ],
+)
+def test_bad_rules_are_located_user_errors(tmp_path, monkeypatch, body, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(body, encoding="utf-8")
+    monkeypatch.setenv("PAW_OPERATORS", str(path))
+    with pytest.raises(UserError) as info:
+        load_catalogue()
+    assert str(info.value).startswith(str(path)) and message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_rules_file_is_a_user_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PAW_OPERATORS", str(tmp_path / "nope.toml") + os.pathsep)
+    with pytest.raises(UserError, match="expected a readable rules file"):
+        load_catalogue()
+
+
+class FakeEntryPoint:
+    def __init__(self, name: str, obj: object) -> None:
+        self.name, self.value, self._obj = name, f"plugin:{name}", obj
+
+    def load(self) -> object:
+        return self._obj
+
+
+def _upper(text, ctx):
+    return Edit(text=text.upper(), old=text, new=text.upper())
+
+
+def test_entry_point_operators(monkeypatch):
+    plugin_op = Operator("P_upper", "user", "a", "upper-case", "P", "Sur", "question", "user",
+                         "Upper-case the stem.", "abc", _upper, source="plugin")
+    second = Operator("P_upper2", "user", "b", "upper 2", None, None, "question", "user",
+                      "Again.", "abc", _upper, source="plugin")
+    eps = [FakeEntryPoint("one", plugin_op), FakeEntryPoint("many", lambda: [second])]
+    monkeypatch.setattr(user, "entry_points", lambda group: eps if group == "paw.operators" else [])
+    assert list(load_catalogue())[-2:] == ["P_upper", "P_upper2"]
+    assert get_operator("P_upper2").apply("abc").text == "ABC"
+    monkeypatch.setattr(user, "entry_points", lambda group: [FakeEntryPoint("bad", 42)])
+    with pytest.raises(UserError, match="entry point bad .*expected an Operator, got int"):
+        load_catalogue()
