@@ -1,0 +1,250 @@
+"""The llama.cpp backend: one in-process model, token-level generation, last-position logits.
+
+Only this module imports `llama_cpp` (lazily). The runner talks to any backend through
+the small `Backend` protocol, which the fake backend (`workbench.models.fake`) also
+implements for fast tests.
+
+Two llama.cpp details this module relies on (llama-cpp-python 0.3.36):
+
+- With `logits_all=False` llama.cpp computes logits only for the last position of
+  each decoded batch; `llama_get_logits_ith(ctx, -1)` reads them in place. During
+  `Llama.generate` those are, at every yielded token, the logits that produced it.
+- `Llama.generate(reset=True)` keeps the longest common token prefix of the previous
+  call in the KV cache and evaluates only the rest. For models where that is unsafe
+  (sliding-window or recurrent state) we `reset()` first, so each prompt is fresh.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from store.errors import UserError
+from workbench.models.request import Sampler
+
+DEFAULT_CTX = 4096
+"""Context size when `--ctx` is not given (capped by the model's trained context)."""
+
+
+@dataclass(frozen=True)
+class Watched:
+    """Next-token logits of the watched token ids at one position, and the vocabulary logsumexp."""
+
+    logits: tuple[float, ...]
+    logsumexp: float
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A finished decode: output ids (no end-of-generation token) and per-step watched logits.
+
+    `steps[k]` holds the logits that produced token k (and, when generation ended with
+    an end-of-generation token, one more step for the position that produced it).
+    """
+
+    token_ids: tuple[int, ...]
+    finish_reason: str
+    steps: tuple[Watched, ...]
+
+
+class Backend(Protocol):
+    """What the runner needs from a model."""
+
+    n_ctx: int
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        """Token ids of `text` (no BOS added; `special` parses special-token text)."""
+
+    def piece(self, token_id: int) -> bytes:
+        """The bytes a token stands for."""
+
+    def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
+                 watch_ids: Sequence[int]) -> Decoded:
+        """Decode from `prompt_ids` until end of generation or `max_tokens`."""
+
+    def next_logits(self, context_ids: Sequence[int], watch_ids: Sequence[int]) -> Watched:
+        """Logits of `watch_ids` for the token after `context_ids`."""
+
+    def close(self) -> None:
+        """Free the model."""
+
+
+def _cpu_has_amx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("flags"):
+                    return "amx_int8" in line.split() or "amx_tile" in line.split()
+    except OSError:
+        return False
+    return False
+
+
+def use_extra_buffers() -> bool:
+    """Whether llama.cpp may repack weights into extra buffer types (AMX, CPU_REPACK).
+
+    Default: yes, except on CPUs that report AMX: there llama.cpp's AMX matmul crashed
+    the process (SIGSEGV in `ggml_backend_amx_mul_mat`) on every batch of more than one
+    token on our reference machine, a crash no Python code can catch. `PAW_LLAMA_EXTRA_BUFFERS`
+    =1/0 overrides.
+    """
+    setting = os.environ.get("PAW_LLAMA_EXTRA_BUFFERS")
+    if setting is not None:
+        return setting.strip().lower() not in ("0", "false", "no", "off", "")
+    return not _cpu_has_amx()
+
+
+@contextmanager
+def _model_params(extra_buffers: bool) -> Iterator[None]:
+    """Llama() builds its model params from `llama_model_default_params()`; adjust that."""
+    import llama_cpp.llama as llama_module
+
+    original = llama_module.llama_cpp.llama_model_default_params
+    if extra_buffers:
+        yield
+        return
+
+    def without_extra_buffers() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        llama_module.llama_cpp.llama_model_default_params = original
+
+
+class LlamaCppBackend:
+    """A GGUF model loaded in-process with llama-cpp-python."""
+
+    def __init__(self, path: str, *, threads: int | None = None, gpu_layers: int = 0,
+                 ctx: int | None = None, context_length: int | None = None,
+                 prefix_cache_safe: bool = True, extra_buffers: bool | None = None) -> None:
+        """Load the model.
+
+        Args:
+            path: the GGUF file.
+            threads: CPU threads for prompt and generation (default: all cores, where
+                llama-cpp-python's own default for generation is half of them).
+            gpu_layers: layers to offload to a GPU (0: CPU only; -1: all).
+            ctx: context size in tokens (default: min(trained context, 4096)).
+            context_length: the model's trained context (from its metadata).
+            prefix_cache_safe: False to evaluate every prompt fresh.
+            extra_buffers: allow weight repacking buffers (default: `use_extra_buffers()`).
+
+        Raises:
+            UserError: llama.cpp cannot load the file.
+        """
+        from llama_cpp import Llama
+
+        threads = threads or os.cpu_count() or 1
+        n_ctx = ctx or min(context_length or DEFAULT_CTX, DEFAULT_CTX)
+        self.path = path
+        self.prefix_cache_safe = prefix_cache_safe
+        self.threads = threads
+        try:
+            with _model_params(use_extra_buffers() if extra_buffers is None else extra_buffers):
+                self.llm = Llama(
+                    model_path=path, n_ctx=n_ctx, n_batch=512, n_threads=threads,
+                    n_threads_batch=threads, n_gpu_layers=gpu_layers, logits_all=False,
+                    verbose=False,
+                )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise UserError(f"{path}: llama.cpp could not load the model ({exc})") from None
+        self.n_ctx = self.llm.n_ctx()
+        self._n_vocab = self.llm.n_vocab()
+        self._pieces: dict[int, bytes] = {}
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        """Token ids of `text`, no BOS (chat templates carry their own)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def piece(self, token_id: int) -> bytes:
+        """The bytes of one token (cached)."""
+        piece = self._pieces.get(token_id)
+        if piece is None:
+            piece = self.llm._model.detokenize([token_id], special=False)
+            self._pieces[token_id] = piece
+        return piece
+
+    def _is_eog(self, token_id: int) -> bool:
+        import llama_cpp
+
+        return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token_id))
+
+    def _watch(self, watch_ids: Sequence[int]) -> Watched:
+        import llama_cpp
+        import numpy as np
+
+        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
+        top = float(logits.max())
+        lse = top + math.log(float(np.exp(logits - top, dtype=np.float64).sum()))
+        return Watched(tuple(float(logits[i]) for i in watch_ids), lse)
+
+    def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
+                 watch_ids: Sequence[int]) -> Decoded:
+        """Decode with llama.cpp's sampler chain, reusing the cached prefix when safe."""
+        llm = self.llm
+        if not self.prefix_cache_safe:
+            llm.reset()
+        llm.set_seed(sampler.seed)
+        tokens: list[int] = []
+        steps: list[Watched] = []
+        finish = "length"
+        stream = llm.generate(
+            list(prompt_ids), temp=sampler.temperature, top_k=sampler.top_k,
+            top_p=sampler.top_p, min_p=sampler.min_p, repeat_penalty=sampler.repeat_penalty,
+            reset=True,
+        )
+        try:
+            if max_tokens > 0:
+                for token in stream:
+                    # Before the generator resumes, the context's last logits are the
+                    # ones this token was sampled from.
+                    steps.append(self._watch(watch_ids))
+                    if self._is_eog(token):
+                        finish = "stop"
+                        break
+                    tokens.append(token)
+                    if len(tokens) >= max_tokens:
+                        break
+        finally:
+            stream.close()
+        return Decoded(tuple(tokens), finish, tuple(steps))
+
+    def next_logits(self, context_ids: Sequence[int], watch_ids: Sequence[int]) -> Watched:
+        """Evaluate `context_ids` (reusing what the cache already holds) and read the last logits."""
+        llm = self.llm
+        ids = list(context_ids)
+        cached = llm._input_ids.tolist()
+        common = 0
+        for a, b in zip(cached, ids):
+            if a != b:
+                break
+            common += 1
+        if common == len(ids):
+            common -= 1  # the last position must be decoded again to have its logits
+        if common < llm.n_tokens:
+            # Appending is always valid; cutting the cache back is only for safe models.
+            if self.prefix_cache_safe and common > 0 and llm._ctx.kv_cache_seq_rm(-1, common, -1):
+                llm.n_tokens = common
+            else:
+                llm.reset()
+                common = 0
+        llm.eval(ids[common:])
+        return self._watch(watch_ids)
+
+    def reset(self) -> None:
+        """Forget the cached context (after an error mid-decode)."""
+        self.llm.reset()
+
+    def close(self) -> None:
+        """Free the model and its context."""
+        self.llm.close()

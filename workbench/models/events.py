@@ -1,0 +1,92 @@
+"""Progress events the runner reports: small frozen dataclasses a CLI bar or a Textual UI consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a run did, over all its requests (stored earlier or now).
+
+    `accuracy` counts requests whose gold is known; `parse_rate` is the share of
+    requests with parse status 'ok'; `tokens_per_s` is output tokens generated in
+    this run per second of generation time.
+    """
+
+    total: int
+    skipped: int
+    generated: int
+    errors: int
+    parsed_ok: int
+    correct: int
+    with_gold: int
+    tokens_in: int
+    tokens_out: int
+    elapsed_s: float
+    stopped: bool
+    status_counts: dict[str, int] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
+
+    @property
+    def accuracy(self) -> float | None:
+        """Correct / requests with a known gold (None when there are none)."""
+        return self.correct / self.with_gold if self.with_gold else None
+
+    @property
+    def parse_rate(self) -> float | None:
+        """Requests parsed 'ok' / requests stored (None when nothing is stored)."""
+        stored = sum(self.status_counts.values())
+        return self.parsed_ok / stored if stored else None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        """Generated output tokens per second in this run."""
+        return self.tokens_out / self.elapsed_s if self.elapsed_s > 0 else None
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """A run began: `total` requests, `skipped` of them already stored."""
+
+    total: int
+    skipped: int
+
+    @property
+    def to_generate(self) -> int:
+        """Requests that need the model."""
+        return self.total - self.skipped
+
+
+@dataclass(frozen=True)
+class ModelLoaded:
+    """The backend finished loading the model (only emitted when something is generated)."""
+
+    name: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class GenerationFinished:
+    """One generation was stored: `done` of `total` to generate in this run."""
+
+    done: int
+    total: int
+    key: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    answer: str | None
+    parse_status: str
+    correct: bool | None = None
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended (finished, or stopped early when `summary.stopped`)."""
+
+    summary: RunSummary
+
+
+RunnerEvent = RunStarted | ModelLoaded | GenerationFinished | RunFinished
+"""Anything `Runner.run` passes to `on_event`."""
