@@ -15,6 +15,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.report",
     "workbench.cli.operators",
     "workbench.cli.annotation",
+    "workbench.cli.models",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 

@@ -1,0 +1,186 @@
+"""`paw models` (list, add) and `paw run` (generate a dataset with one model, resumably)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+from workbench.cli.options import db_option, open_store
+
+MODE_ROLES = {"cot": "baseline", "direct": "direct"}
+
+
+@click.group("models", invoke_without_command=True)
+@db_option
+@click.pass_context
+def models_group(ctx: click.Context, db_path: str) -> None:
+    """List registered models (the embedded SmolLM2 is registered as 'default')."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_command, db_path=db_path)
+
+
+@models_group.command("list")
+@db_option
+def list_command(db_path: str) -> None:
+    """List registered models with their quantization, context and file."""
+    from store.models import list_models
+    from workbench.models.registry import default_model
+
+    db = open_store(db_path)
+    default_model(db)
+    for model in list_models(db):
+        size = f"{model.size_bytes / 1e6:.0f} MB" if model.size_bytes else "?"
+        cache = "prefix-cache" if model.prefix_cache_safe else "fresh-eval"
+        click.echo(f"{model.name}\t{model.architecture or '?'}\t{model.quantization or '?'}\t"
+                   f"ctx {model.context_length or '?'}\t{size}\t{cache}\t{model.path}")
+
+
+@models_group.command("add")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", help="Name to use with --model (default: the file name without .gguf).")
+@db_option
+def add_command(path: str, name: str | None, db_path: str) -> None:
+    """Register a GGUF model file: validates it, hashes it, reads its metadata."""
+    from workbench.models.registry import register_model
+
+    db = open_store(db_path)
+    model = register_model(db, path, name)
+    note = "" if model.prefix_cache_safe else " (prefix cache off: sliding-window/recurrent)"
+    click.echo(f"registered {model.name}: {model.architecture} {model.quantization}, "
+               f"ctx {model.context_length}, sha256 {model.sha256[:12]}{note}")
+
+
+class ProgressPrinter:
+    """Turns runner events into a progress line (count, gen/s, tok/s, ETA) on stderr."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.perf_counter()
+        self.tokens = 0
+        self.every = 1
+
+    def __call__(self, event: Any) -> None:
+        from workbench.models.events import GenerationFinished, ModelLoaded, RunStarted
+
+        if isinstance(event, RunStarted):
+            self.every = max(1, event.to_generate // 20)
+            click.echo(f"{event.total} generations: {event.skipped} already stored, "
+                       f"{event.to_generate} to run", err=True)
+        elif isinstance(event, ModelLoaded):
+            click.echo(f"model {event.name} loaded in {event.seconds:.1f} s", err=True)
+            self.started = time.perf_counter()
+        elif isinstance(event, GenerationFinished):
+            self.tokens += event.tokens_out
+            elapsed = max(time.perf_counter() - self.started, 1e-9)
+            rate = event.done / elapsed
+            eta = (event.total - event.done) / rate if rate > 0 else 0.0
+            width = 24
+            filled = int(width * event.done / max(event.total, 1))
+            line = (f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}  "
+                    f"{rate:.2f} gen/s  {self.tokens / elapsed:.1f} tok/s  "
+                    f"ETA {int(eta // 60)}:{int(eta % 60):02d}  last: "
+                    f"{event.answer or '-'} ({event.parse_status})")
+            if self.tty:
+                end = "\n" if event.done == event.total else ""
+                self.stream.write("\r" + line.ljust(100) + end)
+                self.stream.flush()
+            elif event.done % self.every == 0 or event.done == event.total:
+                click.echo(line, err=True)
+
+
+def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
+    from store.errors import UserError
+
+    if seeds:
+        try:
+            values = [int(s) for s in seeds.split(",") if s.strip()]
+        except ValueError:
+            raise UserError(f"--seeds: expected comma-separated integers, got {seeds!r}") from None
+        if not values:
+            raise UserError("--seeds: expected at least one seed")
+        return values
+    if samples < 1:
+        raise UserError(f"--samples: expected 1 or more, got {samples}")
+    return [seed + k for k in range(samples)]
+
+
+@click.command("run")
+@click.option("--model", "model_name", default="default", show_default=True,
+              help="Registered model name (see `paw models`).")
+@click.option("--dataset", "dataset_name", required=True, help="Dataset name (see `paw datasets`).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--mode", type=click.Choice(["cot", "direct"]), default="cot", show_default=True,
+              help="Chain of thought, or a direct answer with no reasoning.")
+@click.option("--template", help="Prompt template (default: neutral_cot@1, or direct@1).")
+@click.option("--samples", type=int, default=1, show_default=True,
+              help="Samples per item (seeds --seed, --seed+1, …); needs --temperature > 0.")
+@click.option("--temperature", type=float, default=0.0, show_default=True,
+              help="0 is greedy decoding.")
+@click.option("--seed", type=int, default=0, show_default=True, help="First sampling seed.")
+@click.option("--seeds", help="Explicit comma-separated seeds, e.g. 0,1,42 (overrides --samples).")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Tokens to generate at most "
+              "(default 384 for cot, 8 for direct).")
+@click.option("--threads", type=click.IntRange(min=1), help="CPU threads (default: all cores).")
+@click.option("--gpu-layers", type=int, default=0, show_default=True,
+              help="Layers to offload to a GPU (-1: all).")
+@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens "
+              "(default: the model's, at most 4096).")
+@db_option
+def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str,
+                template: str | None, samples: int, temperature: float, seed: int,
+                seeds: str | None, max_tokens: int | None, threads: int | None,
+                gpu_layers: int, ctx: int | None, db_path: str) -> None:
+    """Generate answers for a dataset with one model; re-running resumes where it stopped.
+
+    Every generation is stored as it finishes (prompt, output, parsed answer, status,
+    option distribution, tokens, latency); generations already stored are skipped.
+    """
+    from store.errors import UserError
+    from store.datasets import dataset_id, get_items
+    from workbench.models import DEFAULT_TEMPLATE, Runner, get_template
+    from workbench.models.plan import plan_run
+
+    db = open_store(db_path)
+    from workbench.models.registry import resolve_model
+
+    model = resolve_model(db, model_name)
+    template_id = get_template(template or DEFAULT_TEMPLATE[mode]).id
+    seed_list = _seeds(samples, seed, seeds)
+    if len(seed_list) > 1 and temperature <= 0:
+        raise UserError("--samples/--seeds: several samples need --temperature > 0 "
+                        "(greedy decoding gives the same output for every seed)")
+    items = get_items(db, dataset_name, limit)
+    if not items:
+        raise UserError(f"dataset {dataset_name!r} has no items")
+    runner = Runner(db, model, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    plan = plan_run(db, runner, dataset_id(db, dataset_name), items, mode=mode,
+                    template=template_id, temperature=temperature, seeds=seed_list,
+                    max_tokens=max_tokens, role=MODE_ROLES[mode])
+    settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
+                "template": template_id, "temperature": temperature, "seeds": seed_list,
+                "threads": threads or os.cpu_count(), "gpu_layers": gpu_layers, "ctx": ctx}
+    summary = plan.execute(settings, ProgressPrinter())
+    _print_summary(summary)
+
+
+def _print_summary(summary: Any) -> None:
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{100 * value:.1f}%"
+
+    stored = sum(summary.status_counts.values())
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.status_counts.items()))
+    state = "stopped early" if summary.stopped else "done"
+    click.echo(f"{state}: {summary.total} generations ({summary.skipped} already stored, "
+               f"{summary.generated} new, {summary.errors} errors) in {summary.elapsed_s:.1f} s")
+    click.echo(f"accuracy {summary.correct}/{summary.with_gold} = {pct(summary.accuracy)}   "
+               f"parse rate {summary.parsed_ok}/{stored} = {pct(summary.parse_rate)}   "
+               f"{summary.tokens_per_s or 0:.1f} tok/s")
+    click.echo(f"status: {statuses or 'none'}")
+
+
+commands = [models_group, run_command]
