@@ -18,10 +18,13 @@ def _default_out(audit_name: str, fmt: str) -> Path:
 
 def _extra_sections(db, audit_id: int) -> list:
     """Sections other packages add to the report (annotation statistics when available)."""
-    try:
-        from annotate.stats import annotation_sections
-    except ImportError:  # the annotation statistics module is optional
+    import importlib.util
+
+    # Optional until the annotation statistics exist; once present, import errors surface.
+    if importlib.util.find_spec("annotate.stats") is None:
         return []
+    from annotate.stats import annotation_sections
+
     return list(annotation_sections(db, audit_id))
 
 
