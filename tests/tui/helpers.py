@@ -59,3 +59,30 @@ def label_everything(db_path: str, person, values: dict[str, dict[str, str]]) ->
 def case_codes(db_path: str) -> list[str]:
     """Every case code of the fixture set, sorted (a rater-independent order)."""
     return [r[0] for r in query(db_path, "SELECT code FROM annotation_cases ORDER BY code")]
+
+
+def all_text(app: App) -> str:
+    """Every piece of text the app holds for display, visible or not: what is drawn now,
+    the title, and for every widget of every screen on the stack its rendered content,
+    border titles, input values and table cells."""
+    from textual.widgets import DataTable, Input
+
+    parts = [screen_text(app), str(app.title), str(app.sub_title)]
+    for screen in app.screen_stack:
+        parts += [str(screen.title or ""), str(screen.sub_title or "")]
+        for widget in screen.query("*"):
+            parts += [str(widget.border_title or ""), str(widget.border_subtitle or ""),
+                      str(widget.tooltip or "")]
+            if isinstance(widget, Input):
+                parts += [widget.value, str(widget.placeholder)]
+            if isinstance(widget, DataTable):
+                parts += [str(c) for row in widget.rows for c in widget.get_row(row)]
+                parts += [str(c.label) for c in widget.columns.values()]
+            try:
+                rendered = widget.render()
+            except Exception:  # noqa: BLE001 - some widgets render only when laid out
+                continue
+            plain = getattr(rendered, "plain", None)
+            parts.append(plain if isinstance(plain, str) else str(rendered)
+                         if isinstance(rendered, str) else "")
+    return "\n".join(parts)
