@@ -1,0 +1,46 @@
+"""The seed-002 audit: plan (arms, variants, jobs) -> runner -> F-block -> judge, resumably."""
+
+from workbench.audit.events import (
+    AuditEvent,
+    AuditFinished,
+    AuditPlanned,
+    BlockProgress,
+    JudgeFinished,
+    RunnerProgress,
+    StageStarted,
+)
+from workbench.audit.execute import AuditEngine, AuditOutcome, run_audit
+from workbench.audit.judge import JudgeOutcome, judge_audit, judge_method
+from workbench.audit.plan import Plan, create_plan, load_plan, plan_fblock
+from workbench.audit.spec import (
+    BLOCKS,
+    SHUFFLE_OPERATOR,
+    AuditSpec,
+    resolve_operators,
+    resolve_templates,
+)
+
+__all__ = [
+    "BLOCKS",
+    "SHUFFLE_OPERATOR",
+    "AuditEngine",
+    "AuditEvent",
+    "AuditFinished",
+    "AuditOutcome",
+    "AuditPlanned",
+    "AuditSpec",
+    "BlockProgress",
+    "JudgeFinished",
+    "JudgeOutcome",
+    "Plan",
+    "RunnerProgress",
+    "StageStarted",
+    "create_plan",
+    "judge_audit",
+    "judge_method",
+    "load_plan",
+    "plan_fblock",
+    "resolve_operators",
+    "resolve_templates",
+    "run_audit",
+]

@@ -1,0 +1,129 @@
+"""Variants in the store: one row per (item, operator, seed[, source generation]), idempotent.
+
+A variant is the result of applying one operator to one item's stem, options, or (F-block)
+one arm's baseline chain. The operator's tags (family, intent, locus, target) are copied
+onto the row so `analysis` never imports the operator catalogue (docs/design.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from store.db import dumps, loads, utcnow
+from workbench.perturb.base import Operator, PerturbResult
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A stored variant (a `variants` row)."""
+
+    id: int
+    key: str
+    item_id: int
+    operator_id: str
+    family: str
+    intent: str | None
+    locus: str | None
+    target: str
+    seed: int
+    source_generation_id: int | None
+    fired: bool
+    reason: str | None
+    text: str | None
+    options: dict[str, str] | None
+    gold: str | None
+    old: str | None
+    new: str | None
+    token_change_fraction: float | None
+    details: dict[str, Any]
+
+
+def variant_key(item_id: int, operator_id: str, seed: int,
+                source_generation_id: int | None = None) -> str:
+    """The UNIQUE key of a variant: sha256 of (item, operator, seed, source generation).
+
+    M-block and shuffle variants have no source generation, so every arm of every audit
+    with the same seed shares one variant per item and operator; F-block variants are
+    keyed by the baseline generation they edit.
+    """
+    payload = dumps([item_id, operator_id, seed, source_generation_id])
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+_COLUMNS = (
+    "id, key, item_id, operator_id, family, intent, locus, target, seed, source_generation_id, "
+    "fired, reason, text, options_json, gold, old, new, token_change_fraction, details_json"
+)
+
+
+def _variant(row: tuple) -> Variant:
+    return Variant(
+        id=row[0], key=row[1], item_id=row[2], operator_id=row[3], family=row[4],
+        intent=row[5], locus=row[6], target=row[7], seed=row[8], source_generation_id=row[9],
+        fired=bool(row[10]), reason=row[11], text=row[12], options=loads(row[13]), gold=row[14],
+        old=row[15], new=row[16], token_change_fraction=row[17], details=loads(row[18]) or {},
+    )
+
+
+def get_variant(db: sqlite_utils.Database, variant_id: int) -> Variant | None:
+    """The variant with row id `variant_id`, or None."""
+    row = db.execute(f"SELECT {_COLUMNS} FROM variants WHERE id = ?", [variant_id]).fetchone()
+    return None if row is None else _variant(row)
+
+
+def find_variant(db: sqlite_utils.Database, key: str) -> Variant | None:
+    """The variant stored under `key`, or None."""
+    row = db.execute(f"SELECT {_COLUMNS} FROM variants WHERE key = ?", [key]).fetchone()
+    return None if row is None else _variant(row)
+
+
+def store_variant(
+    db: sqlite_utils.Database,
+    op: Operator,
+    result: PerturbResult,
+    *,
+    item_id: int,
+    seed: int,
+    source_generation_id: int | None = None,
+    extra_details: dict[str, Any] | None = None,
+) -> Variant:
+    """Store one operator result as a variant (or return the one already stored).
+
+    Operators are deterministic for (seed, item, operator), so an existing row with the
+    same key holds the same edit; it is returned unchanged.
+
+    Args:
+        db: the store.
+        op: the catalogue entry (its tags are copied onto the row).
+        result: what `op.apply` returned.
+        item_id: the item edited.
+        seed: the audit seed the edit was drawn with.
+        source_generation_id: the baseline generation an F-block edit starts from.
+        extra_details: planner facts to keep beside the operator's own details.
+
+    Returns:
+        The stored variant.
+    """
+    key = variant_key(item_id, op.id, seed, source_generation_id)
+    existing = find_variant(db, key)
+    if existing is not None:
+        return existing
+    details = dict(result.details)
+    details.update(extra_details or {})
+    db.execute(
+        "INSERT OR IGNORE INTO variants (key, item_id, operator_id, family, intent, locus, "
+        "target, seed, source_generation_id, fired, reason, text, options_json, gold, old, new, "
+        "token_change_fraction, details_json, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [key, item_id, op.id, op.family, op.intent, op.locus, op.target, seed,
+         source_generation_id, int(result.fired), result.reason, result.text,
+         None if result.options is None else dumps(result.options), result.gold, result.old,
+         result.new, result.token_change_fraction, dumps(details), utcnow()],
+    )
+    stored = find_variant(db, key)
+    assert stored is not None  # inserted just now, or by a concurrent planner
+    return stored
