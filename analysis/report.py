@@ -205,7 +205,7 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
     result = compute_audit(load_audit(db, audit), n_boot, seed)
     info = result.frames.audit
     arms = ", ".join(result.frames.arms["label"].astype(str)) or "none"
-    meta = {"audit": info["name"], "audit id": info["id"], "kind": info["kind"],
+    meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
             "dataset": info["dataset"], "arms": arms,
             "items": int(result.frames.items.shape[0]), "n_boot": n_boot, "seed": seed,
             "created": info["created_at"]}

@@ -55,7 +55,7 @@ def report_command(audit: str | None, fmt: str | None, out: str | None, as_json:
 
     db = open_store(db_path)
     report = build_report(db, audit, n_boot=n_boot, seed=seed)
-    report.sections.extend(_extra_sections(db, int(report.meta["audit id"])))
+    report.sections.extend(_extra_sections(db, int(report.meta["audit_id"])))
     if as_json:
         text = report.to_json()
         if out is None:
