@@ -28,6 +28,8 @@ from analysis.bootstrap import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analysis.frames import AuditFrames
+
 
 @dataclass(frozen=True)
 class Stat:
@@ -97,7 +99,8 @@ class ArmContext:
         return results[0], results[1], results[2]
 
 
-def arm_context(frames, arm_id: int, label: str, n_boot: int, seed: int) -> ArmContext:
+def arm_context(frames: AuditFrames, arm_id: int, label: str, n_boot: int,
+                seed: int) -> ArmContext:
     """The resampling frame of one arm: items with any job in the arm, seeded by (seed, arm)."""
     jobs = frames.jobs
     item_ids = np.unique(jobs.loc[jobs["arm_id"] == arm_id, "item_id"].to_numpy(np.int64))
