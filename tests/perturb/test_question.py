@@ -109,7 +109,8 @@ def test_m4_not_fired_without_a_hinge_phrase():
 # ---- M5 severity ---------------------------------------------------------------------------
 @pytest.mark.parametrize("variant", "ab")
 def test_m5_acute_mountain_sickness(variant):
-    result = run(f"M5_severity_{variant}", "Which drug is given to prevent acute mountain sickness?")
+    stem = "Which drug is given to prevent acute mountain sickness?"
+    result = run(f"M5_severity_{variant}", stem)
     assert result.text == "Which drug is given to prevent chronic mountain sickness?"
     assert (result.old, result.new) == ("acute", "chronic")
 

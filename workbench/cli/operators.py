@@ -1,4 +1,4 @@
-"""`paw operators` (the catalogue with worked examples) and `paw perturb` (apply one operator by hand)."""
+"""`paw operators` (the catalogue, worked examples) and `paw perturb` (apply one operator by hand)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,9 @@ def _parse_options(options_json: str | None) -> dict[str, str] | None:
     try:
         options = json.loads(options_json)
     except json.JSONDecodeError as exc:
-        raise UserError(f"--options: expected a JSON object, got invalid JSON ({exc.msg})") from None
+        raise UserError(
+            f"--options: expected a JSON object, got invalid JSON ({exc.msg})"
+        ) from None
     if not isinstance(options, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in options.items()
     ):

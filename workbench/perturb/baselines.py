@@ -1,4 +1,4 @@
-"""Seed-000 baselines and controls and seed-003 demographic prefixes (all prompt-level prepends/rewrites)."""
+"""Seed-000 baselines and controls, seed-003 demographic prefixes (prompt-level prepends/rewrites)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def prepend(sentence: str) -> EditFn:
 
 
 def fixed_sentence(text: str, ctx: Context) -> Edit:
-    """Fixed-sentence baseline; `params["sentence"]` is a name from FIXED_SENTENCES or a sentence."""
+    """Fixed-sentence baseline; `params["sentence"]` is a FIXED_SENTENCES name or any sentence."""
     chosen = str(ctx.params.get("sentence", DEFAULT_FIXED_SENTENCE))
     sentence = FIXED_SENTENCES.get(chosen, chosen)
     if not sentence.strip():

@@ -26,7 +26,9 @@ EXAMPLE_STEM = (
     "He has a history of chronic alcohol use. His temperature is 38.5 C. "
     "Which of the following is the most likely diagnosis?"
 )
-EXAMPLE_OPTIONS = {"A": "Acute pancreatitis", "B": "Appendicitis", "C": "Cholecystitis", "D": "Gastritis"}
+EXAMPLE_OPTIONS = {
+    "A": "Acute pancreatitis", "B": "Appendicitis", "C": "Cholecystitis", "D": "Gastritis",
+}
 
 _BUILTIN: list[Operator] = []
 

@@ -63,10 +63,8 @@ PARAPHRASE_TABLE: tuple[tuple[str, str], ...] = (
     ("assess", "evaluate"),
 )
 _TABLE = {source: target for source, target in PARAPHRASE_TABLE}
-_PATTERN = re.compile(
-    r"(?<!\w)(" + "|".join(re.escape(s) for s in sorted(_TABLE, key=len, reverse=True)) + r")(?!\w)",
-    re.IGNORECASE,
-)
+_ALTERNATIVES = "|".join(re.escape(s) for s in sorted(_TABLE, key=len, reverse=True))
+_PATTERN = re.compile(r"(?<!\w)(" + _ALTERNATIVES + r")(?!\w)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,13 @@ PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 # A trailing final-answer line: "Answer: B", "**Final answer:** (C)", "The answer is D."
 ANSWER_LINE = re.compile(
-    r"(?i)^[\s*_#>\-]*(?:so\s+|thus\s+|therefore\s*,?\s+)?(?:the\s+)?(?:final\s+|correct\s+|best\s+)?"
-    r"answer\s*(?:is\s*)?[:：]?"
+    r"(?i)^[\s*_#>\-]*(?:so\s+|thus\s+|therefore\s*,?\s+)?(?:the\s+)?"
+    r"(?:final\s+|correct\s+|best\s+)?answer\s*(?:is\s*)?[:：]?"
 )
-INLINE_ANSWER = re.compile(r"(?i)[\s*_]*\bfinal\s+answer\s*[:：].*$|[\s*_]*\banswer\s*[:：]\s*\**\s*\(?[A-J]\)?[.\s*]*$")
+INLINE_ANSWER = re.compile(
+    r"(?i)[\s*_]*\bfinal\s+answer\s*[:：].*$"
+    r"|[\s*_]*\banswer\s*[:：]\s*\**\s*\(?[A-J]\)?[.\s*]*$"
+)
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,9 @@ def token_edit_distance(old: Sequence[Any], new: Sequence[Any]) -> int:
     return previous[-1]
 
 
-def token_change_fraction(old_text: str, new_text: str, tokenizer: Tokenizer | None = None) -> float:
+def token_change_fraction(
+    old_text: str, new_text: str, tokenizer: Tokenizer | None = None
+) -> float:
     """Fraction of tokens changed by an edit: token edit distance / longer token count.
 
     Normalising by the longer of the two sequences keeps the value in [0, 1] for

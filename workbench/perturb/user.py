@@ -163,7 +163,9 @@ def load_rules_file(path: Path) -> list[Operator]:
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise UserError(f"{path}:1: file: expected a readable rules file, got {exc.strerror}") from None
+        raise UserError(
+            f"{path}:1: file: expected a readable rules file, got {exc.strerror}"
+        ) from None
     try:
         if path.suffix.lower() == ".json":
             data = json.loads(raw)
@@ -171,9 +173,12 @@ def load_rules_file(path: Path) -> list[Operator]:
         else:
             rules = tomllib.loads(raw).get("operator")
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UserError(f"{path}:1: file: expected valid {path.suffix or 'TOML'}, got {exc}") from None
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise UserError(f"{path}:1: file: expected valid {kind}, got {exc}") from None
     if not isinstance(rules, list):
-        raise UserError(f"{path}:1: operator: expected a list of operator tables, got {type(rules).__name__}")
+        raise UserError(
+            f"{path}:1: operator: expected a list of operator tables, got {type(rules).__name__}"
+        )
     operators = []
     for index, rule in enumerate(rules):
         if not isinstance(rule, dict):
@@ -191,7 +196,10 @@ def _entry_point_operators() -> Iterable[Operator]:
             raise UserError(f"{where}: load: expected an importable object, got {exc!r}") from None
         if callable(obj) and not isinstance(obj, Operator):
             obj = obj()
-        items = [obj] if isinstance(obj, Operator) else list(obj) if isinstance(obj, Iterable) else [obj]
+        if isinstance(obj, Operator) or not isinstance(obj, Iterable):
+            items = [obj]
+        else:
+            items = list(obj)
         for item in items:
             if not isinstance(item, Operator):
                 raise UserError(f"{where}: object: expected an Operator, got {type(item).__name__}")
@@ -206,7 +214,9 @@ def load_user_operators() -> list[Operator]:
         _entry_point_operators()
     ):
         if op.id in seen:
-            raise UserError(f"{op.source}: id: expected a unique id, got {op.id!r} (also in {seen[op.id]})")
+            raise UserError(
+                f"{op.source}: id: expected a unique id, got {op.id!r} (also in {seen[op.id]})"
+            )
         seen[op.id] = op.source
         operators.append(op)
     return operators
