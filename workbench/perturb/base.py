@@ -184,9 +184,12 @@ class Operator:
             params=dict(params or {}),
         )
         edit = self.fn(text, ctx)
-        changed = edit.text is not None and (
-            edit.text != text or (edit.options is not None and edit.options != options)
-        )
+        # The option shuffle edits the options and returns the stem as is; every other
+        # operator is judged on its text alone.
+        if self.target == "options":
+            changed = edit.text is not None and edit.options is not None and edit.options != options
+        else:
+            changed = edit.text is not None and edit.text != text
         if not changed:
             reason = edit.reason or "edit left the text unchanged"
             return PerturbResult(self.id, False, None, None, None, reason, details=edit.details)
