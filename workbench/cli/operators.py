@@ -1,4 +1,4 @@
-"""`paw operators` (the catalogue, worked examples) and `paw perturb` (apply one operator by hand)."""
+"""`paw operators` (the catalogue with worked examples) and `paw perturb` (one operator)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed-000 baselines and controls, seed-003 demographic prefixes (prompt-level prepends/rewrites)."""
+"""Seed-000 baselines and controls; seed-003 demographic prefixes (prompt-level edits)."""
 
 from __future__ import annotations
 
