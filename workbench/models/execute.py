@@ -81,8 +81,10 @@ def _label_token_index(pieces: list[bytes], output: str, start: int | None) -> i
     target = len(output[:start].encode("utf-8"))
     offset = 0
     for index, piece in enumerate(pieces):
-        if offset == target or (offset == target - 1 and raw[offset:target] == b" "):
+        if offset == target:
             return index
+        if offset == target - 1 and raw[offset:target] == b" " and len(piece) > 1:
+            return index  # " B": one token holding the space and the label's start
         offset += len(piece)
         if offset > target:
             return None

@@ -83,13 +83,17 @@ class _Reader:
             raise UserError(f"{self.path}: truncated GGUF: header ends at byte {self.size}")
         return data
 
+    def remaining(self) -> int:
+        return self.size - self.handle.tell()
+
     def unpack(self, fmt: str) -> Any:
         return struct.unpack(fmt, self.read(struct.calcsize(fmt)))[0]
 
     def string(self) -> str:
         length = self.unpack("<Q")
-        if length > self.size:
-            raise UserError(f"{self.path}: corrupt GGUF: string of {length} bytes in header")
+        if length > self.remaining():
+            raise UserError(f"{self.path}: truncated GGUF: a {length}-byte header string runs "
+                            f"past the end of the file ({self.size} bytes)")
         return self.read(length).decode("utf-8", errors="replace")
 
     def value(self, kind: int, keep: bool) -> Any:
@@ -99,8 +103,9 @@ class _Reader:
             return self.string()
         if kind == 9:
             item_kind, count = self.unpack("<I"), self.unpack("<Q")
-            if count > self.size:
-                raise UserError(f"{self.path}: corrupt GGUF: array of {count} items in header")
+            if count > self.remaining():
+                raise UserError(f"{self.path}: truncated GGUF: a {count}-item header array "
+                                f"runs past the end of the file ({self.size} bytes)")
             if item_kind in _SCALAR and not keep:
                 # Skip big numeric arrays (token scores, types) without decoding them.
                 self.read(struct.calcsize(_SCALAR[item_kind]) * count)
@@ -159,7 +164,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
         alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT))
         header_end = handle.tell()
     data_start = -(-header_end // alignment) * alignment
-    if data_start + data_needed > size:
+    if data_needed and data_start + data_needed > size:
         raise UserError(
             f"{where}: truncated GGUF: tensor data needs {data_start + data_needed} bytes, "
             f"file has {size}"
