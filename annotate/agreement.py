@@ -41,7 +41,7 @@ def landis_koch(kappa: float | None) -> str:
     """Landis & Koch wording for a kappa ('undefined' for None)."""
     if kappa is None:
         return "undefined"
-    if kappa < 0:
+    if kappa < -1e-12:  # float noise around an exact 0 is still 'slight'
         return "poor"
     for upper, words in LANDIS_KOCH:
         if kappa <= upper + 1e-12:
@@ -163,6 +163,7 @@ def from_pairs(pairs: list[tuple[str, str]], categories: tuple[str, ...], *, fie
         warnings.simplefilter("ignore", RuntimeWarning)
         result = cohens_kappa(table)
     kappa = float(result.kappa)
+    kappa = 0.0 if abs(kappa) < 1e-12 else kappa  # p_o == p_e up to float noise
     se = float(result.std_kappa)
     reason, ci = "", (float(result.kappa_low), float(result.kappa_upp))
     if not math.isfinite(se):

@@ -129,7 +129,7 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         size: number of cases wanted (fewer if the audit has fewer distinct edits).
         per_family: at most this many cases per operator family (None: no cap).
         seed: sampling seed; the same seed on the same audit draws the same cases.
-        name: set name (default '<audit name>-set<N>').
+        name: set name (default 'audit<ID>-set<N>'; raters see it, so no model names).
         chain_size: how many cases of families M2/M4/M5 get the chain-registration
             question, balanced over family × token-rule verdict (None: all of them).
 
@@ -150,7 +150,9 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     if name is None:
         n = db.execute("SELECT COUNT(*) FROM annotation_sets WHERE audit_id = ?",
                        [audit_id]).fetchone()[0]
-        name = f"{audit[0]}-set{n + 1}"
+        # Not the audit's name: raters see the set name, and audits are often named after
+        # the model they test.
+        name = f"audit{audit_id}-set{n + 1}"
     if db.execute("SELECT 1 FROM annotation_sets WHERE name = ?", [name]).fetchone():
         raise UserError(f"name: annotation set {name!r} already exists")
     units = _units(db, audit_id)

@@ -116,7 +116,8 @@ def _tui(name: str):
 @click.option("--per-family", type=int, default=50, show_default=True,
               help="At most this many cases per operator family (0: no cap).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
-@click.option("--name", help="Set name (default: <audit>-set<N>).")
+@click.option("--name", help="Set name (default: audit<ID>-set<N>); raters see it, so "
+                               "keep model names out.")
 @click.option("--chain-size", type=int,
               help="Cases of M2/M4/M5 asked the chain-registration question (default: all).")
 @db_option
@@ -143,7 +144,8 @@ def annotate_create(audit: str, size: int, per_family: int, seed: int, name: str
 @click.option("--wide", "shape", flag_value="wide", help="One row per case.")
 @click.option("--long", "shape", flag_value="long", default=True,
               help="One row per case × rater × field (default).")
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), required=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), required=True,
+              help="csv (header row) or jsonl (one JSON object per line).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
 @db_option
