@@ -37,10 +37,9 @@ class AltLetterModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         lines = [Content.assemble(("Which option is correct after the edit?", "bold"),
-                                  f"  (gold was {self.gold})")]
+                                  f"  (gold was {self.gold}) · press its letter")]
         for label, text in self.options:
-            lines.append(Content.assemble((f"{label.lower()}", "bold $text-accent"),
-                                          f"  {label}  ", text))
+            lines.append(Content.assemble((label, "bold $text-accent"), "  ", text))
         lines.append(Content.assemble(("esc", "bold $text-accent"), " back to gold shift"))
         with Vertical():
             yield Static(Content("\n").join(lines), id="alt-prompt")

@@ -27,6 +27,11 @@ POLL_SECONDS = 1.0
 """How often the screen checks the store for new labels (a cheap query when nothing changed)."""
 
 
+def clock_text(iso_utc: str) -> str:
+    """'HH:MM:SS' of an ISO-8601 UTC time (the snapshot tests pin it)."""
+    return iso_utc[11:19]
+
+
 class CoordinatorScreen(Screen[None]):
     """Progress, per-field agreement, the confusion matrix and per-stratum agreement."""
 
@@ -109,7 +114,7 @@ class CoordinatorScreen(Screen[None]):
             "waiting for two raters"
         self.query_one("#status", Static).update(
             f"set {report.set_name} · raters: {', '.join(names) or 'none yet'} · {pair} · "
-            f"updated {report.computed_at[11:19]} UTC")
+            f"updated {clock_text(report.computed_at)} UTC")
         self.query_one(RaterProgressTable).show(report.progress)
         self.query_one(AgreementTable).show(report.overall)
         self._draw_detail()

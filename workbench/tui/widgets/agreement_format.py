@@ -35,9 +35,10 @@ def kappa(agreement: Agreement) -> str:
 
 
 def ci(agreement: Agreement) -> str:
-    """95% CI as '[0.10, 0.40]' (dash when kappa is undefined)."""
+    """95% CI as '[0.10, 0.40]'; dash when kappa is undefined, 'undefined' when only the
+    interval is (e.g. one rater used a single category: zero-variance kappa)."""
     if agreement.kappa_ci is None:
-        return DASH
+        return DASH if agreement.kappa is None else "undefined"
     low, high = agreement.kappa_ci
     return f"[{number(low)}, {number(high)}]"
 
@@ -46,6 +47,9 @@ def summary(agreement: Agreement) -> str:
     """One line: 'κ 0.25 [0.10, 0.40] fair · AC1 0.61 · raw 70.0 % · N 20'."""
     if agreement.kappa is None:
         head = f"κ undefined ({agreement.reason})" if agreement.reason else "κ undefined"
+    elif agreement.kappa_ci is None:
+        why = agreement.reason or "CI undefined"
+        head = f"κ {kappa(agreement)} {agreement.interpretation} ({why})"
     else:
         head = f"κ {kappa(agreement)} {ci(agreement)} {agreement.interpretation}"
     return (f"{head} · AC1 {number(agreement.ac1)} · raw {percent(agreement.raw_agreement)} "

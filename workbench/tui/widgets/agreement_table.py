@@ -39,7 +39,12 @@ class AgreementTable(DataTable):
     """
 
     DEFAULT_CSS = """
-    AgreementTable { height: auto; max-height: 12; border: round $panel; }
+    AgreementTable {
+        height: auto;
+        max-height: 12;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+    }
     """
 
     def on_mount(self) -> None:

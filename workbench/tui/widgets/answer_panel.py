@@ -12,7 +12,12 @@ class AnswerPanel(Static):
     """`before → after` answers of the (unnamed) model; hidden when there is nothing to show."""
 
     DEFAULT_CSS = """
-    AnswerPanel { height: auto; border: round $panel; padding: 0 1; }
+    AnswerPanel {
+        height: auto;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        padding: 0 1;
+    }
     """
 
     def on_mount(self) -> None:

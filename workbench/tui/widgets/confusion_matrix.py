@@ -36,7 +36,12 @@ class ConfusionMatrix(Static):
     """Shows the matrix and the summary line of the agreement row highlighted above."""
 
     DEFAULT_CSS = """
-    ConfusionMatrix { height: auto; border: round $panel; padding: 0 1; }
+    ConfusionMatrix {
+        height: auto;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        padding: 0 1;
+    }
     """
 
     def show(self, agreement: Agreement | None) -> None:

@@ -12,7 +12,12 @@ class OptionsPanel(Static):
     """Options as `A  text` lines; the gold is marked `gold`, a chosen alternative `new`."""
 
     DEFAULT_CSS = """
-    OptionsPanel { height: auto; border: round $panel; padding: 0 1; }
+    OptionsPanel {
+        height: auto;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        padding: 0 1;
+    }
     """
 
     def on_mount(self) -> None:

@@ -45,7 +45,12 @@ class QuestionDiff(Container):
 
     DEFAULT_CSS = """
     QuestionDiff { height: auto; layout: vertical; }
-    QuestionDiff > Static { height: auto; border: round $panel; padding: 0 1; }
+    QuestionDiff > Static {
+        height: auto;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+        padding: 0 1;
+    }
     QuestionDiff > #context { border: none; color: $text-muted; }
     """
 

@@ -19,11 +19,21 @@ def bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+def time_text(iso_utc: str | None) -> str:
+    """'YYYY-MM-DD HH:MM:SS' of an ISO-8601 UTC time, '—' for none (tests pin it)."""
+    return "—" if iso_utc is None else iso_utc[:19].replace("T", " ")
+
+
 class RaterProgressTable(DataTable):
     """One row per rater (coordinator screen only: raters never see each other's progress)."""
 
     DEFAULT_CSS = """
-    RaterProgressTable { height: auto; max-height: 8; border: round $panel; }
+    RaterProgressTable {
+        height: auto;
+        max-height: 8;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+    }
     """
 
     def on_mount(self) -> None:
@@ -38,6 +48,5 @@ class RaterProgressTable(DataTable):
         if not progress:
             self.add_row("no rater has opened this set yet", "", "", "", "")
         for p in progress:
-            last = (p.last_label_at or "—")[:19].replace("T", " ")
             self.add_row(p.name, f"{p.done} / {p.total}", bar(p.done, p.total),
-                         str(p.started), last)
+                         str(p.started), time_text(p.last_label_at))

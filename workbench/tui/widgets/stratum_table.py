@@ -17,7 +17,12 @@ class StratumTable(DataTable):
     """Rows: one stratum value each; columns: N, raw agreement, kappa, CI, AC1, wording."""
 
     DEFAULT_CSS = """
-    StratumTable { height: auto; max-height: 16; border: round $panel; }
+    StratumTable {
+        height: auto;
+        max-height: 16;
+        border: round $primary 50%;
+        border-title-color: $text-primary;
+    }
     """
 
     def on_mount(self) -> None:
