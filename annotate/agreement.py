@@ -166,7 +166,11 @@ def from_pairs(pairs: list[tuple[str, str]], categories: tuple[str, ...], *, fie
     kappa = 0.0 if abs(kappa) < 1e-12 else kappa  # p_o == p_e up to float noise
     se = float(result.std_kappa)
     reason, ci = "", (float(result.kappa_low), float(result.kappa_upp))
-    if not math.isfinite(se):
+    rows_used = sum(1 for row in table if sum(row))
+    columns_used = sum(1 for k in range(len(categories)) if sum(row[k] for row in table))
+    # One constant rater forces kappa = 0 and statsmodels' SE to 0: a [0, 0] interval
+    # would claim a certainty the data do not have.
+    if not math.isfinite(se) or min(rows_used, columns_used) == 1:
         se, ci = None, None
         reason = "confidence interval undefined (a rater used one category only)"
     return Agreement(**base, raw_agreement=raw, kappa=kappa, kappa_se=se, kappa_ci=ci, ac1=ac1,

@@ -99,6 +99,8 @@ def test_one_rater_constant_other_not_gives_kappa_zero():
     assert result.state == "ok"
     assert result.kappa == pytest.approx(0.0)
     assert result.interpretation == "slight"
+    # statsmodels' SE is 0 here; a [0, 0] CI would be false certainty, so none is given
+    assert result.kappa_ci is None and "interval undefined" in result.reason
 
 
 @pytest.mark.parametrize("kappa,words", [
