@@ -16,7 +16,14 @@ from annotate.agreement import (
     progress,
 )
 from annotate.cases import CaseView, get_case_view
-from annotate.codebook import CODEBOOK_VERSION, FIELDS, Field, Value, applicable_fields, validate_value
+from annotate.codebook import (
+    CODEBOOK_VERSION,
+    FIELDS,
+    Field,
+    Value,
+    applicable_fields,
+    validate_value,
+)
 from annotate.events import (
     LabelEvent,
     Session,

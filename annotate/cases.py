@@ -216,7 +216,8 @@ def case_row(db: sqlite_utils.Database, code: str) -> dict:
     """
     rows = list(db.query(
         "SELECT c.*, s.name AS set_name, i.options_json, COALESCE(v.gold, i.gold) AS gold, "
-        "v.options_json AS variant_options FROM annotation_cases c JOIN annotation_sets s ON s.id = c.set_id "
+        "v.options_json AS variant_options FROM annotation_cases c "
+        "JOIN annotation_sets s ON s.id = c.set_id "
         "JOIN variants v ON v.id = c.variant_id JOIN items i ON i.id = v.item_id "
         "WHERE c.code = ?", [code]))
     if not rows:

@@ -260,7 +260,8 @@ def labels_by_case(db: sqlite_utils.Database, person: Person,
     return {code: _derive(pairs) for code, pairs in by_case.items()}
 
 
-def all_current_labels(db: sqlite_utils.Database, set_id: int) -> dict[tuple[int, int], dict[str, str]]:
+def all_current_labels(db: sqlite_utils.Database,
+                       set_id: int) -> dict[tuple[int, int], dict[str, str]]:
     """Every rater's current labels in a set, for agreement and export (coordinator side).
 
     Returns:

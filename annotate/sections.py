@@ -1,4 +1,4 @@
-"""Report sections from the clinician labels (Table 12 layout and the validations), for `paw report`.
+"""Report sections from the clinician labels (Table 12 and the validations) for `paw report`.
 
 Columns follow the report renderer's conventions: `*_pct` one decimal, `x` with `x_low` /
 `x_high` shown as "x [low, high]", `n…` whole numbers, None as "–".

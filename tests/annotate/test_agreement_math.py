@@ -104,7 +104,8 @@ def test_one_rater_constant_other_not_gives_kappa_zero():
 
 
 @pytest.mark.parametrize("kappa,words", [
-    (-0.1, "poor"), (0.0, "slight"), (-1e-17, "slight"), (0.18, "slight"), (0.25, "fair"), (0.39, "fair"),
+    (-0.1, "poor"), (0.0, "slight"), (-1e-17, "slight"), (0.18, "slight"), (0.25, "fair"),
+    (0.39, "fair"),
     (0.41, "moderate"), (0.75, "substantial"), (0.95, "almost perfect"), (None, "undefined"),
 ])
 def test_landis_koch_wording(kappa, words):
