@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from tests.tui.conftest import SET_NAME
+from tests.tui.conftest import PASSPHRASE, SET_NAME
 from tests.tui.helpers import case_codes, label_everything, screen_text, wait_until
 from workbench.tui.app import CoordinatorApp
 from workbench.tui.components.error_modal import ErrorModal
@@ -12,6 +16,8 @@ from workbench.tui.screens.coordinator import CoordinatorScreen
 from workbench.tui.widgets.agreement_table import AgreementTable
 
 pytestmark = pytest.mark.asyncio
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Gold-shift labels by case (codes sorted), rows alice, columns bob:
 #   alice: N N A A N N      bob: N A A N N N        (N = no_shift, A = ambiguous)
@@ -64,8 +70,20 @@ async def test_kappa_appears_and_updates_as_labels_arrive_from_outside(annotatio
         #   table: alice N -> bob N 4, bob A 0; alice A -> bob N 1, bob A 1
         #   p_o = 5/6; p_e = (4/6)(5/6) + (2/6)(1/6) = 22/36
         #   kappa = (30/36 - 22/36) / (14/36) = 8/14 = 0.571... -> "0.57", "moderate"
-        label_everything(annotation_db.db_path, annotation_db.bob,
-                         {codes[1]: {"gold_shift": "no_shift"}})
+        # Written by a separate rater process (logs in with the passphrase), as in a real
+        # session at another terminal.
+        script = (
+            "import sys\n"
+            "from annotate.events import record_label, start_session\n"
+            "from annotate.people import authenticate\n"
+            "from store import open_db\n"
+            "db = open_db(sys.argv[1])\n"
+            "bob = authenticate(db, 'bob', sys.argv[2])\n"
+            "record_label(db, bob, start_session(db, bob, 'pilot'), sys.argv[3], "
+            "'gold_shift', 'no_shift')\n")
+        done = subprocess.run([sys.executable, "-c", script, annotation_db.db_path, PASSPHRASE,
+                               codes[1]], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
         await wait_until(pilot, lambda: _row(app, "gold_shift|full")[4] == "0.57")
         assert _row(app, "gold_shift|full")[3] == "83.3 %"
         assert _row(app, "gold_shift|full")[7] == "moderate"
