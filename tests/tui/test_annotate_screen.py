@@ -223,3 +223,26 @@ async def test_layout_fits_80x24_with_labels_and_key_legend_visible(annotation_d
         assert len(lines) == 24 and max(len(line) for line in lines) <= 80
         assert "u undo" in lines[-1] and "s skip" in lines[-1] and "n note" in lines[-1]
         assert "1 no_shift" in text  # the active field's keys are spelled out
+
+
+async def test_posted_messages_match_the_stored_events(annotation_db):
+    from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
+
+    posted = []
+    app = AnnotationApp(annotation_db.db_path, annotation_db.alice, SET_NAME)
+    async with app.run_test(size=(80, 24), message_hook=posted.append) as pilot:
+        screen = await _start(pilot)
+        code = screen.current.code
+        await pilot.press("1", "3", "u")  # no_shift, invalid, undo the invalid
+        await pilot.pause()
+    # The hook sees a message at each node it bubbles through: keep each message once.
+    posted = list({id(m): m for m in posted}.values())
+    recorded = [(m.code, m.field, m.value) for m in posted if isinstance(m, LabelRecorded)]
+    undone = [(m.code, m.field, m.restored) for m in posted if isinstance(m, LabelUndone)]
+    assert recorded == [(code, "gold_shift", "no_shift"), (code, "validity", "invalid")]
+    assert undone == [(code, "validity", None)]
+    stored = query(annotation_db.db_path,
+                   "SELECT id FROM label_events ORDER BY id")
+    ids = [m.event_id for m in posted if isinstance(m, (LabelRecorded, LabelUndone))]
+    assert ids == [r[0] for r in stored]
+    assert not any(isinstance(m, CaseShown) for m in posted)  # never left the first case
