@@ -46,23 +46,24 @@ def _table12(db: sqlite_utils.Database, set_name: str, names: tuple[str, str]) -
         else:
             lines = [(value, a[value], b[value], joint[value]) for value in a]
         for i, (label, ra, rb, rj) in enumerate(lines):
-            rows.append({"block": header, "label": label, "A_pct": _pct(ra), "B_pct": _pct(rb),
+            rows.append({"label": f"{header}: {label}", "A_pct": _pct(ra), "B_pct": _pct(rb),
                          "joint_pct": _pct(rj) if rj else None,
                          **(_kappa_cols(kappa) if i == 0 else _kappa_cols(None)),
                          "kappa_kind": (("binary" if binary else "3-way") if i == 0 else "")})
         if field == "gold_shift":
             defensible, both_shifted = stats.gold_defensible(db, set_name)
-            rows.append({"block": header, "label": "no clear shift", "A_pct": None,
+            rows.append({"label": f"{header}: no clear shift", "A_pct": None,
                          "B_pct": None, "joint_pct": _pct(defensible), **_kappa_cols(None),
                          "kappa_kind": f"both shifted: {both_shifted.k}/{both_shifted.n}"})
     return rows
 
 
-def _frame(rows: list[dict], index: list[str]):
+def _frame(rows: list[dict], index: str | None):
+    """A frame indexed by the named column (the renderer shows only a single named index)."""
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    return frame.set_index(index) if not frame.empty else frame
+    return frame.set_index(index) if index and not frame.empty else frame
 
 
 def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
@@ -72,14 +73,14 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
     the_set = get_set(db, set_name)
     pair = rater_pair(db, the_set.id)
     if pair is None:
-        return [Section(f"Clinician validation ({set_name})", _frame([], []),
+        return [Section(f"Clinician validation ({set_name})", _frame([], None),
                         "Fewer than two raters have labelled this set yet.",
                         key=f"clinician_validation_{set_name}")]
     (_, a_name), (_, b_name) = pair
     names = (a_name, b_name)
     sections = [Section(
         f"Table 12: clinician validation ({set_name})", _frame(_table12(db, set_name, names),
-                                                                ["block", "label"]),
+                                                                "label"),
         f"Rater A = {a_name}, rater B = {b_name}; shares over cases both labelled. 'Joint' = "
         "both raters gave that label; 'no clear shift' = neither marked gold_shift 'shifted' "
         "(the gold stays defensible). Kappa: Cohen's, 95% CI (statsmodels); Landis & Koch: "
@@ -93,7 +94,7 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
                    + ag.confusion[0][1], "n": ag.n, "harmful_pct": None, **_kappa_cols(ag)}
                   for ag in chs]
     sections.append(Section(
-        f"Clinician harmful-flip rate and keyword CHS ({set_name})", _frame(rate_rows, ["who"]),
+        f"Clinician harmful-flip rate and keyword CHS ({set_name})", _frame(rate_rows, "who"),
         "Harmful-flip rate = flips labelled 'harmful' / flips labelled (destructive M3/M4/M5 "
         "flips); 'unanimous' = both raters 'harmful' / flips both labelled. Keyword CHS rows: "
         "n_harmful = flips the keyword flag marks (answer moved off a high-acuity option, "
@@ -104,7 +105,7 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
                   **_kappa_cols(v.agreement)} for v in stats.chain_rule_validation(db, set_name)]
     sections.append(Section(
         f"Chain-registration rule validation ({set_name})",
-        _frame(rule_rows, ["method", "family"]),
+        _frame(rule_rows, "method"),
         "Token rule (Appendix C) and LLM-judge verdicts against the human chain-registration "
         "label (final: unanimous or adjudicated; 'unclear' and pending rows dropped). Positive "
         "= the chain registers the edit.", key=f"chain_rule_validation_{set_name}"))
@@ -113,7 +114,7 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
         "ac1": ag.ac1, "landis_koch": ag.interpretation if ag.state == "ok" else ag.reason,
     } for ag in all_agreements(db, set_name, raters=names)]
     sections.append(Section(
-        f"Inter-rater agreement ({set_name})", _frame(agreement_rows, ["field"]),
+        f"Inter-rater agreement ({set_name})", _frame(agreement_rows, "field"),
         "Cohen's kappa with 95% CI (statsmodels), raw agreement, N and Gwet's AC1 (the "
         "prevalence-robust companion); kappa is undefined when no case was labelled by both "
         "raters or both used one category only.", key=f"agreement_{set_name}"))
