@@ -157,7 +157,9 @@ class LlamaCppBackend:
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(f"{path}: llama.cpp could not load the model ({exc})") from None
-        self.n_ctx = self.llm.n_ctx()
+        # llama.cpp may pad the context it allocates, but Llama's token buffer has the
+        # size asked for: the smaller of the two is the real limit.
+        self.n_ctx = min(n_ctx, self.llm.n_ctx())
         self._n_vocab = self.llm.n_vocab()
         self._pieces: dict[int, bytes] = {}
 

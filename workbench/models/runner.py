@@ -148,21 +148,28 @@ class Runner:
             unique.setdefault(prepared.key, prepared)
         done_before = stored_keys(self.db, unique)
         pending = [p for key, p in unique.items() if key not in done_before]
+        work: list[Tokenized] = []
+        loaded: ModelLoaded | None = None
+        if pending:
+            # Load, tokenize and check every prompt before reporting anything, so a
+            # prompt that does not fit fails the run before any work or output.
+            if self._backend is None:
+                loading = time.perf_counter()
+                _ = self.backend
+                loaded = ModelLoaded(self.model.name, time.perf_counter() - loading)
+            work = [self.tokenize(p) for p in pending]
+            for tok in work:
+                check_fits(tok, self.backend)
+            work.sort(key=lambda t: t.context_ids)
         emit(RunStarted(total=len(unique), skipped=len(unique) - len(pending)))
+        if loaded is not None:
+            emit(loaded)
 
         generated: list[str] = []
         tokens_in = tokens_out = errors = 0
         stopped = False
         elapsed = 0.0
-        if pending:
-            if self._backend is None:
-                loading = time.perf_counter()
-                _ = self.backend
-                emit(ModelLoaded(self.model.name, time.perf_counter() - loading))
-            work = [self.tokenize(p) for p in pending]
-            for tok in work:
-                check_fits(tok, self.backend)
-            work.sort(key=lambda t: t.context_ids)
+        if work:
             started = time.perf_counter()
             for tok in work:
                 if should_stop is not None and should_stop():
