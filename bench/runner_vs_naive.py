@@ -1,0 +1,174 @@
+"""Benchmark: the PAW Runner against the naive loop research scripts use, on the same workload.
+
+Workload (plan order): N demo vignettes answered with chain of thought (greedy), each with
+its option distribution; then one continuation per item of its own chain cut at half its
+tokens (an F1-style truncation), again with the option distribution.
+
+- Runner: `workbench.models.Runner` (all cores, logits_all=False, prefix-ordered, the
+  distribution read from the last logits, continuation from exact token ids).
+- Naive: `Llama(logits_all=True)` with llama-cpp-python's defaults (half the cores for
+  generation); per prompt one `create_chat_completion` (stage 1) or `create_completion`
+  of prompt + chain text (stage 2), then `create_completion(max_tokens=1, logprobs=20)`
+  on prompt + output cut at the answer (or + "\\nAnswer:") for the option probabilities;
+  prompts in plan order.
+
+Prints both throughputs, their ratio, and the largest absolute difference between the
+two option distributions (over items where both produced the same text, and overall).
+
+    .venv/bin/python bench/runner_vs_naive.py --items 40 --max-tokens 128
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+from store import open_db
+from store.datasets import get_items
+from store.generations import get_generations
+from workbench.datasets.demo import import_demo
+from workbench.models import GenerationRequest, Runner, Sampler, default_model
+from workbench.models.answers import parse_answer
+from workbench.models.backend import _model_params, use_extra_buffers
+from workbench.models.prompts import ChatFormat, build_messages
+from workbench.models.templates import get_template
+
+TEMPLATE = "neutral_cot@1"
+
+
+def runner_pass(db, items, max_tokens: int, threads: int | None):
+    """Both stages through the Runner; returns (seconds, {(item, stage): (output, probs)})."""
+    model = default_model(db)
+    runner = Runner(db, model, threads=threads)
+    started = time.perf_counter()
+    _ = runner.backend  # model load counted, as in the naive pass
+    stage1 = [GenerationRequest(item=i, mode="cot", template=TEMPLATE,
+                                sampler=Sampler(max_tokens=max_tokens)) for i in items]
+    keys1 = [runner.key(r) for r in stage1]
+    runner.run(stage1)
+    stored = get_generations(db, keys1)
+    stage2, chains = [], {}
+    for item, key in zip(items, keys1):
+        chain = stored[key]
+        cut = len(chain.output_token_ids) // 2
+        ids = chain.output_token_ids[:cut]
+        prefix = b"".join(runner.backend.piece(t) for t in ids).decode("utf-8", "replace")
+        chains[item.id] = prefix
+        stage2.append(GenerationRequest(item=item, mode="continue", template=TEMPLATE,
+                                        sampler=Sampler(max_tokens=max_tokens - cut),
+                                        prefix=prefix, prefix_token_ids=ids))
+    keys2 = [runner.key(r) for r in stage2]
+    runner.run(stage2)
+    elapsed = time.perf_counter() - started
+    stored.update(get_generations(db, keys2))
+    results = {}
+    for stage, keys in ((1, keys1), (2, keys2)):
+        for item, key in zip(items, keys):
+            results[(item.id, stage)] = (stored[key].output, stored[key].option_probs)
+    runner.close()
+    return elapsed, results, chains
+
+
+def _naive_probs(llm, text: str, labels) -> dict[str, float] | None:
+    """The research-script way: top-20 logprobs of one completion token."""
+    out = llm.create_completion(text, max_tokens=1, temperature=0.0, logprobs=20)
+    logprobs = out["choices"][0].get("logprobs")
+    if not logprobs or not logprobs.get("top_logprobs"):
+        return None  # first sampled token was end-of-sequence: llama-cpp-python returns nothing
+    top = logprobs["top_logprobs"][0]
+    mass = {label: sum(math.exp(lp) for tok, lp in top.items() if tok.strip() == label)
+            for label in labels}
+    total = sum(mass.values())
+    return {label: m / total for label, m in mass.items()} if total > 0 else None
+
+
+def _answer_context(prompt: str, text: str, labels) -> str:
+    parsed = parse_answer(text, labels)
+    if parsed.start is not None:
+        start = parsed.start - 1 if parsed.start > 0 and text[parsed.start - 1] == " " \
+            else parsed.start
+        return prompt + text[:start]
+    separator = "" if not text or text[-1].isspace() else "\n"
+    return prompt + text + separator + "Answer:"
+
+
+def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains):
+    """Both stages the naive way; returns (seconds, {(item, stage): (output, probs)})."""
+    from llama_cpp import Llama
+
+    started = time.perf_counter()
+    with _model_params(use_extra_buffers()):
+        llm = Llama(model_path=model_path, n_ctx=4096, logits_all=True, verbose=False)
+    template = get_template(TEMPLATE)
+    results = {}
+    for item in items:  # stage 1, plan order
+        messages = build_messages(GenerationRequest(item=item, mode="cot", template=TEMPLATE),
+                                  template)
+        reply = llm.create_chat_completion(messages=messages, temperature=0.0,
+                                           max_tokens=max_tokens)
+        text = reply["choices"][0]["message"]["content"] or ""
+        prompt = chat.render(messages)
+        results[(item.id, 1)] = (text, _naive_probs(llm, _answer_context(prompt, text,
+                                                                          item.labels),
+                                                    item.labels))
+    for item in items:  # stage 2, plan order
+        messages = build_messages(GenerationRequest(item=item, mode="cot", template=TEMPLATE),
+                                  template)
+        prompt = chat.render(messages) + chains[item.id]
+        cut_tokens = len(llm.tokenize(chains[item.id].encode(), add_bos=False))
+        out = llm.create_completion(prompt, max_tokens=max(1, max_tokens - cut_tokens),
+                                    temperature=0.0)
+        text = out["choices"][0]["text"]
+        results[(item.id, 2)] = (text, _naive_probs(llm, _answer_context(prompt, text,
+                                                                          item.labels),
+                                                    item.labels))
+    elapsed = time.perf_counter() - started
+    llm.close()
+    return elapsed, results
+
+
+def main() -> None:
+    """Run both passes and print the comparison."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=40)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=None, help="Runner threads (default all)")
+    args = parser.parse_args()
+
+    db = open_db(memory=True)
+    import_demo(db)
+    items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
+    model = default_model(db)
+    chat = Runner(db, model).chat  # the model's chat template, as the runner renders it
+    print(f"{len(items)} items x 2 stages, max {args.max_tokens} tokens, "
+          f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
+    runner_s, runner_results, chains = runner_pass(db, items, args.max_tokens, args.threads)
+    print(f"runner: {runner_s:.1f} s  ({2 * len(items) / runner_s:.3f} gen/s)", flush=True)
+    naive_s, naive_results = naive_pass(items, args.max_tokens, model.path, chat, chains)
+    print(f"naive:  {naive_s:.1f} s  ({2 * len(items) / naive_s:.3f} gen/s)")
+    print(f"throughput ratio runner/naive: {naive_s / runner_s:.2f}")
+
+    same_text, diffs_same, diffs_all, missing = 0, [], [], 0
+    for key, (text, probs) in runner_results.items():
+        naive_text, naive_probs = naive_results[key]
+        if naive_probs is None:
+            missing += 1
+            continue
+        diff = max(abs(probs[label] - naive_probs[label]) for label in probs)
+        diffs_all.append(diff)
+        if text == naive_text:
+            same_text += 1
+            diffs_same.append(diff)
+    n = len(runner_results)
+    print(f"identical output text: {same_text}/{n}; naive gave no distribution: {missing}")
+    if diffs_same:
+        print(f"max |p_runner - p_naive| where texts match: {max(diffs_same):.2e}")
+    if diffs_all:
+        print(f"max |p_runner - p_naive| overall: {max(diffs_all):.2e}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
