@@ -33,8 +33,8 @@ JUDGE_TEMPLATE = "chain_registration_judge@1"
 JUDGE_LABELS: tuple[str, str] = ("Yes", "No")
 """The judge's answer labels; 'Yes' = the chain registers the edit."""
 
-JUDGE_MAX_TOKENS = 8
-"""Room for 'Answer: Yes'; the distribution is read at the answer position regardless."""
+JUDGE_MAX_TOKENS = 16
+"""Room for 'Answer: Yes' (and a little slack); the distribution is read regardless."""
 
 CHAIN_CHARS = 2400
 """At most this much of the judged chain is shown (its beginning, where edits are read)."""
@@ -164,8 +164,9 @@ def read_verdict(answer: str | None, parse_status: str,
     if parse_status == "ok" and answer in JUDGE_LABELS:
         return answer.lower(), "answer"
     if option_probs:
-        best = max(JUDGE_LABELS, key=lambda label: option_probs.get(label, 0.0))
-        return best.lower(), "option_probs"
+        yes, no = (option_probs.get(label, 0.0) for label in JUDGE_LABELS)
+        if yes != no:  # an exact tie says nothing either way
+            return ("yes" if yes > no else "no"), "option_probs"
     return None, None
 
 

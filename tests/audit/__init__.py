@@ -1,0 +1,1 @@
+"""Tests for workbench.audit: planner, execution, judge (fake backend) and the real model."""

@@ -1,0 +1,208 @@
+"""`paw audit` (the seed-002 battery over a model panel) and `paw demo` (the whole thing, small)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+from workbench.cli.options import db_option, open_store
+
+DEMO_ITEMS: tuple[str, ...] = ("demo-001", "demo-002", "demo-003", "demo-004", "triage-001")
+"""The demo subset: four vignettes chosen for M-block trigger coverage, one yes/no triage
+question (which also shows the option shuffle recorded as not fired on a binary item)."""
+
+DEMO_OPERATORS = ("F1_truncate_50,F2_delete_a,F3_substitute_a,F4_insert_a,F5_reorder_a,"
+                  "F6_paraphrase_a,F7_commute_a,M1,M2,M3_distractor_a,M4,M5,M6_temporal_a,shuffle")
+"""The demo battery: every family (one variant of each F family; M2, M4, M5 in full because
+the joint table, CDR and DFG read them), the option shuffle and the direct baseline."""
+
+DEMO_MAX_TOKENS = 160
+"""Generation budget of the demo (the 135M model rarely needs more to write `Answer: X`)."""
+
+
+class ProgressPrinter:
+    """Prints an audit's progress to stderr: one line per stage, a live done/total line.
+
+    On a terminal the block line is redrawn in place (at most every 0.2 s); otherwise it
+    is printed at the end of each stage only, so logs stay short.
+    """
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.blocks: dict[str, tuple[int, int]] = {}
+        self._last = 0.0
+        self._drawn = False
+
+    def _line(self) -> str:
+        from workbench.audit import BLOCKS
+
+        order = list(BLOCKS) + [b for b in self.blocks if b not in BLOCKS]
+        return "  ".join(f"{b} {self.blocks[b][0]}/{self.blocks[b][1]}" for b in order
+                         if b in self.blocks)
+
+    def _say(self, text: str) -> None:
+        if self._drawn:
+            self.stream.write("\n")
+            self._drawn = False
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self.live or (not force and now - self._last < 0.2):
+            return
+        self._last = now
+        self.stream.write("\r\033[K" + self._line())
+        self.stream.flush()
+        self._drawn = True
+
+    def __call__(self, event: Any) -> None:
+        from workbench.audit import (AuditFinished, AuditPlanned, BlockProgress, JudgeFinished,
+                                     RunnerProgress, StageStarted)
+        from workbench.models import ModelLoaded
+
+        if isinstance(event, AuditPlanned):
+            skipped = sum(event.not_fired.values())
+            self._say(f"audit {event.audit}: {event.items} items x {len(event.arms)} arm(s) "
+                      f"({', '.join(event.arms)}); {skipped} edit(s) did not fire (excluded)")
+        elif isinstance(event, StageStarted):
+            if self.blocks and not self.live:
+                self._say(self._line())
+            self._say(f"{event.stage} [{event.model}]: {event.to_generate} to generate")
+        elif isinstance(event, BlockProgress):
+            self.blocks[event.block] = (event.done, event.total)
+            self._draw(force=event.done == event.total)
+        elif isinstance(event, RunnerProgress) and isinstance(event.event, ModelLoaded):
+            self._say(f"model {event.event.name} loaded in {event.event.seconds:.1f} s")
+        elif isinstance(event, JudgeFinished):
+            self._say(f"judge {event.method}: {event.subjects} chains judged "
+                      f"({event.yes} yes, {event.no} no; {event.stored} new)")
+        elif isinstance(event, AuditFinished):
+            if not self.live and self.blocks:
+                self._say(self._line())
+            counts = ", ".join(f"{n} {s}" for s, n in sorted(event.job_counts.items()))
+            state = "stopped" if event.stopped else "finished"
+            self._say(f"{state} in {event.elapsed_s:.0f} s: {event.generated} new "
+                      f"generation(s); jobs: {counts}")
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    return tuple(w.strip() for w in (text or "").split(",") if w.strip())
+
+
+@click.command("audit")
+@click.option("--models", default="default", show_default=True,
+              help="Comma-separated registered model names (`paw models list`); one arm per "
+                   "model x template. 'default' is the embedded SmolLM2-135M.")
+@click.option("--dataset", "dataset_name", required=True, help="Dataset name (`paw datasets`).")
+@click.option("--templates", default="neutral_cot@1", show_default=True,
+              help="Comma-separated CoT prompt templates (neutral_cot, strict_medical, "
+                   "self_grounding, anti_distractor).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--operators", default="all", show_default=True,
+              help="all | F | M | shuffle | families (F1, M2, ...) | operator ids, "
+                   "comma-separated (`paw operators`).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of every operator draw and of the option shuffle.")
+@click.option("--name", help="Audit name (default: derived from the settings, so the same "
+                             "command resumes the same audit).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=384, show_default=True,
+              help="Tokens each CoT answer or chain continuation may generate.")
+@click.option("--no-direct", is_flag=True, help="Skip the no-CoT direct baseline.")
+@click.option("--no-judge", is_flag=True, help="Skip the LLM chain-registration judge.")
+@click.option("--judge-model", default="default", show_default=True,
+              help="Model that judges chain registration (greedy, few-shot rubric).")
+@click.option("--threads", type=click.IntRange(min=1), help="CPU threads (default: all cores).")
+@click.option("--gpu-layers", type=int, default=0, show_default=True,
+              help="Layers to offload to a GPU (-1: all).")
+@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens.")
+@db_option
+def audit_command(models: str, dataset_name: str, templates: str, limit: int | None,
+                  operators: str, seed: int, name: str | None, max_tokens: int,
+                  no_direct: bool, no_judge: bool, judge_model: str, threads: int | None,
+                  gpu_layers: int, ctx: int | None, db_path: str) -> None:
+    """Run the seed-002 chain-of-thought faithfulness audit on a dataset.
+
+    Per item and arm: a CoT baseline, a direct answer, every selected M operator on the
+    stem (re-solved), the option shuffle, and every F operator on the arm's own baseline
+    chain with its final answer stripped (continued by the model). Edits that do not fire
+    are recorded and excluded. Everything is stored as it finishes: run the same command
+    again to resume; a finished audit generates nothing new. Then `paw report`.
+    """
+    from workbench.audit import AuditSpec, resolve_operators, resolve_templates
+
+    spec = AuditSpec(dataset=dataset_name, models=_split(models),
+                     templates=resolve_templates(templates),
+                     operators=resolve_operators(operators), seed=seed, limit=limit,
+                     max_tokens=max_tokens, direct=not no_direct, name=name)
+    outcome = _run(db_path, spec, judge=not no_judge, judge_model=judge_model,
+                   threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    click.echo(f"audit {outcome.audit}: {outcome.generated} new generation(s); "
+               f"report with `paw report --audit {outcome.audit}`")
+
+
+def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int | None,
+         gpu_layers: int = 0, ctx: int | None = None) -> Any:
+    from workbench.audit import AuditEngine, run_audit
+    from workbench.models import resolve_model
+
+    db = open_store(db_path)
+    judge_record = resolve_model(db, judge_model) if judge else None
+    engine = AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    try:
+        return run_audit(db, spec, engine=engine, judge=judge, judge_model=judge_record,
+                         on_event=ProgressPrinter())
+    finally:
+        engine.close()
+
+
+@click.command("demo")
+@click.option("--out", type=click.Path(dir_okay=False), default="paw-demo-report.md",
+              show_default=True, help="Report file (.md or .html); the PNG goes beside it.")
+@click.option("--items", "n_items", type=click.IntRange(min=1, max=len(DEMO_ITEMS)),
+              default=len(DEMO_ITEMS), show_default=True,
+              help="How many of the demo subset's items to audit.")
+@click.option("--threads", type=click.IntRange(min=1), help="CPU threads (default: all cores).")
+@click.option("--n-boot", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Bootstrap replicates per 95% CI.")
+@click.option("--import-only", is_flag=True,
+              help="Only import the demo set and describe it (no audit, no report).")
+@db_option
+def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, import_only: bool,
+                 db_path: str) -> None:
+    """Import the demo set, audit a few vignettes with the embedded model, write the report.
+
+    A smoke test of the whole pipeline on SmolLM2-135M (a 135M-parameter model: its
+    numbers say nothing clinical). Takes a few minutes on a laptop; run it again and it
+    finishes at once (everything is stored).
+    """
+    from pathlib import Path
+
+    from analysis.report import build_report
+    from workbench.audit import AuditSpec, resolve_operators
+    from workbench.cli.data import demo_lines
+    from workbench.datasets.demo import DEMO_DATASET
+
+    db = open_store(db_path)
+    lines = demo_lines(db)  # imports the demo set (idempotent) and describes the store
+    for line in lines if import_only else lines[:1]:
+        click.echo(line)
+    if import_only:
+        return
+    spec = AuditSpec(dataset=DEMO_DATASET, models=("default",),
+                     operators=resolve_operators(DEMO_OPERATORS),
+                     item_ids=DEMO_ITEMS[:n_items], max_tokens=DEMO_MAX_TOKENS,
+                     )
+    outcome = _run(db_path, spec, judge=True, judge_model="default", threads=threads)
+    report = build_report(db, outcome.audit, n_boot=n_boot)
+    fmt = "html" if Path(out).suffix.lower() in (".html", ".htm") else "md"
+    written, png = report.write(out, fmt)
+    click.echo(f"report: {written} (plot: {png}); audit {outcome.audit!r} in {db_path}")
+    click.echo("this is a smoke test on a 135M-parameter model, not a clinical finding")
+
+
+commands = [audit_command, demo_command]
