@@ -16,6 +16,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.operators",
     "workbench.cli.annotation",
     "workbench.cli.models",
+    "workbench.cli.audit",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 

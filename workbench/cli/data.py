@@ -145,5 +145,5 @@ def demo_command(db_path: str) -> None:
         click.echo(line)
 
 
-commands = [import_command, datasets_command, demo_command]
+commands = [import_command, datasets_command]  # `paw demo` lives in workbench.cli.audit
 """Registered on `paw` through COMMAND_MODULES."""
