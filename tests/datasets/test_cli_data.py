@@ -138,7 +138,7 @@ def test_demo_imports_the_shipped_set_and_describes_it(capsys, tmp_path):
     shipped = load_demo_items()
     n_mcq = sum(i.kind == "mcq" for i in shipped)
     n_binary = sum(i.kind == "binary" for i in shipped)
-    code, out, _ = paw(capsys, "demo", "--db", db)
+    code, out, _ = paw(capsys, "demo", "--import-only", "--db", db)
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"demo set: {len(shipped)} new items ({len(shipped)} in the package)"
@@ -148,7 +148,7 @@ def test_demo_imports_the_shipped_set_and_describes_it(capsys, tmp_path):
     stored = get_items(open_db(db), "demo")
     assert [i.source_id for i in stored] == [i.source_id for i in shipped]
     # Running it again adds nothing.
-    code, out, _ = paw(capsys, "demo", "--db", db)
+    code, out, _ = paw(capsys, "demo", "--import-only", "--db", db)
     assert out.splitlines()[0] == f"demo set: 0 new items ({len(shipped)} in the package)"
 
 
