@@ -30,8 +30,9 @@ from store.datasets import get_items
 from store.generations import get_generations
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
-from workbench.models.answers import parse_answer
+from workbench.models.answers import label_token_candidates, option_distribution, parse_answer
 from workbench.models.backend import _model_params, use_extra_buffers
+from workbench.models.execute import _label_token_index
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import get_template
 
@@ -66,7 +67,8 @@ def runner_pass(db, items, max_tokens: int, threads: int | None):
     results = {}
     for stage, keys in ((1, keys1), (2, keys2)):
         for item, key in zip(items, keys):
-            results[(item.id, stage)] = (stored[key].output, stored[key].option_probs)
+            results[(item.id, stage)] = (stored[key].output, stored[key].option_probs,
+                                         stored[key])
     runner.close()
     return elapsed, results, chains
 
@@ -109,10 +111,8 @@ def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains
         reply = llm.create_chat_completion(messages=messages, temperature=0.0,
                                            max_tokens=max_tokens)
         text = reply["choices"][0]["message"]["content"] or ""
-        prompt = chat.render(messages)
-        results[(item.id, 1)] = (text, _naive_probs(llm, _answer_context(prompt, text,
-                                                                          item.labels),
-                                                    item.labels))
+        context = _answer_context(chat.render(messages), text, item.labels)
+        results[(item.id, 1)] = (text, _naive_probs(llm, context, item.labels), context)
     for item in items:  # stage 2, plan order
         messages = build_messages(GenerationRequest(item=item, mode="cot", template=TEMPLATE),
                                   template)
@@ -121,12 +121,38 @@ def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains
         out = llm.create_completion(prompt, max_tokens=max(1, max_tokens - cut_tokens),
                                     temperature=0.0)
         text = out["choices"][0]["text"]
-        results[(item.id, 2)] = (text, _naive_probs(llm, _answer_context(prompt, text,
-                                                                          item.labels),
-                                                    item.labels))
+        context = _answer_context(prompt, text, item.labels)
+        results[(item.id, 2)] = (text, _naive_probs(llm, context, item.labels), context)
     elapsed = time.perf_counter() - started
-    llm.close()
-    return elapsed, results
+    return elapsed, results, llm
+
+
+def exact_ids_probs(llm, gen) -> tuple[dict[str, float], list[int]]:
+    """The runner's answer context as exact token ids, evaluated fresh by the naive Llama.
+
+    Separates numeric effects (logits_all, prefix reuse) from text effects (re-tokenizing
+    prompt + output, top-20 truncation) in the runner-vs-naive difference. Not timed.
+    """
+    def tokenize(text: str, special: bool = False) -> list[int]:
+        return llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    ids = tokenize(gen.prompt, special=True) + list(gen.prefix_token_ids or ())
+    out = list(gen.output_token_ids)
+    if gen.option_logits["position"] == "output":
+        pieces = [llm._model.detokenize([t], special=False) for t in out]
+        index = _label_token_index(pieces, gen.output, parse_answer(gen.output, gen.labels).start)
+        context = ids + out[:index]
+    else:
+        before = (gen.prefix or "") + gen.output
+        separator = "" if not before or before[-1].isspace() else "\n"
+        context = ids + out + tokenize(separator + "Answer:")
+    llm.reset()
+    llm.eval(context)
+    row = llm.scores[len(context) - 1]
+    candidates = label_token_candidates(gen.labels, tokenize)
+    probs, _ = option_distribution(candidates, {t: float(row[t]) for ids_ in
+                                                candidates.values() for t in ids_})
+    return probs, context
 
 
 def main() -> None:
@@ -146,27 +172,37 @@ def main() -> None:
           f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
     runner_s, runner_results, chains = runner_pass(db, items, args.max_tokens, args.threads)
     print(f"runner: {runner_s:.1f} s  ({2 * len(items) / runner_s:.3f} gen/s)", flush=True)
-    naive_s, naive_results = naive_pass(items, args.max_tokens, model.path, chat, chains)
+    naive_s, naive_results, llm = naive_pass(items, args.max_tokens, model.path, chat, chains)
     print(f"naive:  {naive_s:.1f} s  ({2 * len(items) / naive_s:.3f} gen/s)")
-    print(f"throughput ratio runner/naive: {naive_s / runner_s:.2f}")
+    print(f"throughput ratio runner/naive: {naive_s / runner_s:.2f}", flush=True)
 
-    same_text, diffs_same, diffs_all, missing = 0, [], [], 0
-    for key, (text, probs) in runner_results.items():
-        naive_text, naive_probs = naive_results[key]
+    same_text, missing, retokenized = 0, 0, 0
+    diff_same, diff_all, diff_numeric, diff_text = [], [], [], []
+    for key, (text, probs, gen) in runner_results.items():
+        naive_text, naive_probs, naive_context = naive_results[key]
+        exact, exact_ids = exact_ids_probs(llm, gen)
+        diff_numeric.append(max(abs(probs[k] - exact[k]) for k in probs))
         if naive_probs is None:
             missing += 1
             continue
-        diff = max(abs(probs[label] - naive_probs[label]) for label in probs)
-        diffs_all.append(diff)
+        diff = max(abs(probs[k] - naive_probs[k]) for k in probs)
+        diff_all.append(diff)
         if text == naive_text:
             same_text += 1
-            diffs_same.append(diff)
+            diff_same.append(diff)
+            naive_ids = llm.tokenize(naive_context.encode("utf-8"), add_bos=False, special=True)
+            retokenized += naive_ids != exact_ids
+            diff_text.append(max(abs(exact[k] - naive_probs[k]) for k in probs))
+    llm.close()
     n = len(runner_results)
-    print(f"identical output text: {same_text}/{n}; naive gave no distribution: {missing}")
-    if diffs_same:
-        print(f"max |p_runner - p_naive| where texts match: {max(diffs_same):.2e}")
-    if diffs_all:
-        print(f"max |p_runner - p_naive| overall: {max(diffs_all):.2e}")
+    print(f"identical output text: {same_text}/{n}; naive gave no distribution: {missing}; "
+          f"re-tokenized differently (among identical texts): {retokenized}")
+    print(f"max |p_runner - p_naive| where texts match: {max(diff_same or [0]):.2e}; "
+          f"overall: {max(diff_all or [0]):.2e}")
+    print(f"  of which numeric (runner vs same ids evaluated fresh with logits_all): "
+          f"{max(diff_numeric):.2e}")
+    print(f"  of which text (same ids vs naive re-tokenized text + top-20 logprobs): "
+          f"{max(diff_text or [0]):.2e}")
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 

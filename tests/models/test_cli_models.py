@@ -150,3 +150,22 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_result(tmp_path) -> None:
     conn.close()
     assert statuses == {"done": 6}
     assert sessions == ["running", "finished"]  # the killed session never finished
+
+
+@pytest.mark.parametrize("command", [["models", "--help"], ["models", "add", "--help"],
+                                     ["models", "list", "--help"], ["run", "--help"]])
+def test_every_command_has_help(capsys, command) -> None:
+    code, out, _ = _paw(capsys, *command)
+    assert code == 0 and "Usage: paw" in out and len(out.splitlines()) > 3
+
+
+def test_several_samples_need_a_temperature(capsys, db_path) -> None:
+    _dataset(db_path, "good", [Item(source_id="ok", kind="mcq", question="Which?",
+                                    options={"A": "x", "B": "y"}, gold="A")])
+    code, _, err = _paw(capsys, "run", "--dataset", "good", "--samples", "3", "--db", db_path)
+    _one_line_error(code, err, "--temperature > 0")
+    code, _, err = _paw(capsys, "run", "--dataset", "good", "--seeds", "0,x", "--db", db_path)
+    _one_line_error(code, err, "--seeds: expected comma-separated integers")
+    code, _, err = _paw(capsys, "run", "--dataset", "missing", "--db", db_path)
+    _one_line_error(code, err, "no dataset named 'missing'")
+    assert _counts(db_path)[1] == 0
