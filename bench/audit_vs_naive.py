@@ -1,0 +1,205 @@
+"""Benchmark: the `paw audit` engine against a naive loop, on the full seed-002 battery.
+
+Workload: N demo vignettes (multiple choice), every operator of the battery (17 F, 13 M,
+the option shuffle) plus the CoT and direct baselines, greedy, on the embedded model. No
+judge (the naive loop has none).
+
+- Engine: `workbench.audit.run_audit` — plan, stage 1, F-block on its own baselines, stage 2;
+  per model one llama.cpp context (logits_all=False), prompts ordered by token ids so shared
+  prefixes reuse the KV cache, the option distribution read from the logits at the answer
+  position during decoding, F1 continuations from the baseline's exact token ids.
+- Naive: what a research script does: `Llama(logits_all=True)` with llama-cpp-python's
+  defaults, operator-major order (for each operator, for each item), one
+  `create_chat_completion` per CoT prompt (`create_completion` on the same rendered text for
+  direct answers, which need the `Answer:` prefill, and for F-block continuations), then
+  `create_completion(max_tokens=1, logprobs=20)` on the context up to the answer for the
+  option probabilities. The F-block edits the naive pass's own baseline chain with the same
+  operators and seeds.
+
+Prints both throughputs (generations per second, model load included), their ratio, and the
+largest difference between the two passes' option distributions (where both wrote the same
+text, and overall).
+
+    .venv/bin/python bench/audit_vs_naive.py --items 20 --max-tokens 48
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+from store import open_db
+from store.datasets import get_items
+from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit.spec import SHUFFLE_OPERATOR
+from workbench.datasets.demo import import_demo
+from workbench.models import GenerationRequest, Runner, default_model
+from workbench.models.answers import parse_answer
+from workbench.models.backend import _model_params, use_extra_buffers
+from workbench.models.prompts import ChatFormat, build_messages
+from workbench.models.templates import DEFAULT_TEMPLATE, get_template
+from workbench.perturb import OPERATORS, strip_final_answer
+
+TEMPLATE = "neutral_cot@1"
+DIRECT_MAX_TOKENS = 16
+
+
+def engine_pass(db, items, operators, max_tokens: int, threads: int | None):
+    """The audit through `run_audit`; returns (seconds, n generations, {(item, op): result})."""
+    spec = AuditSpec(dataset="demo", models=("default",), templates=(TEMPLATE,),
+                     operators=operators, item_ids=tuple(i.source_id for i in items),
+                     max_tokens=max_tokens, name="bench")
+    started = time.perf_counter()
+    outcome = run_audit(db, spec, engine=AuditEngine(db, threads=threads), judge=False)
+    elapsed = time.perf_counter() - started
+    results = {}
+    for source_id, role, op, output, probs in db.execute(
+            "SELECT i.source_id, j.role, v.operator_id, g.output, g.option_probs_json "
+            "FROM jobs j JOIN items i ON i.id = j.item_id "
+            "LEFT JOIN variants v ON v.id = j.variant_id "
+            "JOIN generations g ON g.key = j.generation_key WHERE j.audit_id = ?",
+            [outcome.audit_id]):
+        import json
+        results[(source_id, op or role)] = (output, json.loads(probs) if probs else None)
+    return elapsed, outcome.generated, results
+
+
+def _naive_probs(llm, text: str, labels) -> dict[str, float] | None:
+    """Top-20 logprobs of one completion token, summed per answer label."""
+    out = llm.create_completion(text, max_tokens=1, temperature=0.0, logprobs=20)
+    logprobs = out["choices"][0].get("logprobs")
+    if not logprobs or not logprobs.get("top_logprobs"):
+        return None
+    top = logprobs["top_logprobs"][0]
+    mass = {label: sum(math.exp(lp) for tok, lp in top.items() if tok.strip() == label)
+            for label in labels}
+    total = sum(mass.values())
+    return {label: m / total for label, m in mass.items()} if total > 0 else None
+
+
+def _answer_context(prompt: str, text: str, labels) -> str:
+    parsed = parse_answer(text, labels)
+    if parsed.start is not None:
+        start = parsed.start - 1 if parsed.start > 0 and text[parsed.start - 1] == " " \
+            else parsed.start
+        return prompt + text[:start]
+    separator = "" if not text or text[-1].isspace() else "\n"
+    return prompt + text + separator + "Answer:"
+
+
+def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFormat,
+               seed: int = 0):
+    """The battery operator-major; returns (seconds, n generations, {(item, op): result})."""
+    from llama_cpp import Llama
+
+    started = time.perf_counter()
+    with _model_params(use_extra_buffers()):
+        llm = Llama(model_path=model_path, n_ctx=4096, logits_all=True, verbose=False)
+    cot = get_template(TEMPLATE)
+    direct = get_template(DEFAULT_TEMPLATE["direct"])
+    results: dict = {}
+    n = 0
+
+    def chat_cot(item, request) -> None:
+        nonlocal n
+        messages = build_messages(request, cot)
+        reply = llm.create_chat_completion(messages=messages, temperature=0.0,
+                                           max_tokens=max_tokens)
+        text = reply["choices"][0]["message"]["content"] or ""
+        labels = tuple(request.effective_options)
+        n += 1
+        return text, _naive_probs(llm, _answer_context(chat.render(messages), text, labels),
+                                  labels)
+
+    for item in items:  # the baselines first: the F-block needs them
+        results[(item.source_id, "baseline")] = chat_cot(
+            item, GenerationRequest(item, "cot", TEMPLATE))
+    for item in items:
+        prompt = chat.render(build_messages(GenerationRequest(item, "direct",
+                                                              direct.id), direct)) + "Answer:"
+        out = llm.create_completion(prompt, max_tokens=DIRECT_MAX_TOKENS, temperature=0.0)
+        n += 1
+        results[(item.source_id, "direct")] = (out["choices"][0]["text"],
+                                               _naive_probs(llm, prompt, item.labels))
+    for op_id in operators:  # operator-major, as a script looping over the catalogue
+        op = OPERATORS[op_id]
+        for item in items:
+            if op.block == "M" or op_id == SHUFFLE_OPERATOR:
+                edit = op.apply(item.question, seed=seed, item_key=item.source_id,
+                                options=item.options, gold=item.gold)
+                if not edit.fired:
+                    continue
+                request = (GenerationRequest(item, "cot", TEMPLATE, question=edit.text)
+                           if op.block == "M" else
+                           GenerationRequest(item, "cot", TEMPLATE, options=edit.options))
+                results[(item.source_id, op_id)] = chat_cot(item, request)
+                continue
+            chain = strip_final_answer(results[(item.source_id, "baseline")][0])
+            edit = op.apply(chain, seed=seed, item_key=item.source_id)
+            if not edit.fired:
+                continue
+            prompt = chat.render(build_messages(GenerationRequest(item, "cot", TEMPLATE), cot))
+            prompt += edit.text
+            out = llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0)
+            text = out["choices"][0]["text"]
+            n += 1
+            results[(item.source_id, op_id)] = (
+                text, _naive_probs(llm, _answer_context(prompt, text, item.labels),
+                                   item.labels))
+    elapsed = time.perf_counter() - started
+    llm.close()
+    return elapsed, n, results
+
+
+def main() -> None:
+    """Run both passes and print the comparison."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=20)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--threads", type=int, default=None, help="Engine threads (default all)")
+    args = parser.parse_args()
+
+    db = open_db(memory=True)
+    import_demo(db)
+    items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
+    operators = resolve_operators("all")
+    model = default_model(db)
+    chat = Runner(db, model).chat
+    print(f"{len(items)} items x (baseline, direct, {len(operators)} operators), max "
+          f"{args.max_tokens} tokens, cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
+    engine_s, engine_n, engine_results = engine_pass(db, items, operators, args.max_tokens,
+                                                     args.threads)
+    print(f"engine: {engine_n} generations in {engine_s:.1f} s "
+          f"({engine_n / engine_s:.3f} gen/s)", flush=True)
+    naive_s, naive_n, naive_results = naive_pass(items, operators, args.max_tokens,
+                                                 model.path, chat)
+    print(f"naive:  {naive_n} generations in {naive_s:.1f} s ({naive_n / naive_s:.3f} gen/s)")
+    ratio = (engine_n / engine_s) / (naive_n / naive_s)
+    print(f"throughput ratio engine/naive: {ratio:.2f}")
+
+    same, diffs_same, diffs_all, missing = 0, [], [], 0
+    common = sorted(set(engine_results) & set(naive_results))
+    for key in common:
+        text, probs = engine_results[key]
+        naive_text, naive_probs = naive_results[key]
+        if not probs or naive_probs is None:
+            missing += 1
+            continue
+        diff = max(abs(probs[label] - naive_probs.get(label, 0.0)) for label in probs)
+        diffs_all.append(diff)
+        if text == naive_text:
+            same += 1
+            diffs_same.append(diff)
+    print(f"compared generations: {len(common)} (engine {len(engine_results)}, naive "
+          f"{len(naive_results)}); identical text {same}; no distribution {missing}")
+    if diffs_same:
+        print(f"max |p_engine - p_naive| where texts match: {max(diffs_same):.2e}")
+    if diffs_all:
+        print(f"max |p_engine - p_naive| overall: {max(diffs_all):.2e}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
