@@ -26,6 +26,7 @@ text, and overall).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import time
@@ -61,7 +62,6 @@ def engine_pass(db, items, operators, max_tokens: int, threads: int | None):
             "LEFT JOIN variants v ON v.id = j.variant_id "
             "JOIN generations g ON g.key = j.generation_key WHERE j.audit_id = ?",
             [outcome.audit_id]):
-        import json
         results[(source_id, op or role)] = (output, json.loads(probs) if probs else None)
     return elapsed, outcome.generated, results
 

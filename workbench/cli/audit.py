@@ -10,9 +10,11 @@ import click
 
 from workbench.cli.options import db_option, open_store
 
-DEMO_ITEMS: tuple[str, ...] = ("demo-001", "demo-002", "demo-003", "demo-004", "triage-001")
-"""The demo subset: four vignettes chosen for M-block trigger coverage, one yes/no triage
-question (which also shows the option shuffle recorded as not fired on a binary item)."""
+DEMO_ITEMS: tuple[str, ...] = ("demo-003", "demo-019", "demo-005", "demo-001", "triage-002")
+"""The demo subset: three vignettes on which every M operator fires (demo-003's gold and a
+demo-019 distractor are high-acuity, so CHS has something to weigh), one on which M5 and M6
+do not fire, and one yes/no triage question (its option shuffle is recorded as not fired):
+the report shows the exclusions too."""
 
 DEMO_OPERATORS = ("F1_truncate_50,F2_delete_a,F3_substitute_a,F4_insert_a,F5_reorder_a,"
                   "F6_paraphrase_a,F7_commute_a,M1,M2,M3_distractor_a,M4,M5,M6_temporal_a,shuffle")
