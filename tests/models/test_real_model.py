@@ -91,7 +91,7 @@ def test_seeded_sampling_same_seed_same_output(backend) -> None:
     assert len(set(outputs[0].values())) >= 2
 
 
-def test_continuation_uses_exact_token_ids(backend) -> None:
+def test_continuation_uses_exact_token_ids_and_ignores_the_schedule(backend) -> None:
     db, items, runner = _runner(backend)
     base = runner.run(_requests(items[:1], sampler=Sampler(max_tokens=40)))
     chain = next(iter(get_generations(db, base.keys).values()))
@@ -102,12 +102,34 @@ def test_continuation_uses_exact_token_ids(backend) -> None:
     request = GenerationRequest(item=items[0], mode="continue", template="neutral_cot@1",
                                 sampler=Sampler(max_tokens=40 - cut), prefix=prefix,
                                 prefix_token_ids=prefix_ids)
-    summary = runner.run([request])
+    summary = runner.run([request])  # right after its baseline: the cache holds the chain
     cont = next(iter(get_generations(db, summary.keys).values()))
     assert cont.prefix == prefix and cont.prefix_token_ids == prefix_ids
     prompt_ids = backend.tokenize(chain.prompt, special=True)
     assert cont.tokens_in == len(prompt_ids) + cut
-    # Greedy continuation of the model's own greedy prefix, fed as the same ids,
-    # reproduces the rest of the original chain.
-    assert cont.output_token_ids == chain.output_token_ids[cut:]
-    assert chain.output == prefix + cont.output
+    # The same request on a store and cache that never saw the baseline gives the same
+    # result: decoded positions of the baseline are not reused for the prefix.
+    backend.reset()
+    db2, items2, runner2 = _runner(backend)
+    again = runner2.run([GenerationRequest(item=items2[0], mode="continue",
+                                           template="neutral_cot@1",
+                                           sampler=Sampler(max_tokens=40 - cut), prefix=prefix,
+                                           prefix_token_ids=prefix_ids)])
+    fresh = next(iter(get_generations(db2, again.keys).values()))
+    assert (fresh.key, fresh.output_token_ids, fresh.option_probs) == \
+        (cont.key, cont.output_token_ids, cont.option_probs)
+
+
+def test_samples_of_one_prompt_ignore_the_schedule(backend) -> None:
+    # Seed 1 after seed 0 (the cache holds the same prompt and seed 0's output) equals
+    # seed 1 alone.
+    def run(seeds):
+        db, items, runner = _runner(backend)
+        backend.reset()
+        summary = runner.run([GenerationRequest(
+            item=items[1], mode="direct", template="direct@1",
+            sampler=Sampler(temperature=0.7, max_tokens=4, seed=s)) for s in seeds])
+        return {g.seed: (g.output_token_ids, g.option_probs)
+                for g in get_generations(db, summary.keys).values()}
+
+    assert run([0, 1])[1] == run([1])[1]

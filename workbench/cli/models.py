@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import Any
@@ -72,7 +71,8 @@ class ProgressPrinter:
             click.echo(f"{event.total} generations: {event.skipped} already stored, "
                        f"{event.to_generate} to run", err=True)
         elif isinstance(event, ModelLoaded):
-            click.echo(f"model {event.name} loaded in {event.seconds:.1f} s", err=True)
+            threads = f", {event.threads} threads" if event.threads else ""
+            click.echo(f"model {event.name} loaded in {event.seconds:.1f} s{threads}", err=True)
             self.started = time.perf_counter()
         elif isinstance(event, GenerationFinished):
             self.tokens += event.tokens_out
@@ -125,7 +125,8 @@ def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
 @click.option("--seeds", help="Explicit comma-separated seeds, e.g. 0,1,42 (overrides --samples).")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Tokens to generate at most "
               "(default 384 for cot, 8 for direct).")
-@click.option("--threads", type=click.IntRange(min=1), help="CPU threads (default: all cores).")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="CPU threads (default: all cores not busy with other work).")
 @click.option("--gpu-layers", type=int, default=0, show_default=True,
               help="Layers to offload to a GPU (-1: all).")
 @click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens "
@@ -163,7 +164,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
                     max_tokens=max_tokens, role=MODE_ROLES[mode])
     settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
                 "template": template_id, "temperature": temperature, "seeds": seed_list,
-                "threads": threads or os.cpu_count(), "gpu_layers": gpu_layers, "ctx": ctx}
+                "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx}
     summary = plan.execute(settings, ProgressPrinter())
     _print_summary(summary)
 

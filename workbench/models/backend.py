@@ -73,6 +73,22 @@ class Backend(Protocol):
         """Free the model."""
 
 
+def default_threads() -> int:
+    """All cores, minus those other work keeps busy (1-minute load average), at least one.
+
+    llama.cpp's threads meet at a barrier after every operation; when another process
+    holds one of the cores, the others wait for it. On the reference 2-core machine with
+    one core busy, 2 threads decoded at 593 ms/token against 24 ms/token for 1 thread.
+    On an idle machine this is every core (llama-cpp-python's own default is half).
+    """
+    cores = os.cpu_count() or 1
+    try:
+        busy = int(os.getloadavg()[0] + 0.5)
+    except OSError:  # no load average on this platform
+        busy = 0
+    return max(1, cores - busy)
+
+
 def _cpu_has_amx() -> bool:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
@@ -141,9 +157,13 @@ class LlamaCppBackend:
         Raises:
             UserError: llama.cpp cannot load the file.
         """
+        # Threads that wait at llama.cpp's barriers sleep instead of spinning, so a core
+        # taken by other work does not stall the rest (set before libgomp first loads;
+        # an explicit OMP_WAIT_POLICY wins).
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from llama_cpp import Llama
 
-        threads = threads or os.cpu_count() or 1
+        threads = threads or default_threads()
         n_ctx = ctx or min(context_length or DEFAULT_CTX, DEFAULT_CTX)
         self.path = path
         self.prefix_cache_safe = prefix_cache_safe
@@ -162,6 +182,11 @@ class LlamaCppBackend:
         self.n_ctx = min(n_ctx, self.llm.n_ctx())
         self._n_vocab = self.llm.n_vocab()
         self._pieces: dict[int, bytes] = {}
+        # Cached positions filled by a batch evaluation (prompt and continued prefix).
+        # Only these are reused by later prompts: positions filled token by token while
+        # decoding carry slightly different numbers (llama.cpp uses other kernels for a
+        # one-token batch), and reusing them would make results depend on the schedule.
+        self._reusable = 0
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         """Token ids of `text`, no BOS (chat templates carry their own)."""
@@ -194,8 +219,7 @@ class LlamaCppBackend:
                  watch_ids: Sequence[int]) -> Decoded:
         """Decode with llama.cpp's sampler chain, reusing the cached prefix when safe."""
         llm = self.llm
-        if not self.prefix_cache_safe:
-            llm.reset()
+        self._keep_reusable_prefix(prompt_ids)
         llm.set_seed(sampler.seed)
         tokens: list[int] = []
         steps: list[Watched] = []
@@ -219,33 +243,58 @@ class LlamaCppBackend:
                         break
         finally:
             stream.close()
+        self._reusable = len(prompt_ids)
         return Decoded(tuple(tokens), finish, tuple(steps))
 
-    def next_logits(self, context_ids: Sequence[int], watch_ids: Sequence[int]) -> Watched:
-        """Evaluate `context_ids` (reusing what the cache already holds) and read the last logits."""
-        llm = self.llm
-        ids = list(context_ids)
-        cached = llm._input_ids.tolist()
+    def _common_prefix(self, ids: Sequence[int]) -> int:
         common = 0
-        for a, b in zip(cached, ids):
+        for a, b in zip(self.llm._input_ids.tolist(), ids):
             if a != b:
                 break
             common += 1
-        if common == len(ids):
-            common -= 1  # the last position must be decoded again to have its logits
-        if common < llm.n_tokens:
-            # Appending is always valid; cutting the cache back is only for safe models.
-            if self.prefix_cache_safe and common > 0 and llm._ctx.kv_cache_seq_rm(-1, common, -1):
-                llm.n_tokens = common
-            else:
-                llm.reset()
-                common = 0
-        llm.eval(ids[common:])
+        return common
+
+    def _cut_cache(self, keep: int) -> None:
+        """Keep the first `keep` cached positions (or none, when cutting is unsafe)."""
+        llm = self.llm
+        if keep >= llm.n_tokens:
+            return
+        if self.prefix_cache_safe and keep > 0 and llm._ctx.kv_cache_seq_rm(-1, keep, -1):
+            llm.n_tokens = keep
+        else:
+            llm.reset()
+        self._reusable = min(self._reusable, llm.n_tokens)
+
+    def _keep_reusable_prefix(self, prompt_ids: Sequence[int]) -> None:
+        """Leave in the cache only what `Llama.generate` may reuse for this prompt.
+
+        That is the batch-evaluated part shared with the previous prompt, and never so
+        much that fewer than two prompt tokens are left to evaluate: llama-cpp-python
+        would re-evaluate a single token, i.e. with the one-token kernels.
+        """
+        if not self.prefix_cache_safe:
+            self.llm.reset()
+            self._reusable = 0
+            return
+        keep = min(self._common_prefix(prompt_ids), self._reusable, len(prompt_ids) - 2)
+        self._cut_cache(max(keep, 0))
+
+    def next_logits(self, context_ids: Sequence[int], watch_ids: Sequence[int]) -> Watched:
+        """Evaluate `context_ids` on top of the cached context and read the last logits.
+
+        Used right after `generate` to append the answer cue: the cache then holds this
+        request's own prompt and output, which every schedule computes the same way.
+        At least two tokens are evaluated, so the batch kernels are used.
+        """
+        ids = list(context_ids)
+        self._cut_cache(max(min(self._common_prefix(ids), len(ids) - 2), 0))
+        self.llm.eval(ids[self.llm.n_tokens:])
         return self._watch(watch_ids)
 
     def reset(self) -> None:
         """Forget the cached context (after an error mid-decode)."""
         self.llm.reset()
+        self._reusable = 0
 
     def close(self) -> None:
         """Free the model and its context."""

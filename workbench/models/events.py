@@ -64,6 +64,7 @@ class ModelLoaded:
 
     name: str
     seconds: float
+    threads: int | None = None
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,8 @@ class Runner:
             if self._backend is None:
                 loading = time.perf_counter()
                 _ = self.backend
-                loaded = ModelLoaded(self.model.name, time.perf_counter() - loading)
+                loaded = ModelLoaded(self.model.name, time.perf_counter() - loading,
+                                     getattr(self._backend, "threads", None))
             work = [self.tokenize(p) for p in pending]
             for tok in work:
                 check_fits(tok, self.backend)
