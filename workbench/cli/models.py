@@ -141,14 +141,14 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     Every generation is stored as it finishes (prompt, output, parsed answer, status,
     option distribution, tokens, latency); generations already stored are skipped.
     """
-    from store.errors import UserError
     from store.datasets import dataset_id, get_items
+    from store.errors import UserError
     from workbench.models import DEFAULT_TEMPLATE, Runner, get_template
+    from workbench.models.backend import default_threads
     from workbench.models.plan import plan_run
-
-    db = open_store(db_path)
     from workbench.models.registry import resolve_model
 
+    db = open_store(db_path)
     model = resolve_model(db, model_name)
     template_id = get_template(template or DEFAULT_TEMPLATE[mode]).id
     seed_list = _seeds(samples, seed, seeds)
@@ -158,6 +158,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     items = get_items(db, dataset_name, limit)
     if not items:
         raise UserError(f"dataset {dataset_name!r} has no items")
+    threads = threads or default_threads()  # decided once, so the session records it
     runner = Runner(db, model, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
     plan = plan_run(db, runner, dataset_id(db, dataset_name), items, mode=mode,
                     template=template_id, temperature=temperature, seeds=seed_list,
