@@ -43,7 +43,7 @@ def audited(tmp_path_factory):
     path = tmp_path_factory.mktemp("audit") / "paw.db"
     db = open_db(path)
     import_demo(db)
-    outcome = run_audit(db, _spec(), engine=AuditEngine(db, threads=2))
+    outcome = run_audit(db, _spec(), engine=AuditEngine(db))
     return db, outcome
 
 
@@ -70,7 +70,7 @@ def test_rerun_generates_nothing_new(audited) -> None:
     db, outcome = audited
     before = _count(db, "SELECT COUNT(*) FROM generations")
     judged = _count(db, "SELECT COUNT(*) FROM judgements")
-    again = run_audit(db, _spec(), engine=AuditEngine(db, threads=2))
+    again = run_audit(db, _spec(), engine=AuditEngine(db))
     assert again.audit_id == outcome.audit_id
     assert again.generated == 0
     assert _count(db, "SELECT COUNT(*) FROM generations") == before

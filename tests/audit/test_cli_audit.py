@@ -47,7 +47,7 @@ def test_audit_runs_then_resumes_with_nothing_to_do(capsys, db_path) -> None:
     paw(capsys, "demo", "--import-only", "--db", db_path)
     args = ("audit", "--dataset", "demo", "--limit", "1", "--operators",
             "F1_truncate_50,M4_negation_a", "--max-tokens", "16", "--no-direct",
-            "--threads", "2", "--db", db_path)
+            "--db", db_path)
     code, out, err = paw(capsys, *args)
     assert code == 0, err
     name = out.split()[1].rstrip(":")
