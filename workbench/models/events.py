@@ -1,4 +1,4 @@
-"""Progress events the runner reports: small frozen dataclasses a CLI bar or a Textual UI consumes."""
+"""Progress events the runner reports: small frozen dataclasses for a CLI bar or a Textual UI."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from store.generations import NewGeneration
 from store.errors import UserError
+from store.generations import NewGeneration
 from workbench.models.answers import option_distribution, parse_answer
 from workbench.models.backend import Backend, Watched
 from workbench.models.prompts import RenderedPrompt

@@ -134,7 +134,8 @@ def read_gguf(path: str | Path) -> GGUFInfo:
     with file.open("rb") as handle:
         magic = handle.read(4)
         if magic != GGUF_MAGIC:
-            raise UserError(f"{where}: not a GGUF model file (starts with {magic!r}, expected b'GGUF')")
+            raise UserError(
+                f"{where}: not a GGUF model file (starts with {magic!r}, expected b'GGUF')")
         reader = _Reader(handle, where, size)
         version = reader.unpack("<I")
         if version not in (2, 3):

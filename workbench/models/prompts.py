@@ -164,8 +164,9 @@ def render_request(request: GenerationRequest, chat: ChatFormat) -> RenderedProm
     )
 
 
-def generation_key(model_sha256: str, request: GenerationRequest, rendered: RenderedPrompt) -> str:
-    """sha256 over model file, mode, exact prompt (+ continued prefix and its ids), sampler, seed."""
+def generation_key(model_sha256: str, request: GenerationRequest,
+                   rendered: RenderedPrompt) -> str:
+    """sha256 of model file hash, mode, exact prompt (+ continued prefix and ids), sampler, seed."""
     payload = {
         "v": KEY_VERSION,
         "model": model_sha256,

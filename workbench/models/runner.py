@@ -29,7 +29,12 @@ from workbench.models.events import (
     RunSummary,
 )
 from workbench.models.execute import Prepared, Tokenized, check_fits, execute
-from workbench.models.prompts import PLAIN_CHAT_TEMPLATE, ChatFormat, generation_key, render_request
+from workbench.models.prompts import (
+    PLAIN_CHAT_TEMPLATE,
+    ChatFormat,
+    generation_key,
+    render_request,
+)
 from workbench.models.registry import check_model_file
 from workbench.models.request import GenerationRequest
 

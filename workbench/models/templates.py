@@ -47,7 +47,10 @@ ANTI_DISTRACTOR_SUFFIX = (
 )
 """Seed 002 Appendix E, anti-distractor addition (the paper's '…' is the neutral prompt)."""
 
-COT_USER_MCQ = "Question: {question}\nAnswer choices:\n{options}\nReason step by step, then end with Answer: X."
+COT_USER_MCQ = (
+    "Question: {question}\nAnswer choices:\n{options}\n"
+    "Reason step by step, then end with Answer: X."
+)
 """Seed 002 Appendix B user template (line breaks added between its parts)."""
 
 COT_USER_BINARY = (
