@@ -74,7 +74,7 @@ class Backend(Protocol):
 
 
 def default_threads() -> int:
-    """All cores, minus those other work keeps busy (1-minute load average), at least one.
+    """All cores minus those other work keeps busy (whole 1-minute load average), at least 1.
 
     llama.cpp's threads meet at a barrier after every operation; when another process
     holds one of the cores, the others wait for it. On the reference 2-core machine with
@@ -83,7 +83,7 @@ def default_threads() -> int:
     """
     cores = os.cpu_count() or 1
     try:
-        busy = int(os.getloadavg()[0] + 0.5)
+        busy = int(os.getloadavg()[0])
     except OSError:  # no load average on this platform
         busy = 0
     return max(1, cores - busy)
