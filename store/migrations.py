@@ -273,11 +273,26 @@ def m002_label_event_undo(db: sqlite_utils.Database) -> None:
     )
 
 
+def m003_unique_jobs_without_variant(db: sqlite_utils.Database) -> None:
+    """Jobs: one per (audit, arm, item, role, variant, sample) even when variant is NULL.
+
+    SQLite treats NULLs as distinct in UNIQUE constraints, so m001's constraint let two
+    `baseline` jobs (variant NULL) coexist; this index closes that gap in the schema itself.
+    """
+    db.executescript(
+        """
+        CREATE UNIQUE INDEX idx_jobs_unique_slot ON jobs(
+            audit_id, arm_id, item_id, role, IFNULL(variant_id, -1), sample_index);
+        """
+    )
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_label_event_undo,
+    m003_unique_jobs_without_variant,
 ]
 
 

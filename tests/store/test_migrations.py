@@ -67,3 +67,17 @@ def test_not_a_database_is_a_user_error(tmp_path):
     bogus.write_bytes(b"this is not sqlite at all, just some text" * 10)
     with pytest.raises(UserError, match="notes.db"):
         open_db(bogus)
+
+
+def test_a_job_without_variant_cannot_be_planned_twice(db):
+    db["datasets"].insert({"name": "d", "format": "jsonl", "created_at": "t"})
+    db["items"].insert({"dataset_id": 1, "source_id": "x", "kind": "mcq", "question": "q",
+                        "options_json": "{}", "gold": "A"})
+    db["models"].insert({"name": "m", "path": "/x.gguf", "sha256": "0" * 64, "created_at": "t"})
+    db["audits"].insert({"name": "a", "dataset_id": 1, "config_json": "{}", "created_at": "t"})
+    db["arms"].insert({"audit_id": 1, "label": "m", "model_id": 1, "template": "t@1"})
+    job = {"audit_id": 1, "arm_id": 1, "item_id": 1, "role": "baseline"}
+    db["jobs"].insert(job)
+    # variant_id is NULL on both rows: m001's UNIQUE alone would let this through.
+    with pytest.raises(sqlite3.IntegrityError):
+        db["jobs"].insert(job)
