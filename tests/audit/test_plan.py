@@ -27,7 +27,7 @@ def test_resolve_operators_words() -> None:
         "F1_truncate_25", "M4_negation_a", "M4_negation_b", "option_shuffle")
 
 
-@pytest.mark.parametrize("word", ["F9", "fixed_sentence", "nope", ","])
+@pytest.mark.parametrize("word", ["F9", "control_recall", "nope", ","])
 def test_resolve_operators_rejects_non_battery_words(word: str) -> None:
     with pytest.raises(UserError, match="--operators"):
         resolve_operators(word)
@@ -80,6 +80,29 @@ def test_stage1_plan_jobs_and_not_fired(demo_db, fake_model, make_engine) -> Non
     # Planning again adds nothing.
     create_plan(demo_db, _spec(), engine.runner)
     assert len(list_jobs(demo_db, plan.audit.id)) == 32
+
+
+def test_user_defined_and_baseline_operators_run_in_audits(
+        demo_db, fake_model, make_engine, tmp_path, monkeypatch) -> None:
+    rules = tmp_path / "ops.toml"
+    rules.write_text('[[operator]]\nid = "U_smoker"\nintent = "D"\nlocus = "Sur"\n'
+                     'pattern = "\\\\bhypertension\\\\b"\nreplacement = "asthma"\n'
+                     'example = "He has hypertension."\n', encoding="utf-8")
+    monkeypatch.setenv("PAW_OPERATORS", str(rules))
+    # Battery ids first (catalogue order), then the extras in the order given.
+    assert resolve_operators("U_smoker,M5,fixed_sentence") == (
+        "M5_severity_a", "M5_severity_b", "U_smoker", "fixed_sentence")
+    engine = make_engine()
+    spec = _spec(item_ids=("demo-001",), operators=resolve_operators("U_smoker,fixed_sentence"))
+    plan = create_plan(demo_db, spec, engine.runner)
+    jobs = [j for j in list_jobs(demo_db, plan.audit.id) if j.role == "m_block"]
+    variants = {get_variant(demo_db, j.variant_id).operator_id: get_variant(demo_db, j.variant_id)
+                for j in jobs}
+    # demo-001 "has a history of hypertension": the user rule fires and keeps its tags.
+    assert variants["U_smoker"].fired and "asthma" in variants["U_smoker"].text
+    assert (variants["U_smoker"].family, variants["U_smoker"].intent) == ("user", "D")
+    assert variants["fixed_sentence"].fired
+    assert {j.status for j in jobs} == {"pending"}
 
 
 def test_two_templates_share_question_variants(demo_db, fake_model, make_engine) -> None:

@@ -23,7 +23,7 @@ from store.records import Item, ModelRecord
 from workbench.audit.spec import SHUFFLE_OPERATOR, AuditSpec, arm_label
 from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
 from workbench.models import DEFAULT_TEMPLATE, GenerationRequest, Runner, Sampler
-from workbench.perturb import OPERATORS, PerturbResult, strip_final_answer
+from workbench.perturb import PerturbResult, get_operator, strip_final_answer
 from workbench.perturb.base import Operator
 
 RunnerFor = Callable[[ModelRecord], Runner]
@@ -158,7 +158,8 @@ def create_plan(db: sqlite_utils.Database, spec: AuditSpec, runner_for: RunnerFo
             for model in models for template in spec.templates]
     by_id = {model.id: model for model in models}
     config = audit.config
-    ops = [OPERATORS[op] for op in config["operators"] if OPERATORS[op].block != "F"]
+    # Chain operators (the F-block, user-defined chain rules) wait for the baseline chain.
+    ops = [op for op in map(get_operator, config["operators"]) if op.target != "chain"]
     specs: list[JobSpec] = []
     not_fired: set[int] = set()
     for item in items:
@@ -258,7 +259,7 @@ def plan_fblock(db: sqlite_utils.Database, plan: Plan, runner_for: RunnerFor,
         How many jobs were new.
     """
     config = plan.audit.config
-    f_ops = [OPERATORS[op] for op in config["operators"] if OPERATORS[op].block == "F"]
+    f_ops = [op for op in map(get_operator, config["operators"]) if op.target == "chain"]
     if not f_ops:
         return 0
     seed = int(config["seed"])

@@ -45,11 +45,13 @@ def resolve_operators(text: str | None) -> tuple[str, ...]:
     Raises:
         UserError: a word names no operator of the seed-002 battery.
     """
-    from workbench.perturb import F_BLOCK, M_BLOCK, OPERATORS
+    from workbench.perturb import F_BLOCK, M_BLOCK, OPERATORS, load_catalogue
 
     battery = list(F_BLOCK) + list(M_BLOCK) + [SHUFFLE_OPERATOR]
     families = {OPERATORS[op].family for op in battery}
     chosen: set[str] = set()
+    extras: list[str] = []  # user-defined operators and question-level baselines, in given order
+    catalogue: dict | None = None
     for word in (w.strip() for w in (text or "all").split(",")):
         if not word:
             continue
@@ -64,13 +66,25 @@ def resolve_operators(text: str | None) -> tuple[str, ...]:
         elif word in battery:
             chosen.add(word)
         else:
-            raise UserError(
-                f"--operators: expected all, F, M, shuffle, a family (F1..F7, M1..M6) or an "
-                f"operator id ({', '.join(battery)}), got {word!r}"
-            )
-    if not chosen:
+            catalogue = catalogue if catalogue is not None else load_catalogue()
+            if word not in catalogue or not auditable(catalogue[word]):
+                raise UserError(
+                    f"--operators: expected all, F, M, shuffle, a family (F1..F7, M1..M6), "
+                    f"a battery id ({', '.join(battery)}) or a user-defined or baseline "
+                    f"operator that edits the question or the chain (`paw operators`), "
+                    f"got {word!r}"
+                )
+            if word not in extras:
+                extras.append(word)
+    if not chosen and not extras:
         raise UserError("--operators: expected at least one operator, got none")
-    return tuple(op for op in battery if op in chosen)
+    return tuple(op for op in battery if op in chosen) + tuple(extras)
+
+
+def auditable(op) -> bool:
+    """Whether an audit can run `op` beside the battery: it edits the question stem or the
+    chain and keeps the options (controls change the question asked, so they are not)."""
+    return op.target in ("question", "chain") and op.block != "control"
 
 
 @dataclass(frozen=True)

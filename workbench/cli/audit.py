@@ -106,7 +106,8 @@ def _split(text: str | None) -> tuple[str, ...]:
                    "self_grounding, anti_distractor).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
 @click.option("--operators", default="all", show_default=True,
-              help="all | F | M | shuffle | families (F1, M2, ...) | operator ids, "
+              help="all | F | M | shuffle | families (F1, M2, ...) | operator ids, also "
+                   "user-defined ones and question baselines such as fixed_sentence, "
                    "comma-separated (`paw operators`).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of every operator draw and of the option shuffle.")
