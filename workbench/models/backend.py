@@ -74,7 +74,7 @@ class Backend(Protocol):
 
 
 def default_threads() -> int:
-    """All cores minus those other work keeps busy (whole 1-minute load average), at least 1.
+    """All cores minus those other work keeps busy right now (whole cores), at least 1.
 
     llama.cpp's threads meet at a barrier after every operation; when another process
     holds one of the cores, the others wait for it. On the reference 2-core machine with
@@ -82,11 +82,46 @@ def default_threads() -> int:
     On an idle machine this is every core (llama-cpp-python's own default is half).
     """
     cores = os.cpu_count() or 1
+    return max(1, cores - int(_busy_cores(cores)))
+
+
+def cpu_busy_fraction(before: Sequence[int], after: Sequence[int]) -> float:
+    """Share of CPU time not idle between two samples of /proc/stat's `cpu` line.
+
+    Args:
+        before, after: the line's counters (user nice system idle iowait irq softirq steal).
+
+    Returns:
+        1 − Δ(idle + iowait) / Δtotal, in [0, 1] (0 when no time passed).
+    """
+    total = sum(after[:8]) - sum(before[:8])
+    idle = (after[3] + after[4]) - (before[3] + before[4])
+    return 0.0 if total <= 0 else min(1.0, max(0.0, 1.0 - idle / total))
+
+
+def _read_cpu_counters() -> list[int]:
+    with open("/proc/stat", encoding="ascii") as handle:
+        return [int(x) for x in handle.readline().split()[1:9]]
+
+
+def _busy_cores(cores: int, window_s: float = 0.25) -> float:
+    """Cores busy with other work now: /proc/stat sampled over `window_s`.
+
+    The 1-minute load average lags by a minute: right after a test run or a benchmark it
+    still reports busy cores on an idle machine and would halve the threads. Where
+    /proc/stat is missing, fall back to the load average, then to 0.
+    """
+    import time
+
     try:
-        busy = int(os.getloadavg()[0])
-    except OSError:  # no load average on this platform
-        busy = 0
-    return max(1, cores - busy)
+        before = _read_cpu_counters()
+        time.sleep(window_s)
+        return cpu_busy_fraction(before, _read_cpu_counters()) * cores
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0]
+        except OSError:  # no load average on this platform
+            return 0.0
 
 
 def _cpu_has_amx() -> bool:
