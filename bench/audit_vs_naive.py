@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
+
+from naive_common import answer_context, naive_probs
 
 from store import open_db
 from store.datasets import get_items
@@ -37,7 +38,6 @@ from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
 from workbench.audit.spec import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
-from workbench.models.answers import parse_answer
 from workbench.models.backend import _model_params, use_extra_buffers
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import DEFAULT_TEMPLATE, get_template
@@ -66,29 +66,6 @@ def engine_pass(db, items, operators, max_tokens: int, threads: int | None):
     return elapsed, outcome.generated, results
 
 
-def _naive_probs(llm, text: str, labels) -> dict[str, float] | None:
-    """Top-20 logprobs of one completion token, summed per answer label."""
-    out = llm.create_completion(text, max_tokens=1, temperature=0.0, logprobs=20)
-    logprobs = out["choices"][0].get("logprobs")
-    if not logprobs or not logprobs.get("top_logprobs"):
-        return None
-    top = logprobs["top_logprobs"][0]
-    mass = {label: sum(math.exp(lp) for tok, lp in top.items() if tok.strip() == label)
-            for label in labels}
-    total = sum(mass.values())
-    return {label: m / total for label, m in mass.items()} if total > 0 else None
-
-
-def _answer_context(prompt: str, text: str, labels) -> str:
-    parsed = parse_answer(text, labels)
-    if parsed.start is not None:
-        start = parsed.start - 1 if parsed.start > 0 and text[parsed.start - 1] == " " \
-            else parsed.start
-        return prompt + text[:start]
-    separator = "" if not text or text[-1].isspace() else "\n"
-    return prompt + text + separator + "Answer:"
-
-
 def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFormat,
                seed: int = 0):
     """The battery operator-major; returns (seconds, n generations, {(item, op): result})."""
@@ -110,7 +87,7 @@ def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFor
         text = reply["choices"][0]["message"]["content"] or ""
         labels = tuple(request.effective_options)
         n += 1
-        return text, _naive_probs(llm, _answer_context(chat.render(messages), text, labels),
+        return text, naive_probs(llm, answer_context(chat.render(messages), text, labels),
                                   labels)
 
     for item in items:  # the baselines first: the F-block needs them
@@ -122,7 +99,7 @@ def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFor
         out = llm.create_completion(prompt, max_tokens=DIRECT_MAX_TOKENS, temperature=0.0)
         n += 1
         results[(item.source_id, "direct")] = (out["choices"][0]["text"],
-                                               _naive_probs(llm, prompt, item.labels))
+                                               naive_probs(llm, prompt, item.labels))
     for op_id in operators:  # operator-major, as a script looping over the catalogue
         op = OPERATORS[op_id]
         for item in items:
@@ -146,7 +123,7 @@ def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFor
             text = out["choices"][0]["text"]
             n += 1
             results[(item.source_id, op_id)] = (
-                text, _naive_probs(llm, _answer_context(prompt, text, item.labels),
+                text, naive_probs(llm, answer_context(prompt, text, item.labels),
                                    item.labels))
     elapsed = time.perf_counter() - started
     llm.close()

@@ -21,9 +21,10 @@ two option distributions (over items where both produced the same text, and over
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import time
+
+from naive_common import answer_context, naive_probs
 
 from store import open_db
 from store.datasets import get_items
@@ -73,29 +74,6 @@ def runner_pass(db, items, max_tokens: int, threads: int | None):
     return elapsed, results, chains
 
 
-def _naive_probs(llm, text: str, labels) -> dict[str, float] | None:
-    """The research-script way: top-20 logprobs of one completion token."""
-    out = llm.create_completion(text, max_tokens=1, temperature=0.0, logprobs=20)
-    logprobs = out["choices"][0].get("logprobs")
-    if not logprobs or not logprobs.get("top_logprobs"):
-        return None  # first sampled token was end-of-sequence: llama-cpp-python returns nothing
-    top = logprobs["top_logprobs"][0]
-    mass = {label: sum(math.exp(lp) for tok, lp in top.items() if tok.strip() == label)
-            for label in labels}
-    total = sum(mass.values())
-    return {label: m / total for label, m in mass.items()} if total > 0 else None
-
-
-def _answer_context(prompt: str, text: str, labels) -> str:
-    parsed = parse_answer(text, labels)
-    if parsed.start is not None:
-        start = parsed.start - 1 if parsed.start > 0 and text[parsed.start - 1] == " " \
-            else parsed.start
-        return prompt + text[:start]
-    separator = "" if not text or text[-1].isspace() else "\n"
-    return prompt + text + separator + "Answer:"
-
-
 def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains):
     """Both stages the naive way; returns (seconds, {(item, stage): (output, probs)})."""
     from llama_cpp import Llama
@@ -111,8 +89,8 @@ def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains
         reply = llm.create_chat_completion(messages=messages, temperature=0.0,
                                            max_tokens=max_tokens)
         text = reply["choices"][0]["message"]["content"] or ""
-        context = _answer_context(chat.render(messages), text, item.labels)
-        results[(item.id, 1)] = (text, _naive_probs(llm, context, item.labels), context)
+        context = answer_context(chat.render(messages), text, item.labels)
+        results[(item.id, 1)] = (text, naive_probs(llm, context, item.labels), context)
     for item in items:  # stage 2, plan order
         messages = build_messages(GenerationRequest(item=item, mode="cot", template=TEMPLATE),
                                   template)
@@ -121,8 +99,8 @@ def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains
         out = llm.create_completion(prompt, max_tokens=max(1, max_tokens - cut_tokens),
                                     temperature=0.0)
         text = out["choices"][0]["text"]
-        context = _answer_context(prompt, text, item.labels)
-        results[(item.id, 2)] = (text, _naive_probs(llm, context, item.labels), context)
+        context = answer_context(prompt, text, item.labels)
+        results[(item.id, 2)] = (text, naive_probs(llm, context, item.labels), context)
     elapsed = time.perf_counter() - started
     return elapsed, results, llm
 
