@@ -10,7 +10,7 @@ import re
 from decimal import Decimal
 
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import STEP_MARKER, canonical_key, match_case, split_chain
+from workbench.perturb.segments import STEP_MARKER, split_chain, swap_all
 
 # F3: "The regex is \d+(?:\.\d+)? so it matches integers and decimals but not currency or
 # percent signs." (the PDF extraction lost the backslash-d; reconstructed).
@@ -183,15 +183,7 @@ def synonym_map(variant: str) -> EditFn:
     )
 
     def edit(chain: str, ctx: Context) -> Edit:
-        edits: list[list[str]] = []
-
-        def replace(match: re.Match[str]) -> str:
-            source = match.group(0)
-            target = match_case(source, table[canonical_key(table, source)])
-            edits.append([source, target])
-            return target
-
-        text = pattern.sub(replace, chain)
+        text, edits = swap_all(pattern, table, chain)
         if not edits:
             return Edit.not_fired(f"no word of synonym map ({variant})")
         return Edit(text=text, old=edits[0][0], new=edits[0][1], details={"edits": edits})

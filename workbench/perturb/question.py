@@ -10,7 +10,7 @@ import re
 
 from analysis.definitions import NEGATION_PATTERNS
 from workbench.perturb.base import Context, Edit, EditFn
-from workbench.perturb.segments import canonical_key, match_case, split_sentences, word_pattern
+from workbench.perturb.segments import split_sentences, swap_all, word_pattern
 
 M1_PROTECTED_TAIL = 2  # "The final two sentences are protected"
 
@@ -143,15 +143,7 @@ def swap_age(stem: str, ctx: Context) -> Edit:
 
 def swap_sex(stem: str, ctx: Context) -> Edit:
     """M2 sex: flip every man/woman, male/female, boy/girl (whole words, casing kept)."""
-    edits: list[list[str]] = []
-
-    def replace(match: re.Match[str]) -> str:
-        source = match.group(0)
-        target = match_case(source, M2_SEX_SWAPS[canonical_key(M2_SEX_SWAPS, source)])
-        edits.append([source, target])
-        return target
-
-    text = _SEX_WORD.sub(replace, stem)
+    text, edits = swap_all(_SEX_WORD, M2_SEX_SWAPS, stem)
     if not edits:
         return Edit.not_fired("no sex marker (man/woman, male/female, boy/girl)")
     return Edit(text=text, old=edits[0][0], new=edits[0][1], details={"edits": edits})

@@ -172,3 +172,21 @@ def canonical_key(keys: Iterable[str], source: str) -> str:
 def word_pattern(phrase: str) -> str:
     """A regex matching `phrase` as whole words (spaces in the phrase match one space)."""
     return r"(?<!\w)" + re.escape(phrase) + r"(?!\w)"
+
+
+def swap_all(pattern: re.Pattern[str], table: dict[str, str],
+             text: str) -> tuple[str, list[list[str]]]:
+    """Replace every match of `pattern` by its `table` entry, keeping the source's casing.
+
+    Returns:
+        The new text and the `[old, new]` pairs in order (empty when nothing matched).
+    """
+    edits: list[list[str]] = []
+
+    def replace(match: re.Match[str]) -> str:
+        source = match.group(0)
+        target = match_case(source, table[canonical_key(table, source)])
+        edits.append([source, target])
+        return target
+
+    return pattern.sub(replace, text), edits
