@@ -132,17 +132,23 @@ def summary_table(result: AuditResult) -> pd.DataFrame:
     return _frame(rows, "arm")
 
 
-def fblock_table(result: AuditResult) -> pd.DataFrame:
-    """Table 4: Acc base, Acc F-pert (%) and ΔAcc = base − F-pert (pp) with paired CI."""
+def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
+                   n_stat: str) -> pd.DataFrame:
+    """One row per arm: each (column, stat) as a percentage with its CI, and the stat's n."""
     rows = []
     for r in result.arms:
         row: dict[str, Any] = {"arm": r.label}
-        _cols(row, "acc_base_pct", r.stats["acc_base"], 100)
-        _cols(row, "acc_fpert_pct", r.stats["acc_fpert"], 100)
-        _cols(row, "delta_pp", r.stats["delta_f"], 100)
-        row["n_items"] = r.stats["delta_f"].n
+        for column, stat in columns:
+            _cols(row, column, r.stats[stat], 100)
+        row["n_items"] = r.stats[n_stat].n
         rows.append(row)
     return _frame(rows, "arm")
+
+
+def fblock_table(result: AuditResult) -> pd.DataFrame:
+    """Table 4: Acc base, Acc F-pert (%) and ΔAcc = base − F-pert (pp) with paired CI."""
+    return _percent_table(result, [("acc_base_pct", "acc_base"), ("acc_fpert_pct", "acc_fpert"),
+                                   ("delta_pp", "delta_f")], n_stat="delta_f")
 
 
 def joint_frame(result: AuditResult) -> pd.DataFrame:
@@ -243,29 +249,16 @@ def firing_table(result: AuditResult) -> pd.DataFrame:
 
 def cot_direct_table(result: AuditResult) -> pd.DataFrame:
     """CoT vs no-CoT direct accuracy (%) and the paired gap CoT − direct (pp)."""
-    rows = []
-    for r in result.arms:
-        row: dict[str, Any] = {"arm": r.label}
-        _cols(row, "acc_cot_pct", r.stats["acc_cot"], 100)
-        _cols(row, "acc_direct_pct", r.stats["acc_direct"], 100)
-        _cols(row, "gap_pp", r.stats["gap_cot_direct"], 100)
-        row["n_items"] = r.stats["gap_cot_direct"].n
-        rows.append(row)
-    return _frame(rows, "arm")
+    return _percent_table(result, [("acc_cot_pct", "acc_cot"), ("acc_direct_pct", "acc_direct"),
+                                   ("gap_pp", "gap_cot_direct")], n_stat="gap_cot_direct")
 
 
 def shuffle_table(result: AuditResult) -> pd.DataFrame:
     """Table 8: accuracy original vs shuffled options (%), drop (pp), same-content rate (%)."""
-    rows = []
-    for r in result.arms:
-        row: dict[str, Any] = {"arm": r.label}
-        _cols(row, "acc_orig_pct", r.stats["acc_orig"], 100)
-        _cols(row, "acc_shuffled_pct", r.stats["acc_shuffled"], 100)
-        _cols(row, "delta_pp", r.stats["delta_shuffle"], 100)
-        _cols(row, "same_content_pct", r.stats["same_content"], 100)
-        row["n_items"] = r.stats["delta_shuffle"].n
-        rows.append(row)
-    return _frame(rows, "arm")
+    return _percent_table(result, [("acc_orig_pct", "acc_orig"),
+                                   ("acc_shuffled_pct", "acc_shuffled"),
+                                   ("delta_pp", "delta_shuffle"),
+                                   ("same_content_pct", "same_content")], n_stat="delta_shuffle")
 
 
 def dfg_table(result: AuditResult) -> pd.DataFrame:
