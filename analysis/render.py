@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analysis.report import Section
+    from analysis.document import Section
 
 DASH = "–"
 """Shown for undefined values (a family that never fired, MFC gated off, …)."""
@@ -146,11 +146,11 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 
 def render_markdown(title: str, meta: dict[str, Any], sections: list[Section],
-                    figure: str | None = None) -> str:
-    """The whole report as Markdown; `figure` is the PNG's path relative to the report."""
+                    figures: list[tuple[str, str]] | None = None) -> str:
+    """The whole report as Markdown; `figures` are (caption, PNG path relative to it)."""
     parts = [f"# {title}", "", _meta_lines(meta)]
-    if figure:
-        parts += ["", f"![AFR_D vs AFR_P with the iso-FCS corridor]({figure})"]
+    for caption, path in figures or []:
+        parts += ["", f"![{_md_escape(caption)}]({path})"]
     for section in sections:
         parts += ["", f"## {section.title}", ""]
         parts.append(markdown_table(section.frame) if len(section.frame.columns) else "(empty)")
@@ -175,16 +175,16 @@ img { max-width: 640px; }
 
 
 def render_html(title: str, meta: dict[str, Any], sections: list[Section],
-                figure_png: bytes | None = None) -> str:
-    """The whole report as one self-contained HTML page (the PNG embedded as base64)."""
+                figures: list[tuple[str, bytes]] | None = None) -> str:
+    """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes),
+    embedded as base64."""
     esc = html.escape
     body = [f"<h1>{esc(title)}</h1>", "<ul>"]
     body += [f"<li><b>{esc(str(k))}</b>: {esc(str(v))}</li>" for k, v in meta.items()]
     body.append("</ul>")
-    if figure_png:
-        data = base64.b64encode(figure_png).decode("ascii")
-        body.append(f'<img alt="AFR_D vs AFR_P with the iso-FCS corridor" '
-                    f'src="data:image/png;base64,{data}">')
+    for caption, png in figures or []:
+        data = base64.b64encode(png).decode("ascii")
+        body.append(f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">')
     for section in sections:
         body.append(f"<h2>{esc(section.title)}</h2>")
         shown = display_frame(section.frame)

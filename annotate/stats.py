@@ -27,7 +27,7 @@ from annotate.sets import get_set
 from store.db import loads
 
 if TYPE_CHECKING:
-    from analysis.report import Section
+    from analysis.document import Section
 
 POSITIVE, NEGATIVE = "registered", "not_registered"
 

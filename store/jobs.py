@@ -301,12 +301,23 @@ def start_session(
     Returns:
         The session id, for `finish_session`.
     """
+    import os
+    import socket
+
+    now = utcnow()
     cursor = db.execute(
         "INSERT INTO sessions (audit_id, command, settings_json, versions_json, started_at, "
-        "status, n_generated) VALUES (?, ?, ?, ?, ?, 'running', 0)",
-        [audit_id, command, dumps(settings or {}), dumps(versions or {}), utcnow()],
+        "status, n_generated, pid, host, heartbeat_at) "
+        "VALUES (?, ?, ?, ?, ?, 'running', 0, ?, ?, ?)",
+        [audit_id, command, dumps(settings or {}), dumps(versions or {}), now, os.getpid(),
+         socket.gethostname(), now],
     )
     return int(cursor.lastrowid)
+
+
+def heartbeat(db: sqlite_utils.Database, session_id: int) -> None:
+    """Record that a session's process is still working (see `store.runs.run_status`)."""
+    db.execute("UPDATE sessions SET heartbeat_at = ? WHERE id = ?", [utcnow(), session_id])
 
 
 def finish_session(

@@ -287,12 +287,57 @@ def m003_unique_jobs_without_variant(db: sqlite_utils.Database) -> None:
     )
 
 
+AUDIT_KINDS: tuple[str, ...] = ("audit", "run", "study", "dbpa", "robustness")
+"""Kinds of planned work in `audits`: the seed-002 audit, `paw run`, the seed-000 study,
+a DBPA analysis (seed 001) and the seed-003 robustness tests. All share arms, jobs, the
+runner and the generations; the kind picks the planner and the report."""
+
+
+def m004_study_kinds_and_session_liveness(db: sqlite_utils.Database) -> None:
+    """Audits of every study kind (seeds 000, 001, 003); sessions record their process.
+
+    SQLite cannot alter a CHECK constraint, so `audits` is rebuilt (the documented
+    12-step procedure: this migration runs with foreign keys off, and `migrate` runs
+    `PRAGMA foreign_key_check` before committing). `sessions` gains the pid and host of
+    the process that works, and a heartbeat, so a session left 'running' by a killed
+    process can be told apart from one still working (see `store.runs`).
+    """
+    kinds = ", ".join(f"'{kind}'" for kind in AUDIT_KINDS)
+    db.executescript(
+        f"""
+        CREATE TABLE audits_new (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL DEFAULT 'audit' CHECK (kind IN ({kinds})),
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+            config_json TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'planned',
+            created_at TEXT NOT NULL
+        );
+        INSERT INTO audits_new (id, name, kind, dataset_id, config_json, status, created_at)
+            SELECT id, name, kind, dataset_id, config_json, status, created_at FROM audits;
+        DROP TABLE audits;
+        ALTER TABLE audits_new RENAME TO audits;
+        CREATE INDEX idx_audits_kind ON audits(kind);
+        ALTER TABLE sessions ADD COLUMN pid INTEGER;
+        ALTER TABLE sessions ADD COLUMN host TEXT;
+        ALTER TABLE sessions ADD COLUMN heartbeat_at TEXT;
+        CREATE INDEX idx_sessions_audit ON sessions(audit_id, status);
+        CREATE INDEX idx_jobs_audit_role ON jobs(audit_id, role, status);
+        """
+    )
+
+
+m004_study_kinds_and_session_liveness.foreign_keys_off = True  # type: ignore[attr-defined]
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 MIGRATIONS: list[Migration] = [
     m001_initial,
     m002_label_event_undo,
     m003_unique_jobs_without_variant,
+    m004_study_kinds_and_session_liveness,
 ]
 
 
@@ -320,10 +365,18 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
         if name in done:
             continue
         conn = db.conn
+        # A migration that rebuilds a referenced table runs with foreign keys off (the
+        # pragma is a no-op inside a transaction, so it is switched before BEGIN) and
+        # must leave no dangling reference: checked before COMMIT.
+        keys_off = bool(getattr(migration, "foreign_keys_off", False))
+        if keys_off:
+            conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("BEGIN IMMEDIATE")
         try:
             # executescript would COMMIT the open transaction, so run statements one by one.
             _run_in_transaction(db, migration)
+            if keys_off and conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                raise RuntimeError(f"migration {name} left dangling foreign keys")
             conn.execute(
                 "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
                 (name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
@@ -332,6 +385,9 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            if keys_off:
+                conn.execute("PRAGMA foreign_keys = ON")
         now_applied.append(name)
     return now_applied
 

@@ -120,7 +120,7 @@ def test_write_puts_the_png_beside_the_report(db, tmp_path):
     build_full_audit(db)
     report = build_report(db, n_boot=20)
     for fmt in ("md", "html"):
-        path, png = report.write(tmp_path / f"out/report.{fmt}", fmt)
+        path, (png,) = report.write(tmp_path / f"out/report.{fmt}", fmt)
         assert path.is_file() and path.stat().st_size > 0
         assert png == tmp_path / "out" / "report_fcs_plane.png"
         assert png.read_bytes().startswith(PNG_MAGIC)

@@ -216,7 +216,7 @@ def test_every_table_present_and_in_range(tables) -> None:
 def test_report_writes_markdown_and_png(audited, tmp_path) -> None:
     db, outcome = audited
     report = build_report(db, outcome.audit, n_boot=N_BOOT)
-    written, png = report.write(tmp_path / "report.md", "md")
+    written, (png,) = report.write(tmp_path / "report.md", "md")
     text = Path(written).read_text(encoding="utf-8")
     for title in ("Table 3", "Table 4", "Table 6", "Table 11"):
         assert title in text

@@ -1,4 +1,13 @@
-"""The seed-002 audit: plan (arms, variants, jobs) -> runner -> F-block -> judge, resumably."""
+"""Planned work on the runner: the staged job engine (every kind), and the seed-002 audit on it."""
+
+from workbench.audit.engine import (
+    Progress,
+    Stage,
+    StagedOutcome,
+    StudyContext,
+    run_job_batch,
+    run_staged,
+)
 
 from workbench.audit.events import (
     AuditEvent,
@@ -9,7 +18,8 @@ from workbench.audit.events import (
     RunnerProgress,
     StageStarted,
 )
-from workbench.audit.execute import AuditEngine, AuditOutcome, run_audit
+from workbench.audit.engine import AuditEngine
+from workbench.audit.execute import AuditOutcome, run_audit
 from workbench.audit.judge import JudgeOutcome, judge_audit, judge_method
 from workbench.audit.plan import Plan, create_plan, load_plan, plan_fblock
 from workbench.audit.spec import (
@@ -33,8 +43,12 @@ __all__ = [
     "JudgeFinished",
     "JudgeOutcome",
     "Plan",
+    "Progress",
     "RunnerProgress",
+    "Stage",
     "StageStarted",
+    "StagedOutcome",
+    "StudyContext",
     "create_plan",
     "judge_audit",
     "judge_method",
@@ -43,4 +57,6 @@ __all__ = [
     "resolve_operators",
     "resolve_templates",
     "run_audit",
+    "run_job_batch",
+    "run_staged",
 ]

@@ -11,31 +11,22 @@ resumes where it stopped and a finished one generates nothing new when run again
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sqlite_utils
 
-from store.generations import stored_keys
-from store.jobs import (
-    Arm,
-    Job,
-    finish_session,
-    job_counts,
-    list_jobs,
-    mark_done,
-    mark_status,
-    set_audit_status,
-    set_job_keys,
-    start_session,
-    sync_done,
-)
+from store.jobs import Job
 from store.records import ModelRecord
+from workbench.audit.engine import (
+    AuditEngine,
+    Stage,
+    StudyContext,
+    model_order,
+    run_staged,
+)
 from workbench.audit.events import (
     AuditEvent,
-    AuditFinished,
-    AuditPlanned,
     BlockProgress,
     JudgeFinished,
     RunnerProgress,
@@ -45,55 +36,9 @@ from workbench.audit.judge import JudgeOutcome, judge_audit
 from workbench.audit.plan import Plan, create_plan, plan_fblock, request_for
 from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
 from workbench.audit.variants import Variant, get_variant
-from workbench.models import GenerationFinished, Runner, RunnerEvent
-from workbench.models.backend import Backend
+from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
 
-BackendFactory = Callable[[ModelRecord], Backend]
-
-
-class AuditEngine:
-    """The runners of an audit, one per model, created on first use and freed on request.
-
-    Args:
-        db: the store.
-        threads: CPU threads per model (default: all cores).
-        gpu_layers: layers offloaded to a GPU.
-        ctx: context size in tokens (default: the runner's).
-        backend_factory: builds a ready backend for a model (tests pass a fake one);
-            by default the runner loads llama.cpp lazily, only if something is generated.
-    """
-
-    def __init__(self, db: sqlite_utils.Database, *, threads: int | None = None,
-                 gpu_layers: int = 0, ctx: int | None = None,
-                 backend_factory: BackendFactory | None = None) -> None:
-        self.db = db
-        self.threads = threads
-        self.gpu_layers = gpu_layers
-        self.ctx = ctx
-        self.backend_factory = backend_factory
-        self._runners: dict[int, Runner] = {}
-
-    def runner(self, model: ModelRecord) -> Runner:
-        """The runner of `model` (created once; its backend loads on first generation)."""
-        runner = self._runners.get(model.id)
-        if runner is None:
-            backend = self.backend_factory(model) if self.backend_factory else None
-            runner = Runner(self.db, model, threads=self.threads, gpu_layers=self.gpu_layers,
-                            ctx=self.ctx, backend=backend)
-            self._runners[model.id] = runner
-        return runner
-
-    def release(self, model: ModelRecord) -> None:
-        """Free a model's backend (the runner is rebuilt if needed again)."""
-        runner = self._runners.pop(model.id, None)
-        if runner is not None:
-            runner.close()
-
-    def close(self) -> None:
-        """Free every loaded model."""
-        for runner in self._runners.values():
-            runner.close()
-        self._runners.clear()
+__all__ = ["AuditEngine", "AuditOutcome", "run_audit"]
 
 
 @dataclass(frozen=True)
@@ -109,119 +54,34 @@ class AuditOutcome:
     stopped: bool
 
 
-class _Progress:
-    """Counts done/total per block from the jobs table and emits `BlockProgress`."""
-
-    def __init__(self, db: sqlite_utils.Database, audit_id: int,
-                 emit: Callable[[AuditEvent], None]) -> None:
-        self.db = db
-        self.audit_id = audit_id
-        self.emit = emit
-        self.done: dict[str, int] = {}
-        self.total: dict[str, int] = {}
-        self.not_fired: dict[str, int] = {}
-
-    def refresh(self) -> None:
-        self.done, self.total, self.not_fired = {}, {}, {}
-        for role, status, n in self.db.execute(
-                "SELECT role, status, COUNT(*) FROM jobs WHERE audit_id = ? "
-                "GROUP BY role, status", [self.audit_id]):
-            block = ROLE_BLOCK.get(role, role)
-            if status == "not_fired":
-                self.not_fired[block] = self.not_fired.get(block, 0) + n
-                continue
-            self.total[block] = self.total.get(block, 0) + n
-            if status == "done":
-                self.done[block] = self.done.get(block, 0) + n
-        for block in BLOCKS:
-            if block in self.total:
-                self.emit(BlockProgress(block, self.done.get(block, 0), self.total[block]))
-
-    def finished(self, block: str, n: int = 1) -> None:
-        self.done[block] = self.done.get(block, 0) + n
-        self.emit(BlockProgress(block, self.done[block], self.total.get(block, 0)))
+def _variant(ctx: StudyContext, variant_id: int | None) -> Variant | None:
+    if variant_id is None:
+        return None
+    cache: dict[int, Variant | None] = ctx.cache.setdefault("variants", {})
+    if variant_id not in cache:
+        cache[variant_id] = get_variant(ctx.db, variant_id)
+    return cache[variant_id]
 
 
-def _variants(db: sqlite_utils.Database, jobs: Sequence[Job]) -> dict[int, Variant]:
-    found: dict[int, Variant] = {}
-    for job in jobs:
-        if job.variant_id is not None and job.variant_id not in found:
-            variant = get_variant(db, job.variant_id)
-            if variant is not None:
-                found[variant.id] = variant
-    return found
+def audit_request(ctx: StudyContext, job: Job) -> GenerationRequest:
+    """The generation a seed-002 audit job asks for (`plan.request_for`)."""
+    return request_for(job.role, ctx.items[job.item_id], ctx.arm(job.arm_id),
+                       _variant(ctx, job.variant_id), ctx.config)
 
 
-def run_jobs(db: sqlite_utils.Database, plan: Plan, runner: Runner, arms: Sequence[Arm],
-             stage: int, progress: _Progress, emit: Callable[[AuditEvent], None],
-             should_stop: Callable[[], bool] | None = None) -> tuple[int, bool]:
-    """Generate the pending jobs of `stage` for `arms` (all of one model) through its runner.
+def audit_stages(plan: Plan) -> list[Stage]:
+    """Stage 1 (baseline, direct, M-block, shuffle), then stage 2 (the F-block, planned on
+    each arm's own stored baselines right before it runs)."""
 
-    Returns:
-        (generations made now, whether the run was stopped).
-    """
-    arm_ids = {arm.id for arm in arms}
-    arms_by_id = {arm.id: arm for arm in arms}
-    jobs = [job for job in list_jobs(db, plan.audit.id, stage=stage)
-            if job.arm_id in arm_ids and job.status in ("pending", "error")]
-    if not jobs:
-        return 0, False
-    items = {item.id: item for item in plan.items}
-    variants = _variants(db, jobs)
-    config = plan.audit.config
-    # An arm's jobs item by item: the runner re-sorts by token ids for the KV cache, and
-    # this order decides which duplicate request (same key) carries the variant id.
-    jobs.sort(key=lambda j: (j.arm_id, j.item_id, j.id))
-    requests, fixes = [], []
-    by_key: dict[str, list[Job]] = {}
-    for job in jobs:
-        variant = variants.get(job.variant_id) if job.variant_id is not None else None
-        request = request_for(job.role, items[job.item_id], arms_by_id[job.arm_id], variant,
-                              config)
-        key = runner.key(request)
-        if key != job.generation_key:
-            fixes.append((job.id, key))
-        requests.append(request)
-        by_key.setdefault(key, []).append(job)
-    if fixes:
-        set_job_keys(db, fixes)
-    errored = [job.id for job in jobs if job.status == "error"]
-    if errored:
-        mark_status(db, errored, "pending")
-    label = "stage 2" if stage == 2 else "stage 1"
-    to_generate = len(by_key) - len(stored_keys(db, by_key))
-    emit(StageStarted(label, runner.model.name, to_generate))
+    def plan_stage2(ctx: StudyContext, arms: Sequence, runner: Runner) -> int:
+        return plan_fblock(ctx.db, plan, ctx.engine.runner, arms)
 
-    def on_runner_event(event: RunnerEvent) -> None:
-        emit(RunnerProgress(label, runner.model.name, event))
-        if isinstance(event, GenerationFinished) and event.parse_status != "error":
-            finished = by_key.get(event.key, [])
-            mark_done(db, [job.id for job in finished])
-            for job in finished:
-                progress.finished(ROLE_BLOCK[job.role])
-
-    summary = runner.run(requests, on_event=on_runner_event, should_stop=should_stop)
-    if sync_done(db, plan.audit.id):
-        progress.refresh()
-    if not summary.stopped:
-        # What is still missing failed in the backend: marked 'error', retried next run.
-        stored = stored_keys(db, by_key)
-        failed = [job.id for key, group in by_key.items() if key not in stored for job in group]
-        if failed:
-            mark_status(db, failed, "error")
-    return summary.generated, summary.stopped
+    return [Stage("stage 1", 1, audit_request),
+            Stage("stage 2", 2, audit_request, plan=plan_stage2)]
 
 
 def _model_order(plan: Plan, judge_model: ModelRecord | None) -> list[ModelRecord]:
-    order: list[ModelRecord] = []
-    for arm in plan.arms:
-        model = plan.models[arm.model_id]
-        if model.id not in {m.id for m in order}:
-            order.append(model)
-    if judge_model is not None and any(m.id == judge_model.id for m in order):
-        order = [m for m in order if m.id != judge_model.id] + \
-            [next(m for m in order if m.id == judge_model.id)]
-    return order
+    return model_order(plan.arms, plan.models, judge_model)
 
 
 def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
@@ -244,54 +104,31 @@ def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
     """
     from workbench.models import default_model
 
-    started = time.perf_counter()
-    emit = on_event or (lambda event: None)
     owns_engine = engine is None
     engine = engine or AuditEngine(db)
-    plan = create_plan(db, spec, engine.runner)
-    audit = plan.audit
-    sync_done(db, audit.id)
-    session = start_session(db, "audit", audit_id=audit.id, settings=audit.config)
-    set_audit_status(db, audit.id, "running")
-    progress = _Progress(db, audit.id, emit)
-    progress.refresh()
-    emit(AuditPlanned(audit.name, tuple(arm.label for arm in plan.arms), len(plan.items),
-                      dict(progress.total), dict(progress.done), dict(progress.not_fired)))
-    if judge and judge_model is None:
-        judge_model = default_model(db)
-    generated, stopped, outcome = 0, False, None
-    status = "failed"
     try:
-        for model in _model_order(plan, judge_model if judge else None):
-            runner = engine.runner(model)
-            arms = [arm for arm in plan.arms if arm.model_id == model.id]
-            for stage in (1, 2):
-                if stage == 2:
-                    if plan_fblock(db, plan, engine.runner, arms):
-                        progress.refresh()
-                made, stopped = run_jobs(db, plan, runner, arms, stage, progress, emit,
-                                         should_stop)
-                generated += made
-                if stopped:
-                    break
-            if stopped:
-                break
-            if not (judge and judge_model is not None and model.id == judge_model.id):
-                engine.release(model)
-        if judge and judge_model is not None and not stopped:
-            outcome = _judge(db, audit.id, engine.runner(judge_model), emit, should_stop)
-            generated += outcome.generated
-            stopped = outcome.stopped
-        status = "stopped" if stopped else "finished"
+        plan = create_plan(db, spec, engine.runner)
+        if judge and judge_model is None:
+            judge_model = default_model(db)
+        ctx = StudyContext(db, plan.audit, plan.arms, dict(plan.models),
+                           {item.id or 0: item for item in plan.items}, engine,
+                           judge_model if judge else None)
+        outcome: list[JudgeOutcome] = []
+
+        def run_judge(emit: Callable[[AuditEvent], None]) -> tuple[int, bool]:
+            assert judge_model is not None
+            result = _judge(db, plan.audit.id, engine.runner(judge_model), emit, should_stop)
+            outcome.append(result)
+            return result.generated, result.stopped
+
+        staged = run_staged(ctx, audit_stages(plan), command="audit", role_block=ROLE_BLOCK,
+                            blocks=BLOCKS, on_event=on_event, should_stop=should_stop,
+                            after_models=run_judge if judge and judge_model else None)
     finally:
         if owns_engine:
             engine.close()
-        set_audit_status(db, audit.id, status)
-        finish_session(db, session, status, generated)
-    counts = job_counts(db, audit.id)
-    elapsed = time.perf_counter() - started
-    emit(AuditFinished(audit.name, generated, counts, elapsed, stopped))
-    return AuditOutcome(audit.name, audit.id, generated, counts, outcome, elapsed, stopped)
+    return AuditOutcome(staged.audit, staged.audit_id, staged.generated, staged.job_counts,
+                        outcome[0] if outcome else None, staged.elapsed_s, staged.stopped)
 
 
 def _judge(db: sqlite_utils.Database, audit_id: int, runner: Runner,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import Any
 
 import click
 
 from workbench.cli.options import db_option, open_store
+from workbench.cli.progress import ProgressReporter
 
 DEMO_ITEMS: tuple[str, ...] = ("demo-003", "demo-019", "demo-001", "triage-002")
 """The demo subset: two vignettes on which every M operator fires (demo-003's gold and a
@@ -25,73 +24,6 @@ DEMO_MAX_TOKENS = 112
 """Generation budget of the demo: keeps it near five minutes on 2 cores (at 160, 21 of 57
 CoT answers used the whole budget and the demo took 454 s); answers cut short are still
 read from the option distribution at the appended `Answer:` cue."""
-
-
-class ProgressPrinter:
-    """Prints an audit's progress to stderr: one line per stage, a live done/total line.
-
-    On a terminal the block line is redrawn in place (at most every 0.2 s); otherwise it
-    is printed at the end of each stage only, so logs stay short.
-    """
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self.live = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.blocks: dict[str, tuple[int, int]] = {}
-        self._last = 0.0
-        self._drawn = False
-
-    def _line(self) -> str:
-        from workbench.audit import BLOCKS
-
-        order = list(BLOCKS) + [b for b in self.blocks if b not in BLOCKS]
-        return "  ".join(f"{b} {self.blocks[b][0]}/{self.blocks[b][1]}" for b in order
-                         if b in self.blocks)
-
-    def _say(self, text: str) -> None:
-        if self._drawn:
-            self.stream.write("\n")
-            self._drawn = False
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def _draw(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not self.live or (not force and now - self._last < 0.2):
-            return
-        self._last = now
-        self.stream.write("\r\033[K" + self._line())
-        self.stream.flush()
-        self._drawn = True
-
-    def __call__(self, event: Any) -> None:
-        from workbench.audit import (AuditFinished, AuditPlanned, BlockProgress, JudgeFinished,
-                                     RunnerProgress, StageStarted)
-        from workbench.models import ModelLoaded
-
-        if isinstance(event, AuditPlanned):
-            skipped = sum(event.not_fired.values())
-            self._say(f"audit {event.audit}: {event.items} items x {len(event.arms)} arm(s) "
-                      f"({', '.join(event.arms)}); {skipped} edit(s) did not fire (excluded)")
-        elif isinstance(event, StageStarted):
-            if self.blocks and not self.live:
-                self._say(self._line())
-            self._say(f"{event.stage} [{event.model}]: {event.to_generate} to generate")
-        elif isinstance(event, BlockProgress):
-            self.blocks[event.block] = (event.done, event.total)
-            self._draw(force=event.done == event.total)
-        elif isinstance(event, RunnerProgress) and isinstance(event.event, ModelLoaded):
-            self._say(f"model {event.event.name} loaded in {event.event.seconds:.1f} s")
-        elif isinstance(event, JudgeFinished):
-            self._say(f"judge {event.method}: {event.subjects} chains judged "
-                      f"({event.yes} yes, {event.no} no; {event.stored} new)")
-        elif isinstance(event, AuditFinished):
-            if not self.live and self.blocks:
-                self._say(self._line())
-            counts = ", ".join(f"{n} {s}" for s, n in sorted(event.job_counts.items()))
-            state = "stopped" if event.stopped else "finished"
-            self._say(f"{state} in {event.elapsed_s:.0f} s: {event.generated} new "
-                      f"generation(s); jobs: {counts}")
 
 
 def _split(text: str | None) -> tuple[str, ...]:
@@ -159,8 +91,9 @@ def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int
     judge_record = resolve_model(db, judge_model) if judge else None
     engine = AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
     try:
-        return run_audit(db, spec, engine=engine, judge=judge, judge_model=judge_record,
-                         on_event=ProgressPrinter())
+        with ProgressReporter() as progress:
+            return run_audit(db, spec, engine=engine, judge=judge, judge_model=judge_record,
+                             on_event=progress)
     finally:
         engine.close()
 
@@ -205,8 +138,9 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     outcome = _run(db_path, spec, judge=True, judge_model="default", threads=threads)
     report = build_report(db, outcome.audit, n_boot=n_boot)
     fmt = "html" if Path(out).suffix.lower() in (".html", ".htm") else "md"
-    written, png = report.write(out, fmt)
-    click.echo(f"report: {written} (plot: {png}); audit {outcome.audit!r} in {db_path}")
+    written, pngs = report.write(out, fmt)
+    plots = ", ".join(str(p) for p in pngs)
+    click.echo(f"report: {written} (plot: {plots}); audit {outcome.audit!r} in {db_path}")
     click.echo("this is a smoke test on a 135M-parameter model, not a clinical finding")
 
 

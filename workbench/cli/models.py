@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import Any
 
 import click
 
 from workbench.cli.options import db_option, open_store
+from workbench.cli.progress import ProgressReporter
 
 MODE_ROLES = {"cot": "baseline", "direct": "direct"}
 
@@ -51,46 +50,6 @@ def add_command(path: str, name: str | None, db_path: str) -> None:
     note = "" if model.prefix_cache_safe else " (prefix cache off: sliding-window/recurrent)"
     click.echo(f"registered {model.name}: {model.architecture} {model.quantization}, "
                f"ctx {model.context_length}, sha256 {model.sha256[:12]}{note}")
-
-
-class ProgressPrinter:
-    """Turns runner events into a progress line (count, gen/s, tok/s, ETA) on stderr."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.started = time.perf_counter()
-        self.tokens = 0
-        self.every = 1
-
-    def __call__(self, event: Any) -> None:
-        from workbench.models.events import GenerationFinished, ModelLoaded, RunStarted
-
-        if isinstance(event, RunStarted):
-            self.every = max(1, event.to_generate // 20)
-            click.echo(f"{event.total} generations: {event.skipped} already stored, "
-                       f"{event.to_generate} to run", err=True)
-        elif isinstance(event, ModelLoaded):
-            threads = f", {event.threads} threads" if event.threads else ""
-            click.echo(f"model {event.name} loaded in {event.seconds:.1f} s{threads}", err=True)
-            self.started = time.perf_counter()
-        elif isinstance(event, GenerationFinished):
-            self.tokens += event.tokens_out
-            elapsed = max(time.perf_counter() - self.started, 1e-9)
-            rate = event.done / elapsed
-            eta = (event.total - event.done) / rate if rate > 0 else 0.0
-            width = 24
-            filled = int(width * event.done / max(event.total, 1))
-            line = (f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}  "
-                    f"{rate:.2f} gen/s  {self.tokens / elapsed:.1f} tok/s  "
-                    f"ETA {int(eta // 60)}:{int(eta % 60):02d}  last: "
-                    f"{event.answer or '-'} ({event.parse_status})")
-            if self.tty:
-                end = "\n" if event.done == event.total else ""
-                self.stream.write("\r" + line.ljust(100) + end)
-                self.stream.flush()
-            elif event.done % self.every == 0 or event.done == event.total:
-                click.echo(line, err=True)
 
 
 def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
@@ -166,7 +125,8 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
                 "template": template_id, "temperature": temperature, "seeds": seed_list,
                 "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx}
-    summary = plan.execute(settings, ProgressPrinter())
+    with ProgressReporter() as progress:
+        summary = plan.execute(settings, progress)
     _print_summary(summary)
 
 

@@ -1,4 +1,4 @@
-"""`paw report`: the audit's tables (seed 002 Tables 3, 4, 6, 7, 8, 11), PNG and JSON."""
+"""`paw report`: the report of any stored run — audit, study, DBPA, robustness — by its kind."""
 
 from __future__ import annotations
 
@@ -10,53 +10,74 @@ import click
 from analysis.definitions import DEFAULT_SEED, N_BOOT
 from workbench.cli.options import db_option, open_store
 
+KIND_FLAGS: dict[str, tuple[str, ...]] = {
+    "audit": ("audit", "run"),
+    "study": ("study",),
+    "dbpa": ("dbpa",),
+    "robustness": ("robustness",),
+}
+"""`paw report --<flag> REF` restricts the lookup to these `audits.kind` values."""
 
-def _default_out(audit_name: str, fmt: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", audit_name).strip("_") or "audit"
+
+def _default_out(name: str, fmt: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "report"
     return Path(f"{safe}-report.{fmt}")
 
 
-def _extra_sections(db, audit_id: int) -> list:
-    """Sections other packages add to the report (annotation statistics when available)."""
-    import importlib.util
-
-    # Optional until the annotation statistics exist; once present, import errors surface.
-    if importlib.util.find_spec("annotate.stats") is None:
-        return []
+def extra_sections(db, audit_id: int) -> list:
+    """Sections other packages add to a run's report (the clinician tables, when a set
+    was drawn from this run)."""
     from annotate.stats import annotation_sections
 
     return list(annotation_sections(db, audit_id))
 
 
+def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...] | None]:
+    given = {flag: ref for flag, ref in refs.items() if ref is not None}
+    if len(given) > 1:
+        raise click.UsageError(f"give one of {', '.join('--' + f for f in given)}, not several")
+    if not given:
+        return None, None
+    flag, ref = next(iter(given.items()))
+    return ref, KIND_FLAGS[flag]
+
+
 @click.command("report")
 @click.option("--audit", "audit", metavar="NAME_OR_ID",
-              help="Audit to report on (name or id; default: the latest audit).")
-@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default=None,
+              help="Report on this audit or run (name or id).")
+@click.option("--study", metavar="NAME_OR_ID", help="Report on this seed-000 study.")
+@click.option("--dbpa", metavar="NAME_OR_ID", help="Report on this DBPA analysis (seed 001).")
+@click.option("--robustness", metavar="NAME_OR_ID",
+              help="Report on these seed-003 robustness tests.")
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
               help="Document format (default: from --out's suffix, else md).")
 @click.option("--out", type=click.Path(dir_okay=False),
-              help="Report file; the PNG is written beside it as <stem>_fcs_plane.png "
-                   "(default: ./<audit>-report.<format>).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Write the same numbers as JSON (to --out if given, else to stdout).")
+              help="Report file; figures are written beside it as <stem>_<figure>.png "
+                   "(default: ./<name>-report.<format>; JSON goes to stdout).")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--n-boot", type=click.IntRange(min=0), default=N_BOOT, show_default=True,
               help="Bootstrap replicates per 95% CI (0 = no CIs).")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+              help="Bootstrap / permutation seed.")
 @db_option
-def report_command(audit: str | None, fmt: str | None, out: str | None, as_json: bool,
+def report_command(audit: str | None, study: str | None, dbpa: str | None,
+                   robustness: str | None, fmt: str | None, out: str | None, as_json: bool,
                    n_boot: int, seed: int, db_path: str) -> None:
-    """Write an audit's report: per-arm summary (Acc, CDR, AFR_D, FCS, ECR, CHS, DFG, MFC),
-    F-block accuracy delta, chain-update × answer-flip table, CDR by token rule and LLM
-    judge, per-family flip rates, CoT − direct gap, option shuffle, firing counts, each
-    rate with a 95% bootstrap CI over items, plus the (AFR_D, AFR_P) plane as a PNG.
+    """Write the report of a stored run: the tables of its paper in the paper's layout,
+    with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
 
-    Metric definitions and every interpretation choice: docs/metrics.md.
+    With no reference: the latest run. An audit's report has seed 002's Tables 3, 4, 6, 7,
+    8, 11, the CoT − direct gap and the FCS plane (definitions: docs/metrics.md); when an
+    annotation set was drawn from the run, the clinician tables follow.
     """
-    from analysis.report import build_report
+    from analysis.reports import build_run_report
 
+    ref, kinds = _reference({"audit": audit, "study": study, "dbpa": dbpa,
+                             "robustness": robustness})
     db = open_store(db_path)
-    report = build_report(db, audit, n_boot=n_boot, seed=seed)
-    report.sections.extend(_extra_sections(db, int(report.meta["audit_id"])))
-    if as_json:
+    report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
+    report.sections.extend(extra_sections(db, int(report.meta["audit_id"])))
+    if as_json or fmt == "json" or (fmt is None and out and Path(out).suffix == ".json"):
         text = report.to_json()
         if out is None:
             click.echo(text, nl=False)
@@ -68,8 +89,9 @@ def report_command(audit: str | None, fmt: str | None, out: str | None, as_json:
     if fmt is None:
         fmt = "html" if out and Path(out).suffix.lower() in (".html", ".htm") else "md"
     path = Path(out) if out else _default_out(str(report.meta["audit"]), fmt)
-    written, png = report.write(path, fmt)
-    click.echo(f"wrote {written} and {png} ({len(report.sections)} tables, "
+    written, pngs = report.write(path, fmt)
+    figures = f" and {', '.join(str(p) for p in pngs)}" if pngs else ""
+    click.echo(f"wrote {written}{figures} ({len(report.sections)} tables, "
                f"n_boot={n_boot}, seed={seed})")
 
 
