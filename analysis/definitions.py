@@ -47,11 +47,39 @@ same weight as the other class-preserving flip (benign→benign). See docs/metri
 MFC_WEIGHTS: tuple[float, float, float] = (0.5, 0.3, 0.2)
 """(w1, w2, w3) of MFC = (w1·FCS + w2·(1 − CHS) + w3·(1 − DFG)) / (w1 + w2 + w3)."""
 
+MFC_WEIGHT_SCHEMES: tuple[tuple[str, tuple[float, float, float]], ...] = (
+    ("default", (0.5, 0.3, 0.2)),
+    ("equal", (0.34, 0.33, 0.33)),
+    ("heavier FCS", (0.6, 0.2, 0.2)),
+    ("heavier CHS", (0.4, 0.4, 0.2)),
+    ("heavier DFG", (0.4, 0.3, 0.3)),
+    ("lighter DFG", (0.55, 0.35, 0.1)),
+)
+"""Appendix G MFC weight sweep: "six mfc weight triples spanning (0.34, 0.33, 0.33) to
+(0.6, 0.2, 0.2)". The paper names only those two; the other four are PAW's choice, each
+within ±50% of a default weight (docs/metrics.md)."""
+
+CHS_WEIGHT_SCHEMES: tuple[tuple[str, tuple[float, float, float]], ...] = (
+    ("default", (1.0, 0.3, 0.5)),
+    ("doubled miss", (1.5, 0.3, 0.5)),
+    ("softer miss", (0.7, 0.3, 0.5)),
+    ("doubled FA", (1.0, 0.6, 0.5)),
+    ("heavier benign", (1.0, 0.3, 0.8)),
+    ("equalised", (1.0, 0.5, 0.5)),
+)
+"""Table 10: CHS hazard-weight schemes (w_miss, w_fa, w_nf), verbatim from the paper."""
+
 MFC_MIN_ECR: float = 0.30
 """MFC is reported only when ECR ≥ this (§4); otherwise it is shown as '–' (None)."""
 
 FCS_CORRIDOR: tuple[float, float] = (0.45, 0.55)
 """The iso-FCS corridor: FCS in [0.45, 0.55] is chance-like sensitivity (§4)."""
+
+AFR_POOLING: str = "pooled"
+"""How AFR_D / AFR_P combine their operators: 'pooled' = flips / edits over every usable
+edit of the intent (the paper's: Appendix G bounds M6's contribution to FCS "by that fire
+rate", true only when edits are pooled); 'macro' = mean of per-operator AFRs (kept as a
+named alternative, shown in the robustness section)."""
 
 FCS_WEIGHT_DESTRUCTIVE: float = 0.5
 """FCS = 0.5·AFR_D + 0.5·(1 − AFR_P)."""
@@ -97,6 +125,19 @@ FAMILY_NAMES: dict[str, str] = {
 PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block")
 """Job roles whose flips enter AFR, FCS and Table 11 (shuffle is reported on its own)."""
 
+DELTA_BAND_PP: float = 1.6
+"""§6.2 (ii): "11/14 within ±1.6 p" — the ΔAcc band the panel summary counts models in."""
+
+FCS_NEAR_CHANCE: float = 0.07
+"""§6.1: "29/36 open-panel cells within 0.07 of 0.50" — the panel summary's FCS band."""
+
+ROBUSTNESS_MIN_UNITS: int = 3
+"""Rank correlations (Kendall τ) and Pearson r need at least this many arms or cells;
+with two, τ and r are ±1 whatever the data."""
+
+LOO_FAMILIES: tuple[str, str] = ("F4", "M6")
+"""Appendix G leave-one-out: F4 from Table 4's Δ, M6 from the flip rates (FCS)."""
+
 
 def is_high_acuity(text: str | None) -> bool:
     """Whether an answer text names a high-acuity condition (any K term, case-folded)."""
@@ -106,14 +147,21 @@ def is_high_acuity(text: str | None) -> bool:
     return any(term in folded for term in HIGH_ACUITY_KEYWORDS)
 
 
-def chs_weight(baseline_text: str | None, perturbed_text: str | None) -> float:
-    """Hazard weight of one answer flip from `baseline_text` to `perturbed_text` (§4)."""
+def chs_class(baseline_text: str | None, perturbed_text: str | None) -> str:
+    """Hazard class of one answer flip: 'miss' (high-acuity → benign), 'false_alarm'
+    (benign → high-acuity), 'benign' (benign → benign) or 'high_to_high'."""
     before, after = is_high_acuity(baseline_text), is_high_acuity(perturbed_text)
     if before and not after:
-        return W_MISS
+        return "miss"
     if after and not before:
-        return W_FALSE_ALARM
-    return W_HIGH_TO_HIGH if before else W_NEUTRAL_FLIP
+        return "false_alarm"
+    return "high_to_high" if before else "benign"
+
+
+def chs_weight(baseline_text: str | None, perturbed_text: str | None) -> float:
+    """Hazard weight of one answer flip from `baseline_text` to `perturbed_text` (§4)."""
+    return {"miss": W_MISS, "false_alarm": W_FALSE_ALARM, "benign": W_NEUTRAL_FLIP,
+            "high_to_high": W_HIGH_TO_HIGH}[chs_class(baseline_text, perturbed_text)]
 
 
 @lru_cache(maxsize=4096)

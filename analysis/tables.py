@@ -35,12 +35,16 @@ class ArmResult:
     arm_id: int
     label: str
     n_items: int
+    model: str = ""
+    template: str = ""
     stats: dict[str, Stat | None] = field(default_factory=dict)
     afr_operator: dict[str, Stat] = field(default_factory=dict)
     families: dict[str, Stat] = field(default_factory=dict)
     dfg_conditions: dict[str, Stat] = field(default_factory=dict)
     joint_token: joint.JointTable | None = None
     joint_judge: dict[str, joint.JointTable] = field(default_factory=dict)
+    chs_counts: dict[str, int] = field(default_factory=dict)
+    chain_words: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -65,18 +69,22 @@ def compute_audit(frames: AuditFrames, n_boot: int = d.N_BOOT,
     obs_all = observations(frames)
     cot_all, direct_all = baselines(frames, "baseline"), baselines(frames, "direct")
     results = []
+    obs_by_arm = dict(tuple(obs_all.groupby("arm_id", sort=False)))
+    cot_by_arm = dict(tuple(cot_all.groupby("arm_id", sort=False)))
+    direct_by_arm = dict(tuple(direct_all.groupby("arm_id", sort=False)))
     for arm in frames.arms.itertuples(index=False):
         ctx = metrics.arm_context(frames, arm.arm_id, arm.label, n_boot, seed)
-        obs = obs_all[obs_all["arm_id"] == arm.arm_id]
-        cot = cot_all[cot_all["arm_id"] == arm.arm_id]
-        direct = direct_all[direct_all["arm_id"] == arm.arm_id]
-        r = ArmResult(arm.arm_id, arm.label, len(ctx.item_ids))
+        obs = obs_by_arm.get(arm.arm_id, obs_all.iloc[0:0])
+        cot = cot_by_arm.get(arm.arm_id, cot_all.iloc[0:0])
+        direct = direct_by_arm.get(arm.arm_id, direct_all.iloc[0:0])
+        r = ArmResult(arm.arm_id, arm.label, len(ctx.item_ids), str(arm.model),
+                      str(arm.template))
         s = r.stats
         s["acc"] = metrics.accuracy(ctx, cot)
         s["afr_d"] = metrics.afr_group(ctx, obs, "D")
         s["afr_p"] = metrics.afr_group(ctx, obs, "P")
         s["fcs"] = metrics.fcs(s["afr_d"], s["afr_p"])
-        s["ecr"] = metrics.ecr(ctx, obs)
+        s["ecr"] = metrics.ecr(ctx, obs, cot)
         s["chs"] = metrics.chs(ctx, obs)
         s["dfg"], r.dfg_conditions = metrics.dfg(ctx, obs, cot)
         s["mfc"] = metrics.mfc(s["ecr"], s["fcs"], s["chs"], s["dfg"])
@@ -90,8 +98,31 @@ def compute_audit(frames: AuditFrames, n_boot: int = d.N_BOOT,
          s["same_content"]) = metrics.shuffle_stats(ctx, obs, cot)
         r.afr_operator = metrics.afr_by_operator(ctx, obs)
         r.families = metrics.family_flip_rates(ctx, obs)
+        _robustness_stats(r, ctx, obs, cot)
         results.append(r)
     return AuditResult(frames, results, n_boot, seed)
+
+
+def _robustness_stats(r: ArmResult, ctx: metrics.ArmContext, obs: pd.DataFrame,
+                      cot: pd.DataFrame) -> None:
+    """The Appendix G inputs of one arm: macro-averaged AFR, F-only / M-only FCS, the F4
+    and M6 leave-one-outs, CHS flip-class counts and the mean baseline-chain length."""
+    s = r.stats
+    s["afr_d_macro"] = metrics.afr_group(ctx, obs, "D", pooling="macro")
+    s["afr_p_macro"] = metrics.afr_group(ctx, obs, "P", pooling="macro")
+    s["fcs_macro"] = metrics.fcs(s["afr_d_macro"], s["afr_p_macro"])
+    for block, families in (("f", d.F_FAMILIES), ("m", d.M_FAMILIES)):
+        afr_d = metrics.afr_group(ctx, obs, "D", families=families)
+        afr_p = metrics.afr_group(ctx, obs, "P", families=families)
+        s[f"fcs_{block}"] = metrics.fcs(afr_d, afr_p)
+    without_m6 = tuple(f for f in d.F_FAMILIES + d.M_FAMILIES if f != "M6")
+    s["fcs_no_m6"] = metrics.fcs(metrics.afr_group(ctx, obs, "D", families=without_m6),
+                                 metrics.afr_group(ctx, obs, "P", families=without_m6))
+    s["delta_f_no_f4"] = metrics.fblock_delta(ctx, obs, cot, exclude=("F4 insert",))[2]
+    r.chs_counts = metrics.chs_class_counts(obs)
+    outputs = cot.loc[cot["generated"], "output"]
+    words = [len(text.split()) for text in outputs if isinstance(text, str)]
+    r.chain_words = float(sum(words) / len(words)) if words else float("nan")
 
 
 def _cols(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0) -> None:
@@ -133,14 +164,24 @@ def summary_table(result: AuditResult) -> pd.DataFrame:
 
 
 def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
-                   n_stat: str) -> pd.DataFrame:
-    """One row per arm: each (column, stat) as a percentage with its CI, and the stat's n."""
+                   n_stat: str, mean_row: bool = False) -> pd.DataFrame:
+    """One row per arm: each (column, stat) as a percentage with its CI, and the stat's n.
+
+    `mean_row` adds a 'Mean' row: the unweighted mean over the arms where the stat is
+    defined, its CI from the averaged replicates (`metrics.mean_stat`).
+    """
     rows = []
     for r in result.arms:
         row: dict[str, Any] = {"arm": r.label}
         for column, stat in columns:
             _cols(row, column, r.stats[stat], 100)
         row["n_items"] = r.stats[n_stat].n
+        rows.append(row)
+    if mean_row and len(result.arms) > 1:
+        row = {"arm": "Mean"}
+        for column, stat in columns:
+            _cols(row, column, metrics.mean_stat([r.stats[stat] for r in result.arms]), 100)
+        row["n_items"] = sum(r.stats[n_stat].n for r in result.arms)
         rows.append(row)
     return _frame(rows, "arm")
 
@@ -254,11 +295,13 @@ def cot_direct_table(result: AuditResult) -> pd.DataFrame:
 
 
 def shuffle_table(result: AuditResult) -> pd.DataFrame:
-    """Table 8: accuracy original vs shuffled options (%), drop (pp), same-content rate (%)."""
+    """Table 8: accuracy original vs shuffled options (%), Δ = shuffled − original (pp),
+    same-content rate (%), and a Mean row (the paper's rows are datasets, here arms)."""
     return _percent_table(result, [("acc_orig_pct", "acc_orig"),
                                    ("acc_shuffled_pct", "acc_shuffled"),
                                    ("delta_pp", "delta_shuffle"),
-                                   ("same_content_pct", "same_content")], n_stat="delta_shuffle")
+                                   ("same_content_pct", "same_content")], n_stat="delta_shuffle",
+                          mean_row=True)
 
 
 def dfg_table(result: AuditResult) -> pd.DataFrame:
