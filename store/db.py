@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import os
 import sqlite3
@@ -14,7 +16,7 @@ from typing import Any
 import sqlite_utils
 
 from store.errors import UserError
-from store.migrations import migrate
+from store.migrations import MIGRATIONS, migrate
 
 DEFAULT_DB = "paw.db"
 """Database file used when neither `--db` nor `PAW_DB` is given."""
@@ -48,15 +50,88 @@ def loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+LAST_OPENED: str | None = None
+"""The database file this process opened last (named in messages about SQLite errors)."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""This PAW's schema version: the number of migrations it knows (stored as user_version)."""
+
+
+def check_schema_version(conn: sqlite3.Connection, where: str) -> None:
+    """Refuse a database written by a newer PAW, before anything is written to it.
+
+    Raises:
+        UserError: its user_version is above `SCHEMA_VERSION`, or it records a migration
+            this PAW does not know.
+    """
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    unknown: list[str] = []
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                    ).fetchone():
+        known = {m.__name__ for m in MIGRATIONS}
+        unknown = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY id")
+                   if r[0] not in known]
+    if version > SCHEMA_VERSION or unknown:
+        theirs = max(version, SCHEMA_VERSION + len(unknown))
+        extra = f", migration {unknown[0]}" if unknown else ""
+        raise UserError(f"{where}: written by a newer PAW (schema version {theirs}{extra}); "
+                        f"this PAW knows schema version {SCHEMA_VERSION}: upgrade PAW "
+                        "(the file was not changed)")
+
+
+def describe_sqlite_error(exc: sqlite3.Error, where: str | None = None) -> str:
+    """One line naming the real cause of a SQLite failure (lock, read-only, full, missing).
+
+    Args:
+        exc: the error SQLite raised.
+        where: the database file (default: the one opened last).
+    """
+    where = where or LAST_OPENED or "database"
+    text = str(exc)
+    folder = Path(where).expanduser().resolve().parent
+    if "database is locked" in text or "database table is locked" in text:
+        return (f"{where}: another process held the write lock longer than the "
+                f"{BUSY_TIMEOUT_MS // 1000} s busy timeout; nothing was written by this "
+                "step (try again when the other write has finished)")
+    if "readonly database" in text or "unable to open database file" in text:
+        if Path(where).exists() and not os.access(where, os.W_OK):
+            return f"{where}: the database file is read-only (SQLite said: {text})"
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            return (f"{where}: folder {folder} is read-only; SQLite must create "
+                    f"{Path(where).name}-wal and -shm beside the database (SQLite said: "
+                    f"{text})")
+        return f"{where}: cannot write the database (SQLite said: {text})"
+    if "disk is full" in text or "database or disk is full" in text:
+        return (f"{where}: the disk is full; nothing from the failed step was stored "
+                "(free space and try again)")
+    if text.startswith("no such table"):
+        return (f"{where}: {text} — the file is damaged or was edited outside PAW (restore "
+                "a copy made with `paw backup`)")
+    if "disk I/O error" in text:
+        return f"{where}: disk I/O error (SQLite said: {text})"
+    if "file is not a database" in text or "malformed" in text:
+        return f"{where}: not a PAW database or damaged (SQLite said: {text})"
+    return f"{where}: SQLite error: {text}"
+
+
 def connect(path: str | Path) -> sqlite3.Connection:
     """A raw connection with the project's pragmas; autocommit mode (isolation_level=None).
 
     Autocommit means every statement outside an explicit `BEGIN` is its own
     transaction, which is what makes each stored generation or label durable at once.
+
+    Raises:
+        UserError: the file was written by a newer PAW (checked before any write).
     """
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                            check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if str(path) != ":memory:":
+        try:
+            check_schema_version(conn, str(path))
+        except BaseException:
+            conn.close()
+            raise
     conn.execute("PRAGMA foreign_keys = ON")
     if str(path) != ":memory:":
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -68,20 +143,34 @@ def connect(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
-def open_db(path: str | Path | None = None, *, memory: bool = False) -> sqlite_utils.Database:
-    """Open (creating if needed) the store and bring its schema up to date.
+@functools.cache
+def expected_tables() -> frozenset[str]:
+    """Tables a fully migrated store has (found by migrating an empty in-memory database)."""
+    db = sqlite_utils.Database(sqlite3.connect(":memory:", isolation_level=None))
+    migrate(db)
+    return frozenset(db.table_names())
+
+
+def open_db(path: str | Path | None = None, *, memory: bool = False,
+            create: bool = True) -> sqlite_utils.Database:
+    """Open the store (creating it if `create`) and bring its schema up to date.
 
     Args:
         path: the SQLite file; `None` means `PAW_DB` or `./paw.db`.
         memory: an in-memory database, for fast tests.
+        create: create the file if it does not exist; when False a missing file is an
+            error (the CLI's rule: only the commands that create a database pass True).
 
     Returns:
         A `sqlite_utils.Database` whose connection has WAL, a busy timeout and foreign
         keys on, with every migration applied.
 
     Raises:
-        UserError: the file exists but is not a SQLite database.
+        UserError: a missing file (with `create=False`) or folder, a file that is not a
+            SQLite database, one written by a newer PAW, one missing a table, or any
+            SQLite failure (read-only, locked, disk full), each with its cause named.
     """
+    global LAST_OPENED
     if memory:
         conn = connect(":memory:")
         where = ":memory:"
@@ -90,16 +179,34 @@ def open_db(path: str | Path | None = None, *, memory: bool = False) -> sqlite_u
         parent = Path(where).expanduser().resolve().parent
         if not parent.is_dir():
             raise UserError(f"{where}: folder {parent} does not exist")
+        if not create and not Path(where).expanduser().exists():
+            raise UserError(f"{where}: no such database (check --db or PAW_DB; only `paw "
+                            "import`, `paw demo`, `paw models add` and `paw raters add` "
+                            "create one)")
+        LAST_OPENED = where
         try:
             conn = connect(where)
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"{where}: not a PAW database (SQLite said: {exc})") from None
+        except sqlite3.Error as exc:
+            raise UserError(describe_sqlite_error(exc, where)) from None
     db = sqlite_utils.Database(conn)
     try:
         migrate(db)
-    except sqlite3.DatabaseError as exc:
-        raise UserError(f"{where}: not a PAW database (SQLite said: {exc})") from None
+        if not memory:
+            missing = sorted(expected_tables() - set(db.table_names()))
+            if missing:
+                raise UserError(f"{where}: table {', '.join(missing)} missing — the file is "
+                                "damaged or was edited outside PAW (restore a copy made "
+                                "with `paw backup`)")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise UserError(describe_sqlite_error(exc, where)) from None
+    except UserError:
+        conn.close()
+        raise
     return db
+
+
+_savepoints = itertools.count(1)
 
 
 @contextmanager
@@ -107,9 +214,23 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
     """`BEGIN IMMEDIATE` … `COMMIT` on the database's connection (rollback on error).
 
     IMMEDIATE takes the write lock up front, so two processes never both read and
-    then fail to upgrade (the usual source of "database is locked").
+    then fail to upgrade (the usual source of "database is locked"). Inside an open
+    transaction this is a SAVEPOINT instead, so a caller can make several steps (e.g. a
+    dataset row and its items) one all-or-nothing unit.
     """
     conn = db.conn
+    if conn.in_transaction:
+        name = f"paw_{next(_savepoints)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            conn.execute(f"RELEASE {name}")
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
@@ -118,3 +239,72 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
+
+
+@contextmanager
+def snapshot(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
+    """A read transaction: every query inside sees one consistent state of the file.
+
+    In WAL mode other processes keep writing meanwhile; what is read here (e.g. an export
+    and the record head printed on it) all comes from the same moment.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def backup(source: str | Path, dest: str | Path) -> int:
+    """Copy a store with SQLite's online backup API: consistent while others write.
+
+    The copy is written to `<dest>.partial` and renamed into place only when complete and
+    checked (`PRAGMA integrity_check`), so a failed backup leaves no half-written DEST.
+
+    Args:
+        source: the store file (read only; no migration is applied).
+        dest: the new file; must not exist.
+
+    Returns:
+        The number of pages copied.
+
+    Raises:
+        UserError: no source, DEST exists, or SQLite failed (cause named).
+    """
+    source, dest = Path(source).expanduser(), Path(dest).expanduser()
+    if not source.is_file():
+        raise UserError(f"{source}: no such database")
+    if dest.exists():
+        raise UserError(f"{dest}: already exists; choose a new file name for the backup")
+    if not dest.resolve().parent.is_dir():
+        raise UserError(f"{dest}: folder {dest.resolve().parent} does not exist")
+    partial = dest.with_name(dest.name + ".partial")
+    partial.unlink(missing_ok=True)
+    src = sqlite3.connect(str(source), timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        check_schema_version(src, str(source))
+        out = sqlite3.connect(str(partial))
+        try:
+            src.backup(out)
+            pages = out.execute("PRAGMA page_count").fetchone()[0]
+            # A single self-contained file: the copy needs no -wal beside it.
+            out.execute("PRAGMA journal_mode = DELETE")
+            check = out.execute("PRAGMA integrity_check").fetchone()[0]
+            if check != "ok":
+                raise UserError(f"{dest}: the copy failed its integrity check ({check})")
+        finally:
+            out.close()
+        partial.replace(dest)
+    except sqlite3.Error as exc:
+        partial.unlink(missing_ok=True)
+        raise UserError(describe_sqlite_error(exc, str(source))) from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    finally:
+        src.close()
+    return int(pages)

@@ -331,6 +331,41 @@ def m004_study_kinds_and_session_liveness(db: sqlite_utils.Database) -> None:
 m004_study_kinds_and_session_liveness.foreign_keys_off = True  # type: ignore[attr-defined]
 
 
+def m005_signed_annotation_record(db: sqlite_utils.Database) -> None:
+    """Annotation audit trail: signing keys per person, the named rater pair of a set, and
+    `record_log`, the hash-chained, signed log of everything that decides a result.
+
+    `people` gains the scrypt cost of its hash (`kdf_json`; NULL = the m001 cost), an
+    Ed25519 public key, the private key sealed under the passphrase (`wrapped_key`) and
+    who registered the person. `annotation_sets` gains its two raters and the coordinator
+    who named them. See docs/annotation.md (trust model) and annotate/record.py.
+    """
+    db.executescript(
+        """
+        ALTER TABLE people ADD COLUMN kdf_json TEXT;
+        ALTER TABLE people ADD COLUMN public_key BLOB;
+        ALTER TABLE people ADD COLUMN wrapped_key BLOB;
+        ALTER TABLE people ADD COLUMN registered_by INTEGER REFERENCES people(id);
+        ALTER TABLE annotation_sets ADD COLUMN rater_a_id INTEGER REFERENCES people(id);
+        ALTER TABLE annotation_sets ADD COLUMN rater_b_id INTEGER REFERENCES people(id);
+        ALTER TABLE annotation_sets ADD COLUMN raters_named_by INTEGER REFERENCES people(id);
+        CREATE TABLE record_log (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            ref_table TEXT NOT NULL,
+            ref_id INTEGER NOT NULL,
+            person_id INTEGER REFERENCES people(id),
+            content_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE,
+            signature BLOB
+        );
+        CREATE INDEX idx_record_log_ref ON record_log(ref_table, ref_id);
+        """
+    )
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 MIGRATIONS: list[Migration] = [
@@ -338,6 +373,7 @@ MIGRATIONS: list[Migration] = [
     m002_label_event_undo,
     m003_unique_jobs_without_variant,
     m004_study_kinds_and_session_liveness,
+    m005_signed_annotation_record,
 ]
 
 
@@ -360,7 +396,7 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
     )
     done = set(applied(db))
     now_applied: list[str] = []
-    for migration in MIGRATIONS:
+    for version, migration in enumerate(MIGRATIONS, start=1):
         name = migration.__name__
         if name in done:
             continue
@@ -381,6 +417,9 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
                 "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
                 (name, datetime.now(timezone.utc).isoformat(timespec="seconds")),
             )
+            # user_version = number of migrations applied: an older PAW reading a newer
+            # file refuses it before writing (store.db.check_schema_version).
+            conn.execute(f"PRAGMA user_version = {version}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -389,6 +428,8 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
             if keys_off:
                 conn.execute("PRAGMA foreign_keys = ON")
         now_applied.append(name)
+    if db.execute("PRAGMA user_version").fetchone()[0] < len(MIGRATIONS):
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")  # files from before m005
     return now_applied
 
 

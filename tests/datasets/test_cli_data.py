@@ -47,6 +47,7 @@ def test_import_then_datasets(capsys, tmp_path):
 
 
 def test_datasets_on_empty_store(capsys, tmp_path):
+    open_db(tmp_path / "paw.db").conn.close()  # `paw datasets` never creates a database
     code, out, _ = paw(capsys, "datasets", "--db", str(tmp_path / "paw.db"))
     assert code == 0 and "no datasets yet" in out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sqlite3
 import sys
 
 import click
@@ -55,6 +56,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         click.echo(f"paw: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except sqlite3.Error as exc:
+        # Locked past the busy timeout, read-only, disk full, a table missing: one line
+        # naming the cause (each write is one transaction, so nothing is half-done).
+        from store.db import describe_sqlite_error
+
+        click.echo(f"paw: error: {describe_sqlite_error(exc)}", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         click.echo("paw: interrupted (everything finished so far is stored)", err=True)
         sys.exit(130)

@@ -125,7 +125,7 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     from workbench.cli.data import demo_lines
     from workbench.datasets.demo import DEMO_DATASET
 
-    db = open_store(db_path)
+    db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     lines = demo_lines(db)  # imports the demo set (idempotent) and describes the store
     for line in lines if import_only else lines[:1]:
         click.echo(line)

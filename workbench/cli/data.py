@@ -84,7 +84,7 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
     get_format(format_name)
     mapping = _mapping(map_json, map_file)
     check_file(path)
-    db = open_store(db_path)
+    db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     report = import_file(db, format_name, path, name=name, skip_bad=skip_bad,
                          mapping=mapping)
     for line in report.lines():

@@ -45,7 +45,7 @@ def add_command(path: str, name: str | None, db_path: str) -> None:
     """Register a GGUF model file: validates it, hashes it, reads its metadata."""
     from workbench.models.registry import register_model
 
-    db = open_store(db_path)
+    db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     model = register_model(db, path, name)
     note = "" if model.prefix_cache_safe else " (prefix cache off: sliding-window/recurrent)"
     click.echo(f"registered {model.name}: {model.architecture} {model.quantization}, "

@@ -19,6 +19,7 @@ from typing import Any
 import sqlite_utils
 
 from store.datasets import add_items, ensure_dataset
+from store.db import transaction
 from store.errors import UserError
 from store.records import Item
 from workbench.datasets import formats
@@ -256,8 +257,12 @@ def store_parsed(db: sqlite_utils.Database, parsed: ParsedFile, *, name: str,
         detail = f" (all {len(parsed.bad)} rows bad; first: {parsed.bad[0]})" \
             if parsed.bad else ""
         raise UserError(f"{parsed.path}: expected at least one item, got none{detail}")
-    dataset = ensure_dataset(db, name, format_name, source_path or parsed.path, source_sha256)
-    added = add_items(db, dataset, list(parsed.items))
+    # One transaction for the dataset row and its items: an import that fails or is
+    # killed midway leaves no empty dataset behind.
+    with transaction(db):
+        dataset = ensure_dataset(db, name, format_name, source_path or parsed.path,
+                                 source_sha256)
+        added = add_items(db, dataset, list(parsed.items))
     return ImportReport(name, dataset, parsed.path, len(parsed.items), added, parsed.bad)
 
 
