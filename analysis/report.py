@@ -94,7 +94,9 @@ def audit_sections(result: AuditResult) -> list[Section]:
     for key in TABLE_KEYS:
         title, note = _NOTES[key]
         sections.append(Section(title, tables[key], note.format(**fmt), key=key))
-    return sections
+    from analysis.robustness002 import robustness_sections, units_of_audit
+
+    return sections + robustness_sections(units_of_audit(result), unit_name="arms")
 
 
 def build_report(db: sqlite_utils.Database, audit: str | int | None = None,

@@ -45,6 +45,7 @@ class ArmResult:
     joint_judge: dict[str, joint.JointTable] = field(default_factory=dict)
     chs_counts: dict[str, int] = field(default_factory=dict)
     chain_words: float = float("nan")
+    firing: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,8 @@ def compute_audit(frames: AuditFrames, n_boot: int = d.N_BOOT,
 def _robustness_stats(r: ArmResult, ctx: metrics.ArmContext, obs: pd.DataFrame,
                       cot: pd.DataFrame) -> None:
     """The Appendix G inputs of one arm: macro-averaged AFR, F-only / M-only FCS, the F4
-    and M6 leave-one-outs, CHS flip-class counts and the mean baseline-chain length."""
+    and M6 leave-one-outs, CHS flip-class counts, the mean baseline-chain length (words)
+    and (fired, planned) edits per family."""
     s = r.stats
     s["afr_d_macro"] = metrics.afr_group(ctx, obs, "D", pooling="macro")
     s["afr_p_macro"] = metrics.afr_group(ctx, obs, "P", pooling="macro")
@@ -120,12 +122,16 @@ def _robustness_stats(r: ArmResult, ctx: metrics.ArmContext, obs: pd.DataFrame,
                                  metrics.afr_group(ctx, obs, "P", families=without_m6))
     s["delta_f_no_f4"] = metrics.fblock_delta(ctx, obs, cot, exclude=("F4 insert",))[2]
     r.chs_counts = metrics.chs_class_counts(obs)
+    perturbed = obs[obs["role"].isin(d.PERTURBED_ROLES)]
+    fired = perturbed["excluded"] != "not_fired"
+    r.firing = {str(family): (int(fired[group.index].sum()), int(len(group)))
+                for family, group in perturbed.groupby("family", sort=True)}
     outputs = cot.loc[cot["generated"], "output"]
     words = [len(text.split()) for text in outputs if isinstance(text, str)]
     r.chain_words = float(sum(words) / len(words)) if words else float("nan")
 
 
-def _cols(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0) -> None:
+def stat_columns(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0) -> None:
     """Write `name`, `name_low`, `name_high` from a Stat (None/NaN when undefined)."""
     est = stat.estimate() if stat is not None else None
     for suffix, attr in (("", "value"), ("_low", "low"), ("_high", "high")):
@@ -133,7 +139,7 @@ def _cols(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0)
         row[name + suffix] = value * scale
 
 
-def _frame(rows: list[dict[str, Any]], index: str | None = None,
+def table_frame(rows: list[dict[str, Any]], index: str | None = None,
            columns: list[str] | None = None) -> pd.DataFrame:
     import pandas as pd
 
@@ -151,16 +157,16 @@ def summary_table(result: AuditResult) -> pd.DataFrame:
     for r in result.arms:
         row: dict[str, Any] = {"arm": r.label, "n_items": r.n_items}
         for name in ("acc", "cdr"):
-            _cols(row, name, r.stats[name])
+            stat_columns(row, name, r.stats[name])
         for method in methods:
             table = r.joint_judge.get(method)
-            _cols(row, f"cdr_judge[{method}]" if len(methods) > 1 else "cdr_judge",
+            stat_columns(row, f"cdr_judge[{method}]" if len(methods) > 1 else "cdr_judge",
                   table.cdr if table else None)
         for name in ("afr_d", "afr_p", "fcs", "ecr", "chs", "dfg", "mfc"):
-            _cols(row, name, r.stats[name])
+            stat_columns(row, name, r.stats[name])
         row["fcs_in_corridor"] = metrics.in_corridor(row["fcs"])
         rows.append(row)
-    return _frame(rows, "arm")
+    return table_frame(rows, "arm")
 
 
 def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
@@ -174,16 +180,16 @@ def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
     for r in result.arms:
         row: dict[str, Any] = {"arm": r.label}
         for column, stat in columns:
-            _cols(row, column, r.stats[stat], 100)
+            stat_columns(row, column, r.stats[stat], 100)
         row["n_items"] = r.stats[n_stat].n
         rows.append(row)
     if mean_row and len(result.arms) > 1:
         row = {"arm": "Mean"}
         for column, stat in columns:
-            _cols(row, column, metrics.mean_stat([r.stats[stat] for r in result.arms]), 100)
+            stat_columns(row, column, metrics.mean_stat([r.stats[stat] for r in result.arms]), 100)
         row["n_items"] = sum(r.stats[n_stat].n for r in result.arms)
         rows.append(row)
-    return _frame(rows, "arm")
+    return table_frame(rows, "arm")
 
 
 def fblock_table(result: AuditResult) -> pd.DataFrame:
@@ -203,7 +209,7 @@ def joint_frame(result: AuditResult) -> pd.DataFrame:
         table = r.joint_token
         row: dict[str, Any] = {"arm": r.label, "n": table.n}
         for cell in joint.CELLS:
-            _cols(row, joint.CELL_TITLES[cell], table.shares[cell], 100)
+            stat_columns(row, joint.CELL_TITLES[cell], table.shares[cell], 100)
             totals[cell] += table.counts[cell]
         row["n_unscored"] = table.n_unscored
         rows.append(row)
@@ -215,7 +221,7 @@ def joint_frame(result: AuditResult) -> pd.DataFrame:
         panel[title] = 100 * totals[cell] / n if n else float("nan")
         panel[title + "_low"] = panel[title + "_high"] = float("nan")
     rows.append(panel)
-    return _frame(rows, "arm")
+    return table_frame(rows, "arm")
 
 
 def cdr_rules_table(result: AuditResult) -> pd.DataFrame:
@@ -224,13 +230,13 @@ def cdr_rules_table(result: AuditResult) -> pd.DataFrame:
     rows = []
     for r in result.arms:
         row: dict[str, Any] = {"arm": r.label, "n_token": r.joint_token.n}
-        _cols(row, "cdr_token_pct", r.joint_token.cdr, 100)
+        stat_columns(row, "cdr_token_pct", r.joint_token.cdr, 100)
         for method in methods:
             table = r.joint_judge.get(method)
-            _cols(row, f"cdr_judge_pct[{method}]", table.cdr if table else None, 100)
+            stat_columns(row, f"cdr_judge_pct[{method}]", table.cdr if table else None, 100)
             row[f"n_judge[{method}]"] = table.n if table else 0
         rows.append(row)
-    return _frame(rows, "arm")
+    return table_frame(rows, "arm")
 
 
 def families_table(result: AuditResult) -> pd.DataFrame:
@@ -242,7 +248,7 @@ def families_table(result: AuditResult) -> pd.DataFrame:
             stat = r.families.get(family)
             row[r.label] = stat.point if stat is not None else float("nan")
         rows.append(row)
-    return _frame(rows, "family", ["family"] + [r.label for r in result.arms])
+    return table_frame(rows, "family", ["family"] + [r.label for r in result.arms])
 
 
 def operators_table(result: AuditResult) -> pd.DataFrame:
@@ -252,10 +258,10 @@ def operators_table(result: AuditResult) -> pd.DataFrame:
     for r in result.arms:
         for op, stat in r.afr_operator.items():
             row: dict[str, Any] = {"arm": r.label, "operator": op, **tags.get(op, {})}
-            _cols(row, "afr", stat)
+            stat_columns(row, "afr", stat)
             row["n"] = stat.n
             rows.append(row)
-    return _frame(rows, columns=["arm", "operator", "family", "intent", "afr", "afr_low",
+    return table_frame(rows, columns=["arm", "operator", "family", "intent", "afr", "afr_low",
                                  "afr_high", "n"])
 
 
@@ -283,7 +289,7 @@ def firing_table(result: AuditResult) -> pd.DataFrame:
             "unparsed": int((excluded == "unparsed").sum()),
             "baseline_unparsed": int((excluded == "baseline_unparsed").sum()),
         })
-    return _frame(rows, columns=["arm", "operator", "family", "intent", "role", "planned",
+    return table_frame(rows, columns=["arm", "operator", "family", "intent", "role", "planned",
                                  "fired", "generated", "used", "unparsed",
                                  "baseline_unparsed"])
 
@@ -310,10 +316,10 @@ def dfg_table(result: AuditResult) -> pd.DataFrame:
     for r in result.arms:
         row: dict[str, Any] = {"arm": r.label}
         for condition in d.DFG_CONDITIONS:
-            _cols(row, f"acc[{condition}]", r.dfg_conditions.get(condition))
-        _cols(row, "dfg", r.stats["dfg"])
+            stat_columns(row, f"acc[{condition}]", r.dfg_conditions.get(condition))
+        stat_columns(row, "dfg", r.stats["dfg"])
         rows.append(row)
-    return _frame(rows, "arm")
+    return table_frame(rows, "arm")
 
 
 def build_tables(result: AuditResult) -> dict[str, pd.DataFrame]:

@@ -15,6 +15,7 @@ KIND_FLAGS: dict[str, tuple[str, ...]] = {
     "study": ("study",),
     "dbpa": ("dbpa",),
     "robustness": ("robustness",),
+    "panel": ("audit", "run"),
 }
 """`paw report --<flag> REF` restricts the lookup to these `audits.kind` values."""
 
@@ -49,6 +50,10 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
 @click.option("--dbpa", metavar="NAME_OR_ID", help="Report on this DBPA analysis (seed 001).")
 @click.option("--robustness", metavar="NAME_OR_ID",
               help="Report on these seed-003 robustness tests.")
+@click.option("--panel", metavar="AUDITS",
+              help="Combine audits (comma-separated names or ids, or 'all') into one "
+                   "cross-dataset panel: models × datasets (seed 002 Tables 3, 4, 5, 6, 8, "
+                   "11 and the §6 summary) with the Appendix G robustness analyses.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
               help="Document format (default: from --out's suffix, else md).")
 @click.option("--out", type=click.Path(dir_okay=False),
@@ -61,8 +66,9 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Bootstrap / permutation seed.")
 @db_option
 def report_command(audit: str | None, study: str | None, dbpa: str | None,
-                   robustness: str | None, fmt: str | None, out: str | None, as_json: bool,
-                   n_boot: int, seed: int, db_path: str) -> None:
+                   robustness: str | None, panel: str | None, fmt: str | None,
+                   out: str | None, as_json: bool, n_boot: int, seed: int,
+                   db_path: str) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
     with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
 
@@ -73,10 +79,17 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
     from analysis.reports import build_run_report
 
     ref, kinds = _reference({"audit": audit, "study": study, "dbpa": dbpa,
-                             "robustness": robustness})
+                             "robustness": robustness, "panel": panel})
     db = open_store(db_path)
-    report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
-    report.sections.extend(extra_sections(db, int(report.meta["audit_id"])))
+    if panel is not None:
+        from analysis.panel import build_panel_report
+
+        report = build_panel_report(db, panel, n_boot=n_boot, seed=seed)
+        for audit_id in report.meta["audit_ids"]:
+            report.sections.extend(extra_sections(db, int(audit_id)))
+    else:
+        report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
+        report.sections.extend(extra_sections(db, int(report.meta["audit_id"])))
     if as_json or fmt == "json" or (fmt is None and out and Path(out).suffix == ".json"):
         text = report.to_json()
         if out is None:
