@@ -245,6 +245,9 @@ class StudyContext:
         engine: the runners (a planner may need a model, e.g. to tokenize).
         judge_model: the model of `judge` stages (None: no judge stages run).
         cache: scratch space a kind may use to share loaded rows between its stages.
+        emit: the run's event sink, set by `run_staged`, so a stage's planner that itself
+            generates (a paraphraser, a proposed counterfactual) can report its progress.
+        should_stop: the run's stop poll, set by `run_staged` (None: never stop).
     """
 
     db: sqlite_utils.Database
@@ -255,6 +258,8 @@ class StudyContext:
     engine: AuditEngine
     judge_model: ModelRecord | None = None
     cache: dict[str, Any] = field(default_factory=dict)
+    emit: Callable[[AuditEvent], None] = field(default=lambda event: None, repr=False)
+    should_stop: Callable[[], bool] | None = field(default=None, repr=False)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -343,6 +348,7 @@ def run_staged(ctx: StudyContext, stages: Sequence[Stage], *, command: str,
     """
     started = time.perf_counter()
     emit = on_event or (lambda event: None)
+    ctx.emit, ctx.should_stop = emit, should_stop
     db, audit = ctx.db, ctx.audit
     sync_done(db, audit.id)
     session = start_session(db, command, audit_id=audit.id, settings=audit.config)

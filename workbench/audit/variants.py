@@ -43,15 +43,19 @@ class Variant:
 
 
 def variant_key(item_id: int, operator_id: str, seed: int,
-                source_generation_id: int | None = None) -> str:
+                source_generation_id: int | None = None, extra: Any = None) -> str:
     """The UNIQUE key of a variant: sha256 of (item, operator, seed, source generation).
 
     M-block and shuffle variants have no source generation, so every arm of every audit
     with the same seed shares one variant per item and operator; F-block variants are
-    keyed by the baseline generation they edit.
+    keyed by the baseline generation they edit. `extra` (any JSON value) keys a variant
+    that depends on more than these, e.g. a paraphrase sized with one model's tokenizer
+    to match one targeted edit; None leaves the key exactly as without it.
     """
-    payload = dumps([item_id, operator_id, seed, source_generation_id])
-    return hashlib.sha256(payload.encode()).hexdigest()
+    parts: list[Any] = [item_id, operator_id, seed, source_generation_id]
+    if extra is not None:
+        parts.append(extra)
+    return hashlib.sha256(dumps(parts).encode()).hexdigest()
 
 
 _COLUMNS = (
@@ -90,6 +94,7 @@ def store_variant(
     seed: int,
     source_generation_id: int | None = None,
     extra_details: dict[str, Any] | None = None,
+    key_extra: Any = None,
 ) -> Variant:
     """Store one operator result as a variant (or return the one already stored).
 
@@ -104,11 +109,12 @@ def store_variant(
         seed: the audit seed the edit was drawn with.
         source_generation_id: the baseline generation an F-block edit starts from.
         extra_details: planner facts to keep beside the operator's own details.
+        key_extra: more of what the variant depends on (see `variant_key`).
 
     Returns:
         The stored variant.
     """
-    key = variant_key(item_id, op.id, seed, source_generation_id)
+    key = variant_key(item_id, op.id, seed, source_generation_id, key_extra)
     existing = find_variant(db, key)
     if existing is not None:
         return existing
