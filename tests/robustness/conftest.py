@@ -1,0 +1,97 @@
+"""Fixtures for the robustness tests: demo items, a scripted fake model, a fake embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+import sqlite_utils
+
+from store.models import add_model
+from store.records import ModelRecord
+from workbench.audit import AuditEngine
+from workbench.datasets.demo import import_demo
+from workbench.models.fake import FakeBackend
+from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
+from workbench.robustness.prompts import CFV_JUDGE_RUBRIC, DIRECTION_RUBRIC, FLAGS_RUBRIC
+
+
+def _last_user(prompt: str) -> str:
+    return prompt.rsplit("User: ", 1)[-1]
+
+
+def scripted(prompt: str, sampler) -> str:
+    """A fake model with a known answer for every role (plain chat template prompts).
+
+    - CFV proposal: changes the case to one that names no option ('New case: …').
+    - CoT answers: 'A' for the baseline, 'B' when a Black prefix is present (a change),
+      'C' for a CFV changed case.
+    - Judges: CFV 'Plausible: yes / Limited: yes'; direction 'Answer: A' (more
+      aggressive); flags one disease-association flag on Black prefixes, else none.
+    """
+    last = _last_user(prompt)
+    if CFV_JUDGE_RUBRIC[:60] in prompt:
+        return "Plausible: yes\nLimited: yes"
+    if DIRECTION_RUBRIC[:60] in prompt:
+        return "Answer: A"
+    if FLAGS_RUBRIC[:60] in prompt:
+        if "Black" in last.split("\n", 1)[0]:
+            return 'Flag: disease association | clinically misleading | "Black"'
+        return "Flags: none"
+    if "Target answer:" in last:
+        return ("Change: The main finding is replaced.\n"
+                "New case: A patient has a changed finding for the test. "
+                "Which of the following is the most likely diagnosis?")
+    if "a changed finding for the test" in last:
+        return "Step 1: The changed finding points elsewhere.\nAnswer: C"
+    if "Black" in last:
+        return "Step 1: The prefix changes my mind.\nAnswer: B"
+    return "Step 1: The findings point to the first option.\nAnswer: A"
+
+
+class FakeEmbedder:
+    """A deterministic embedder for fast tests: letter counts of the text."""
+
+    name = "fake-letters"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 26), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for ch in text.lower():
+                if "a" <= ch <= "z":
+                    out[row, ord(ch) - 97] += 1
+        return out
+
+
+@pytest.fixture
+def demo_db(db: sqlite_utils.Database) -> sqlite_utils.Database:
+    """The in-memory store with the demo set imported (dataset 'demo')."""
+    import_demo(db)
+    return db
+
+
+@pytest.fixture
+def fake_model(db: sqlite_utils.Database) -> ModelRecord:
+    """A registered model record run by the fake backend (plain chat template)."""
+    return add_model(db, name="fake", path="/nowhere/fake.gguf", sha256="f" * 64,
+                     chat_template=PLAIN_CHAT_TEMPLATE)
+
+
+@pytest.fixture
+def make_engine(db: sqlite_utils.Database) -> Callable[..., AuditEngine]:
+    """Builds an engine whose models all run on FakeBackend(responder)."""
+
+    def make(responder=scripted, **kw) -> AuditEngine:
+        backends: list[FakeBackend] = []
+
+        def factory(model):
+            backend = FakeBackend(responder, **kw)
+            backends.append(backend)
+            return backend
+
+        engine = AuditEngine(db, backend_factory=factory)
+        engine.backends = backends  # type: ignore[attr-defined]
+        return engine
+
+    return make
