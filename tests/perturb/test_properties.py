@@ -49,7 +49,7 @@ def test_operator_properties(op_id, text, seed, item, options, gold):
             assert first.options[first.gold] == options[gold]  # gold follows its content
     else:
         assert first.fired == (first.text is not None and first.text != text)
-    if op.family == "M3" or op.family == "demographic" or op.id.startswith("fixed_sentence"):
+    if op.family == "M3" or op.id.startswith(("demo_prefix_", "fixed_sentence")):
         assert first.fired and first.text.endswith(text)  # prepends always fire
     if op.family == "F4":
         assert first.fired == bool(text.strip())  # any non-empty chain has a boundary

@@ -102,6 +102,22 @@ def gender_swap(text: str) -> tuple[str, list[list[str]]]:
     return _GENDER_WORD.sub(replace, text), edits
 
 
+def swap_gender(text: str, ctx: Context) -> Edit:
+    """Targeted gender swap (seed 000 App. B: "swap all gender-related terms").
+
+    `details["direction"]` is seed 000 §4.3's signed indicator: +1 when the patient becomes
+    female (the text was male), -1 when male; absent when the text does not say which.
+    """
+    male = patient_is_male(text)
+    swapped, edits = gender_swap(text)
+    if not edits:
+        return Edit.not_fired("no gendered term to swap")
+    details: dict[str, object] = {"edits": edits}
+    if male is not None:
+        details["direction"] = 1 if male else -1
+    return Edit(text=swapped, old=edits[0][0], new=edits[0][1], details=details)
+
+
 def patient_is_male(text: str) -> bool | None:
     """True/False by the majority of male vs female terms in `text`; None if tied or absent."""
     male = female = 0

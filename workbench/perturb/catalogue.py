@@ -150,6 +150,10 @@ for _key, _prefix in baselines.DEMOGRAPHIC_PREFIXES.items():
     _add(f"demo_prefix_{_key}", "demographic", _key, f"demographic prefix {_key}", None, None,
          "question", baselines.prepend(_prefix),
          f"Prepend '{_prefix}' (seed 003); compare with the unprefixed baseline.", EXAMPLE_STEM)
+_add("gender_swap", "demographic", "gender_swap", "gender swap (every gendered term)", None,
+     None, "question", baselines.swap_gender,
+     "Swap every gendered term (he<->she, man<->woman, his/him -> her, ...), the targeted "
+     "edit of seed 000; details.direction = +1 to female, -1 to male (§4.3).", EXAMPLE_STEM)
 _add("option_shuffle", "shuffle", "permute", "option shuffle", None, None, "options",
      shuffle.option_shuffle,
      "One fixed non-identity permutation of the options per item (seed 002 App. D); gold "
