@@ -1,11 +1,15 @@
 """Annotation sets: a stratified, seeded sample of an audit's perturbed cases; per-rater order.
 
-A unit is one fired M-block job with its generation (one edited question answered by one
-arm). Units are stratified by operator family × dataset × model and drawn round-robin
-across strata (equal allocation, as seed 002 §6.7 takes ~50 per family), each edited
-question at most once, at most `per_family` per family. Every rater labels the same cases;
-each gets their own seeded order. Case codes are random-looking and assigned after a final
-shuffle, so neither the code nor the case id reveals the stratum.
+The frame is seed 002 Appendix M's: a case is one fired M-block edit of the question
+(a variant) of families M2/M3/M4/M5, never from a PubMedQA dataset ("~50 items across
+M2/M3/M4/M5 ... PubMedQA stems do not host M-block edits"). Variants are stratified by
+family × dataset and drawn round-robin (equal allocation), at most `per_family` per family.
+Each drawn edit then shows one arm's answer to it: where some arm's answer flipped on an
+M3/M4/M5 edit, one of those flips, chosen with greedy tier balancing (the tier with the
+fewest harm cases so far; a model's tier is `tier` in its metadata, else the model itself),
+and the case asks the harm question; otherwise a randomly chosen arm. Every rater labels
+the same cases; each gets their own seeded order. Case codes are random-looking and
+assigned after a final shuffle, so neither the code nor the case id reveals the stratum.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ class AnnotationSet:
 
 _UNITS_SQL = """
 SELECT j.id AS job_id, j.arm_id, j.item_id, j.variant_id, v.family, v.intent,
-       d.name AS dataset, m.name AS model, g.id AS perturbed_id, g.answer AS answer_after,
+       d.name AS dataset, d.format AS dataset_format, m.name AS model, m.id AS model_id,
+       g.id AS perturbed_id, g.answer AS answer_after,
        g.output AS chain, v.new AS new_token,
        (SELECT bg.id FROM jobs bj JOIN generations bg ON bg.key = bj.generation_key
         WHERE bj.audit_id = j.audit_id AND bj.arm_id = j.arm_id AND bj.item_id = j.item_id
@@ -72,8 +77,12 @@ def _units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
         u["stratum"] = f"{u['family']}|{u['dataset']}|{u['model']}"
         u["flipped"] = (u["answer_before"] is not None and u["answer_after"] is not None
                         and u["answer_before"] != u["answer_after"])
-        u["ask_harm"] = int(u["flipped"] and u["intent"] == "D"
-                            and u["family"] in HARM_FAMILIES)
+        # Appendix M: "destructive flip on M3/M4/M5" — M3 is tagged P in the battery
+        # (Table 1) but the paper puts its flips in the harm set, so intent is not checked.
+        u["ask_harm"] = int(u["flipped"] and u["family"] in HARM_FAMILIES)
+    tiers = _model_tiers(db, {u["model_id"] for u in units})
+    for u in units:
+        u["tier"] = tiers.get(u["model_id"], u["model"])
     return units
 
 
@@ -104,6 +113,60 @@ def _round_robin(groups: dict[str, list[dict]], size: int, cap_key: str | None =
                 break
         queues = {k: q for k, q in queues.items() if q}
     return taken
+
+
+GOLD_SHIFT_FAMILIES: tuple[str, ...] = ("M2", "M3", "M4", "M5")
+"""Families of the annotation sample (Appendix M: "~50 items across M2/M3/M4/M5")."""
+
+EXCLUDED_DATASET_FORMATS: frozenset[str] = frozenset({"pubmedqa"})
+"""Dataset formats left out of the sample (Appendix M: "PubMedQA stems do not host M-block
+edits")."""
+
+
+def _model_tiers(db: sqlite_utils.Database, model_ids: set[int]) -> dict[int, str]:
+    """model id -> its tier: `tier` in the model's metadata when set (open-weight,
+    reasoning-tuned, closed-source in the paper); models without one are their own tier."""
+    tiers: dict[int, str] = {}
+    for model_id in model_ids:
+        row = db.execute("SELECT metadata_json FROM models WHERE id = ?", [model_id]).fetchone()
+        meta = (loads(row[0]) if row and row[0] else None) or {}
+        if isinstance(meta, dict) and isinstance(meta.get("tier"), str) and meta["tier"]:
+            tiers[model_id] = meta["tier"]
+    return tiers
+
+
+def _draw(units: list[dict], size: int, per_family: int | None,
+          rng: random.Random) -> list[dict]:
+    """Appendix M's sample: variants round-robin over family × dataset, then one arm's
+    answer per variant (a harm flip by greedy tier balancing where there is one)."""
+    by_variant: dict[int, list[dict]] = defaultdict(list)
+    for unit in units:
+        if (unit["family"] in GOLD_SHIFT_FAMILIES
+                and unit["dataset_format"] not in EXCLUDED_DATASET_FORMATS):
+            by_variant[unit["variant_id"]].append(unit)
+    strata: dict[str, list[dict]] = defaultdict(list)
+    for variant_id, arms in sorted(by_variant.items()):
+        strata[f"{arms[0]['family']}|{arms[0]['dataset']}"].append(
+            {"variant_id": variant_id, "family": arms[0]["family"]})
+    for key in sorted(strata):
+        rng.shuffle(strata[key])
+    drawn = _round_robin(strata, size, cap_key="family", cap=per_family)
+    harm_per_tier: dict[str, int] = defaultdict(int)
+    chosen = []
+    for pick in drawn:
+        arms = sorted(by_variant[pick["variant_id"]], key=lambda u: u["job_id"])
+        flips = [u for u in arms if u["ask_harm"]]
+        if flips:
+            # Greedy tier balancing: the least-used tier so far, then a random model of it.
+            fewest = min(harm_per_tier[u["tier"]] for u in flips)
+            tier = rng.choice(sorted({u["tier"] for u in flips
+                                      if harm_per_tier[u["tier"]] == fewest}))
+            unit = rng.choice([u for u in flips if u["tier"] == tier])
+            harm_per_tier[tier] += 1
+        else:
+            unit = rng.choice(arms)
+        chosen.append(unit)
+    return chosen
 
 
 def _token_rule(unit: dict) -> str:
@@ -160,13 +223,10 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         raise UserError(f"audit {audit[0]!r}: no fired M-block generations to annotate yet "
                         "(run the audit first)")
     rng = random.Random(f"paw-annotation-set:{seed}")
-    strata: dict[str, list[dict]] = defaultdict(list)
-    for unit in units:
-        strata[unit["stratum"]].append(unit)
-    for key in sorted(strata):
-        rng.shuffle(strata[key])
-    chosen = _round_robin(strata, size, cap_key="family", cap=per_family,
-                          unique_key="variant_id")
+    chosen = _draw(units, size, per_family, rng)
+    if not chosen:
+        raise UserError(f"audit {audit[0]!r}: no fired M2/M3/M4/M5 question edits outside "
+                        "PubMedQA to annotate (seed 002 Appendix M's frame)")
     _mark_chain(chosen, chain_size, rng)
     rng.shuffle(chosen)  # insertion order (ids) and codes must not follow the strata
     used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
