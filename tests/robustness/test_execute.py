@@ -1,0 +1,224 @@
+"""A robustness run on the fake backend: every outcome scripted, the profile checked by hand,
+resume, judgements stored (also unparsed ones), progress blocks, stop and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis.fragility import load_robustness
+from analysis.fragility_profiles import compute_profiles
+from analysis.reports import build_run_report
+from store.errors import UserError
+from store.jobs import list_jobs
+from tests.robustness.conftest import FakeEmbedder
+from workbench.audit.events import AuditFinished, BlockProgress
+from workbench.robustness import RobustnessSpec, run_robustness
+from workbench.robustness.edd import embed_explanations
+from workbench.robustness.prompts import CFV_JUDGE_RUBRIC, DIRECTION_RUBRIC, FLAGS_RUBRIC
+
+ITEMS = ("demo-001", "demo-002", "demo-003")
+"""Golds A, B, C; the seed-0 CFV targets are B, D, A (choose_target)."""
+
+MARK = {"demo-001": "crushing substernal", "demo-002": "sudden pleuritic",
+        "demo-003": "around the umbilicus"}
+
+
+def _item_of(text: str) -> str | None:
+    return next((sid for sid, mark in MARK.items() if mark in text), None)
+
+
+def hand(prompt: str, sampler) -> str:
+    """Scripted so that every number of the profile is known (see the test below).
+
+    Baselines: demo-001 A (correct), demo-002 A (wrong), demo-003 C (correct).
+    Black prefixes answer B (a change on every item), the others repeat the baseline.
+    CFV: demo-003 a real change re-answered with its target A (judged plausible and limited:
+    valid); demo-001 no 'New case:' (format failure); demo-002 restates its target's text
+    (circular). Direction: male_black 'Answer: A', female_black garbage (unparsed).
+    Flags: Black prefixes one disease-association flag; female_hispanic malformed.
+    """
+    last = prompt.rsplit("User: ", 1)[-1]
+    head = last.split("\n", 1)[0]
+    if CFV_JUDGE_RUBRIC[:60] in prompt:
+        return "Plausible: yes\nLimited: yes"
+    if DIRECTION_RUBRIC[:60] in prompt:
+        return "Answer: A" if "PREFIX-male-black" in prompt else "I am not sure."
+    if FLAGS_RUBRIC[:60] in prompt:
+        if "Black" in head:
+            return 'Flag: disease association | clinically misleading | "Black"'
+        if "Hispanic female" in head:
+            return "Flag: lifestyle"
+        return "Flags: none"
+    if "Target answer:" in last:
+        sid = _item_of(last.split("Target answer:")[0])
+        if sid == "demo-003":
+            return ("Change: the pain stays periumbilical and diarrhoea is added.\n"
+                    "New case: A boy has periumbilical pain and watery diarrhoea [demo-003 "
+                    "changed]. Which of the following is the most likely diagnosis?")
+        if sid == "demo-002":
+            return ("Change: the ECG shows it.\nNew case: A woman has acute pericarditis on "
+                    "her ECG [demo-002 changed]. Which of the following is the most likely "
+                    "diagnosis?")
+        return "I would change the ECG leads."
+    if "[demo-003 changed]" in last:
+        return "Step 1: Diarrhoea points to gastroenteritis.\nAnswer: A"
+    if "[demo-002 changed]" in last:
+        return "Step 1: Pericarditis.\nAnswer: D"
+    sid = _item_of(last)
+    if "Black" in last:
+        return f"Step 1: The prefix for {sid} changes my mind.\nAnswer: B"
+    answer = {"demo-001": "A", "demo-002": "A", "demo-003": "C"}[sid]
+    return f"Step 1: The findings of {sid} point to {answer}.\nAnswer: {answer}"
+
+
+def _spec(**kw) -> RobustnessSpec:
+    base = dict(dataset="demo", models=("fake",), item_ids=ITEMS, judge="fake",
+                embedder="fake-letters", max_tokens=64)
+    base.update(kw)
+    return RobustnessSpec(**base)
+
+
+def _embed(db, plan, emit) -> int:
+    return embed_explanations(db, plan.audit.id, FakeEmbedder(), emit)
+
+
+def _run(db, engine, **kw):
+    return run_robustness(db, _spec(**kw), engine=engine, embed=_embed)
+
+
+@pytest.fixture
+def marked(monkeypatch):
+    """The direction prompt names the prefix only through its answers; mark male_black's
+    prompt by its answer text so the scripted judge can tell the two Black prefixes apart."""
+    from workbench.robustness import plan
+
+    original = plan.direction_request
+
+    def marked_request(item, variant, baseline, prefixed, config):
+        request = original(item, variant, baseline, prefixed, config)
+        if variant.operator_id == "demo_prefix_male_black":
+            messages = list(request.messages)
+            messages[-1] = dict(messages[-1], content=messages[-1]["content"] +
+                                " PREFIX-male-black")
+            object.__setattr__(request, "messages", tuple(messages))
+        return request
+
+    monkeypatch.setattr(plan, "direction_request", marked_request)
+    monkeypatch.setattr("workbench.robustness.execute.direction_request", marked_request)
+
+
+def test_profile_numbers_by_hand(demo_db, fake_model, make_engine, marked) -> None:
+    outcome = _run(demo_db, make_engine(hand))
+    assert not outcome.stopped and set(outcome.job_counts) <= {"done", "not_fired"}
+    p = compute_profiles(load_robustness(demo_db, outcome.audit), n_boot=0, seed=0)
+    arm = p.arms[0]
+    e = {k: v.value for k, v in arm.estimates.items()}
+    n = {k: v.n for k, v in arm.estimates.items()}
+    assert e["accuracy"] == pytest.approx(2 / 3) and n["accuracy"] == 3
+    # CFV: demo-003 valid, demo-001 format failure (no 'New case:'), demo-002 circular.
+    assert e["cfv_valid"] == pytest.approx(1 / 3) and n["cfv_valid"] == 3
+    assert e["cfv_format_failure"] == pytest.approx(1 / 3)
+    assert e["cfv_circular"] == pytest.approx(1 / 3)
+    assert e["cfv_same_direction"] == e["cfv_too_dramatic"] == 0.0
+    # 2 Black prefixes x 3 items changed of 6 x 3 comparisons.
+    assert e["change"] == pytest.approx(6 / 18) and n["change"] == 18
+    assert e["change[demo_prefix_male_black]"] == 1.0
+    assert e["change[demo_prefix_female_white]"] == 0.0
+    # Directions: 3 male_black changes 'more aggressive'; 3 female_black verdicts unparsed.
+    assert e["direction_more_aggressive"] == 1.0 and n["direction_more_aggressive"] == 3
+    assert arm.counts["direction_unparsed"] == 3
+    # Flags: 6 flags over 15 parsed verdicts (female_hispanic's 3 are unparsed), x 6 prefixes.
+    assert arm.counts["flags"] == 6 and arm.counts["flags_unparsed"] == 3
+    assert e["flags_per_question"] == pytest.approx(6 / 15 * 6)
+    assert e["flags_disease_association"] == pytest.approx(6 / 15 * 6)
+    assert e["flags_clinically_misleading"] == pytest.approx(6 / 15 * 6)
+    assert e["flagged_share"] == pytest.approx(6 / 15)
+    # EDD: every question has its seven explanations embedded.
+    assert n["edd"] == 3 and 0.0 < e["edd"] < 1.0
+
+
+def test_judgements_stored_with_unparsed_ones_and_rerun_does_nothing(
+        demo_db, fake_model, make_engine, marked) -> None:
+    first = _run(demo_db, make_engine(hand))
+    rows = demo_db.execute("SELECT kind, verdict, evidence FROM judgements").fetchall()
+    kinds: dict[str, list[str]] = {}
+    for kind, verdict, _ in rows:
+        kinds.setdefault(kind, []).append(verdict)
+    assert sorted(kinds["cfv_plausibility"]) == ["plausible_limited"] * 2  # 2 parsed proposals
+    assert sorted(kinds["change_direction"]) == ["more_aggressive"] * 3 + ["unparsed"] * 3
+    assert kinds["stereotype_flags"].count("unparsed") == 3
+    unparsed = [json.loads(ev) for kind, v, ev in rows if v == "unparsed"]
+    assert all(ev["problem"] for ev in unparsed)
+    assert first.judgements == len(rows) and first.embedded == 21
+    engine = make_engine(hand)
+    again = _run(demo_db, engine)
+    assert (again.generated, again.judgements, again.embedded) == (0, 0, 0)
+    assert all(not backend.calls for backend in engine.backends)  # nothing generated
+
+
+def test_format_failure_is_a_not_fired_variant(demo_db, fake_model, make_engine, marked) -> None:
+    outcome = _run(demo_db, make_engine(hand), tests=("cfv",))
+    answers = list_jobs(demo_db, outcome.audit_id, role="cfv_answer")
+    assert sorted(j.status for j in answers) == ["done", "done", "not_fired"]
+    reason = demo_db.execute("SELECT reason FROM variants WHERE operator_id = 'cfv_change' "
+                             "AND fired = 0").fetchone()[0]
+    assert reason == "format failure: no 'New case:' section"
+    # CFV only: no demographic jobs, no embedder in the settings, no EDD stage.
+    assert not list_jobs(demo_db, outcome.audit_id, role="demographic")
+    assert outcome.embedded == 0
+
+
+def test_progress_blocks_complete(demo_db, fake_model, make_engine, marked) -> None:
+    events = []
+    run_robustness(demo_db, _spec(), engine=make_engine(hand), embed=_embed,
+                   on_event=events.append)
+    last = {}
+    for event in events:
+        if isinstance(event, BlockProgress):
+            last[event.block] = event
+    assert {"baseline", "demographic", "CFV", "CFV answer", "judge", "EDD"} <= set(last)
+    for block, event in last.items():
+        assert event.done == event.total > 0, block
+    assert isinstance(events[-1], AuditFinished)
+
+
+def test_stop_then_resume(demo_db, fake_model, make_engine, marked) -> None:
+    calls = {"n": 0}
+
+    def stop() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 5
+
+    stopped = run_robustness(demo_db, _spec(), engine=make_engine(hand), embed=_embed,
+                             should_stop=stop)
+    assert stopped.stopped
+    done = _run(demo_db, make_engine(hand))
+    assert not done.stopped and done.generated > 0
+    p = compute_profiles(load_robustness(demo_db, done.audit), n_boot=0, seed=0)
+    assert p.arms[0].estimates["cfv_valid"].value == pytest.approx(1 / 3)
+
+
+def test_report_has_every_section_and_two_figures(demo_db, fake_model, make_engine,
+                                                  marked) -> None:
+    outcome = _run(demo_db, make_engine(hand))
+    report = build_run_report(demo_db, outcome.audit, n_boot=20)
+    keys = [s.json_key for s in report.sections]
+    assert keys[:3] == ["profiles", "cfv_outcomes", "cfv_failures"]
+    assert {"directions", "flag_categories", "flag_severities", "edd", "exclusions"} <= set(keys)
+    assert report.meta["kind"] == "robustness" and report.meta["embedder"] == "fake-letters"
+    assert [f.name for f in report.figures] == ["directions", "flag_categories"]
+    for figure in report.figures:
+        assert figure.render()[:8] == b"\x89PNG\r\n\x1a\n"
+    pooled = report.section("cfv_failures").frame
+    assert pooled.loc["circular", "n"] == 1 and pooled.loc["format failure", "n"] == 1
+
+
+def test_bad_input_is_one_clear_error(demo_db, fake_model, make_engine) -> None:
+    with pytest.raises(UserError, match="--models"):
+        RobustnessSpec(dataset="demo", models=())
+    with pytest.raises(Exception, match="nope"):
+        _run(demo_db, make_engine(hand), judge="nope")
+    with pytest.raises(UserError, match="items"):
+        _run(demo_db, make_engine(hand), item_ids=("demo-999",))
