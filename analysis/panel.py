@@ -291,7 +291,8 @@ def shuffle_table(panel: Panel) -> pd.DataFrame:
         if len(cells) > 1:
             row = {"row": f"{model} · Mean"}
             for column, stat in columns:
-                stat_columns(row, column, metrics.mean_stat([c.arm.stats[stat] for c in cells]), 100)
+                stat_columns(row, column,
+                             metrics.mean_stat([c.arm.stats[stat] for c in cells]), 100)
             row["n_items"] = sum(c.arm.stats["delta_shuffle"].n for c in cells)
             rows.append(row)
     return table_frame(rows, "row")

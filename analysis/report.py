@@ -20,10 +20,12 @@ _NOTES: dict[str, tuple[str, str]] = {
         "joint table (no chain update, no flip) over destructive M2/M4/M5 edits, token rule"
         "{judge}. AFR_D / AFR_P = answer-flip rate pooled over every fired, parsed edit of "
         "the destructive / preserving operators (F- and M-block), so an operator weighs by "
-        "how often it fired (the per-operator mean is in the robustness table). FCS = 0.5·AFR_D + 0.5·(1 − AFR_P); "
+        "how often it fired (the per-operator mean is in the robustness table). "
+        "FCS = 0.5·AFR_D + 0.5·(1 − AFR_P); "
         "corridor = FCS in [{lo:.2f}, {hi:.2f}]. ECR = share of scored items (parsed "
         "baseline) where any F1 truncation keeps the baseline answer; an item where no F1 "
-        "variant fired counts as not early-committing (0.00 when F1 never fired). CHS = mean hazard weight over M3/M4/M5 edits (flip weights "
+        "variant fired counts as not early-committing (0.00 when F1 never fired). "
+        "CHS = mean hazard weight over M3/M4/M5 edits (flip weights "
         "1.0 high-acuity→benign, 0.3 benign→high-acuity, 0.5 otherwise; no flip 0). DFG = "
         "accuracy spread over baseline, M2 age-a, age-b, sex on fired items. MFC = "
         "(0.5·FCS + 0.3·(1 − CHS) + 0.2·(1 − DFG)), shown only when ECR ≥ {gate:.2f}. "
@@ -62,7 +64,8 @@ _NOTES: dict[str, tuple[str, str]] = {
         "Table 8: option-shuffle check",
         "Options permuted (seeded); shuffled accuracy against the remapped gold. Δ = "
         "shuffled − orig. (pp, paired CI; negative = accuracy drops, as the paper's "
-        "−38.8). Mean = unweighted mean over the rows. Same content = share of shuffled answers that "
+        "−38.8). Mean = unweighted mean over the rows. Same content = share of shuffled "
+        "answers that "
         "choose the same option text as the baseline answer (uniform guessing ≈ 1/k)."),
     "dfg": (
         "DFG conditions",
