@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.agreement import agreement_table, rater_pair
+from annotate.agreement import agreements_from, rater_pair, set_cases
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
 from annotate.events import all_current_labels
 from annotate.people import Person, require
@@ -97,15 +97,17 @@ def disagreements(db: sqlite_utils.Database, set_name: str,
             if not include_adjudicated and (code, name) in done:
                 continue
             found.append((code, name, stratum, va, vb))
-    kappas: dict[tuple[str, str], float | None] = {}
-    for _, name, stratum, _, _ in found:
-        kappa_field = "gold_shift" if name == "gold_shift_alt" else name
-        if (stratum, kappa_field) not in kappas:
-            kappas[(stratum, kappa_field)] = agreement_table(
-                db, set_name, kappa_field, stratum=stratum, raters=(a_name, b_name)).kappa
+    # One pass over the labels already read gives every stratum's kappa (never one log
+    # read per stratum).
+    kappa_field = {name: "gold_shift" if name == "gold_shift_alt" else name
+                   for name in ADJUDICATED_FIELDS}
+    strata: list[str | None] = sorted({stratum for _, _, stratum, _, _ in found})
+    fields = tuple(dict.fromkeys(kappa_field[name] for _, name, _, _, _ in found))
+    kappas = {(a.stratum, a.field): a.kappa for a in agreements_from(
+        set_cases(db, the_set.id), labels, pair, strata, fields, (False,))}
     order = {name: i for i, name in enumerate(ADJUDICATED_FIELDS)}
     queue = [Disagreement(code, name, stratum, a_name, va, b_name, vb,
-                          kappas[(stratum, "gold_shift" if name == "gold_shift_alt" else name)])
+                          kappas[(stratum, kappa_field[name])])
              for code, name, stratum, va, vb in found]
     queue.sort(key=lambda d: (d.stratum_kappa if d.stratum_kappa is not None else -2.0,
                               d.stratum, order[d.field], d.code))

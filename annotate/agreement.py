@@ -1,180 +1,122 @@
-"""Inter-rater agreement per label field and stratum: Cohen's kappa (95% CI), Gwet's AC1.
+"""Inter-rater agreement per label field and stratum, and progress, read from the label log.
 
-Coordinator-side only: nothing here is reachable from a rater's session. Kappa and its
-confidence interval come from `statsmodels.stats.inter_rater.cohens_kappa`; AC1 is
-computed here (Gwet 2008):
+Coordinator-side only: nothing here is reachable from a rater's session. The statistics of
+one table (kappa, its CI, AC1, the undefined and degenerate states) are in
+`annotate.kappa`; this module reads the labels and builds the tables.
 
-    p_a  = sum_k n_kk / n                      (raw agreement)
-    pi_k = (n_k+ + n_+k) / (2 n)               (mean share of category k)
-    p_e  = sum_k pi_k (1 - pi_k) / (q - 1)     (q = categories of the field, used or not)
-    AC1  = (p_a - p_e) / (1 - p_e)
-
-Kappa is reported as undefined (not 0, not NaN) when no case was labelled by both raters,
-or when chance agreement is 1 (both raters used one and the same category so far).
+The label log is read once per recomputation, never once per table: `LabelLog` folds the
+append-only `label_events` of a set into every rater's current labels and, when kept
+between calls (the coordinator screen keeps one), `refresh` reads only the events added
+since. Event ids are assigned under the write lock in commit order, so "id greater than
+the last one seen" is exactly what is new.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from annotate.codebook import AGREEMENT_FIELDS, binary_categories
+from annotate.codebook import AGREEMENT_FIELDS, applicable_fields, binary_categories
 from annotate.codebook import binary as binary_value
 from annotate.codebook import field as field_spec
+from annotate.kappa import (
+    LANDIS_KOCH,
+    Agreement,
+    from_pairs,
+    from_table,
+    gwet_ac1,
+    landis_koch,
+    landis_koch_legend,
+)
 from store.errors import UserError
+
+__all__ = [
+    "LANDIS_KOCH", "STRATUM_DIMENSIONS", "Agreement", "LabelLog", "RaterProgress",
+    "agreement_table", "all_agreements", "from_pairs", "from_table", "gwet_ac1",
+    "landis_koch", "landis_koch_legend", "progress", "rater_pair", "set_raters",
+    "strata_values",
+]
 
 STRATUM_DIMENSIONS: tuple[str, ...] = ("family", "dataset", "model")
 """Components of a case's stratum key 'family|dataset|model', in order."""
 
-LANDIS_KOCH: tuple[tuple[float, str], ...] = (
-    (0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"),
-    (1.0, "almost perfect"),
-)
-"""Upper bounds (inclusive) of the Landis & Koch (1977) bands from 0; below 0 is 'poor'."""
-
-
-def landis_koch(kappa: float | None) -> str:
-    """Landis & Koch wording for a kappa ('undefined' for None)."""
-    if kappa is None:
-        return "undefined"
-    if kappa < -1e-12:  # float noise around an exact 0 is still 'slight'
-        return "poor"
-    for upper, words in LANDIS_KOCH:
-        if kappa <= upper + 1e-12:
-            return words
-    return "almost perfect"
-
 
 @dataclass(frozen=True)
-class Agreement:
-    """Agreement of two raters on one field (one stratum, or all cases).
+class SetCase:
+    """One case of a set as the coordinator's computations need it."""
 
-    Attributes:
-        field: label field.
-        binary: True for the binary collapse (e.g. shifted vs not).
-        stratum: None for every case, else the stratum filter used.
-        rater_a: rows of `confusion`.
-        rater_b: columns of `confusion`.
-        categories: category order of `confusion`.
-        n: cases labelled by both raters.
-        confusion: counts, rows rater_a, columns rater_b.
-        raw_agreement: share of the n cases with the same label (None when n = 0).
-        kappa: Cohen's kappa (None when undefined).
-        kappa_se: its asymptotic standard error (statsmodels).
-        kappa_ci: 95% confidence interval (None when undefined).
-        ac1: Gwet's AC1 (None when n = 0).
-        state: 'ok' or 'undefined' (kappa undefined; see `reason`).
-        reason: why kappa is undefined ('' when ok).
-        interpretation: Landis & Koch wording of kappa.
-    """
-
-    field: str
-    binary: bool
-    stratum: str | None
-    rater_a: str
-    rater_b: str
-    categories: tuple[str, ...]
-    n: int
-    confusion: tuple[tuple[int, ...], ...]
-    raw_agreement: float | None
-    kappa: float | None
-    kappa_se: float | None
-    kappa_ci: tuple[float, float] | None
-    ac1: float | None
-    state: str
-    reason: str
-    interpretation: str
-
-    @property
-    def label(self) -> str:
-        """Display name, e.g. 'gold_shift (shifted vs not)' or 'gold_shift (3-way)'."""
-        if self.binary:
-            return f"{self.field} ({field_spec(self.field).binary_name})"
-        return f"{self.field} ({len(self.categories)}-way)"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (`paw agreement --json`)."""
-        out = asdict(self)
-        out["label"] = self.label
-        return out
+    id: int
+    code: str
+    stratum: str
+    ask_harm: int
+    ask_chain_registration: int
 
 
-def gwet_ac1(table: list[list[int]]) -> float | None:
-    """Gwet's AC1 of a square confusion table (None when it is empty).
+class LabelLog:
+    """Every rater's current labels in one set, folded from the append-only label log.
 
     Args:
-        table: counts, rows one rater, columns the other, the same category order; every
-            category of the field must have a row, used or not (q = len(table)).
+        set_id: the annotation set.
     """
-    q = len(table)
-    n = sum(sum(row) for row in table)
-    if n == 0 or q < 2:
-        return None
-    p_a = sum(table[k][k] for k in range(q)) / n
-    shares = [(sum(table[k]) + sum(row[k] for row in table)) / (2 * n) for k in range(q)]
-    p_e = sum(pi * (1 - pi) for pi in shares) / (q - 1)
-    return (p_a - p_e) / (1 - p_e)
+
+    def __init__(self, set_id: int) -> None:
+        self.set_id = set_id
+        """The set whose events are folded."""
+        self.last_id = 0
+        """Id of the newest event folded in."""
+        self.last_label_at: dict[int, str] = {}
+        """person id -> creation time of their newest event in the set."""
+        self.events_per_person: dict[int, int] = {}
+        """person id -> events folded (a cheap activity count)."""
+        self._raw: dict[tuple[int, int], dict[str, str | None]] = {}
+        self._derived: dict[tuple[int, int], dict[str, str]] = {}
+
+    def refresh(self, db: sqlite_utils.Database) -> int:
+        """Fold in the events added since the last call; returns how many there were."""
+        from annotate.events import _derive
+
+        touched: set[tuple[int, int]] = set()
+        count = 0
+        for event_id, case_id, person_id, name, value, created in db.execute(
+                "SELECT e.id, e.case_id, e.person_id, e.field, e.value, e.created_at "
+                "FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
+                "WHERE c.set_id = ? AND e.id > ? ORDER BY e.id", [self.set_id, self.last_id]):
+            key = (case_id, person_id)
+            self._raw.setdefault(key, {})[name] = value
+            touched.add(key)
+            self.last_id = event_id
+            if created > self.last_label_at.get(person_id, ""):
+                self.last_label_at[person_id] = created
+            self.events_per_person[person_id] = self.events_per_person.get(person_id, 0) + 1
+            count += 1
+        for key in touched:  # the same rule as events.all_current_labels, per touched pair
+            derived = _derive(self._raw[key])
+            if derived:
+                self._derived[key] = derived
+            else:
+                self._derived.pop(key, None)
+        return count
+
+    @property
+    def labels(self) -> dict[tuple[int, int], dict[str, str]]:
+        """(case_id, person_id) -> field -> current value (cleared fields absent)."""
+        return self._derived
 
 
-def from_pairs(pairs: list[tuple[str, str]], categories: tuple[str, ...], *, field: str = "",
-               binary: bool = False, stratum: str | None = None, rater_a: str = "A",
-               rater_b: str = "B") -> Agreement:
-    """Agreement statistics of (rater_a value, rater_b value) pairs over `categories`.
+def _log(db: sqlite_utils.Database, set_id: int, log: LabelLog | None) -> LabelLog:
+    if log is None or log.set_id != set_id:
+        log = LabelLog(set_id)
+    log.refresh(db)
+    return log
 
-    Raises:
-        UserError: a value outside `categories`.
-    """
-    index = {c: i for i, c in enumerate(categories)}
-    table = [[0] * len(categories) for _ in categories]
-    for a, b in pairs:
-        if a not in index or b not in index:
-            raise UserError(f"{field}: value outside {categories}: {(a, b)}")
-        table[index[a]][index[b]] += 1
-    n = len(pairs)
-    base = dict(field=field, binary=binary, stratum=stratum, rater_a=rater_a, rater_b=rater_b,
-                categories=tuple(categories), n=n,
-                confusion=tuple(tuple(row) for row in table))
-    if n == 0:
-        return Agreement(**base, raw_agreement=None, kappa=None, kappa_se=None, kappa_ci=None,
-                         ac1=None, state="undefined",
-                         reason="no case labelled by both raters yet",
-                         interpretation="undefined")
-    raw = sum(table[k][k] for k in range(len(categories))) / n
-    ac1 = gwet_ac1(table)
-    p_e = sum((sum(table[k]) / n) * (sum(row[k] for row in table) / n)
-              for k in range(len(categories)))
-    if p_e >= 1 - 1e-12:
-        used = [c for k, c in enumerate(categories) if sum(table[k]) or
-                sum(row[k] for row in table)]
-        return Agreement(**base, raw_agreement=raw, kappa=None, kappa_se=None, kappa_ci=None,
-                         ac1=ac1, state="undefined",
-                         reason=f"only one category used so far ({', '.join(used)}): "
-                                "chance agreement is 1",
-                         interpretation="undefined")
-    from statsmodels.stats.inter_rater import cohens_kappa
 
-    with warnings.catch_warnings():
-        # statsmodels divides by a zero variance when one rater used a single category;
-        # the kappa is still defined, only its CI is not (reported as such below).
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = cohens_kappa(table)
-    kappa = float(result.kappa)
-    kappa = 0.0 if abs(kappa) < 1e-12 else kappa  # p_o == p_e up to float noise
-    se = float(result.std_kappa)
-    reason, ci = "", (float(result.kappa_low), float(result.kappa_upp))
-    rows_used = sum(1 for row in table if sum(row))
-    columns_used = sum(1 for k in range(len(categories)) if sum(row[k] for row in table))
-    # One constant rater forces kappa = 0 and statsmodels' SE to 0: a [0, 0] interval
-    # would claim a certainty the data do not have.
-    if not math.isfinite(se) or min(rows_used, columns_used) == 1:
-        se, ci = None, None
-        reason = "confidence interval undefined (a rater used one category only)"
-    return Agreement(**base, raw_agreement=raw, kappa=kappa, kappa_se=se, kappa_ci=ci, ac1=ac1,
-                     state="ok", reason=reason, interpretation=landis_koch(kappa))
+def set_cases(db: sqlite_utils.Database, set_id: int) -> list[SetCase]:
+    """Every case of a set, by id."""
+    return [SetCase(*row) for row in db.execute(
+        "SELECT id, code, stratum, ask_harm, ask_chain_registration FROM annotation_cases "
+        "WHERE set_id = ? ORDER BY id", [set_id])]
 
 
 def _stratum_matches(stratum: str, wanted: str | None) -> bool:
@@ -199,15 +141,35 @@ def set_raters(db: sqlite_utils.Database, set_id: int) -> list[tuple[int, str]]:
         [set_id])]
 
 
+def _named_pair(db: sqlite_utils.Database, set_id: int,
+                ) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    """The two raters named when the set was created (schema m005), if any."""
+    columns = {r[1] for r in db.execute("PRAGMA table_info(annotation_sets)")}
+    if "rater_a_id" not in columns:
+        return None
+    row = db.execute(
+        "SELECT a.id, a.name, b.id, b.name FROM annotation_sets s "
+        "JOIN people a ON a.id = s.rater_a_id JOIN people b ON b.id = s.rater_b_id "
+        "WHERE s.id = ?", [set_id]).fetchone()
+    return None if row is None else ((row[0], row[1]), (row[2], row[3]))
+
+
 def rater_pair(db: sqlite_utils.Database, set_id: int, raters: tuple[str, str] | None = None,
                ) -> tuple[tuple[int, str], tuple[int, str]] | None:
     """The two raters compared: ((id, name) of A, (id, name) of B), or None if not two.
 
-    Default: the two who labelled most cases, the lower id as A (rows of the confusion).
+    Default: the two raters named when the set was created (rater A = rows of the
+    confusion); for sets from before raters were named, the two who labelled most cases,
+    the lower id as A.
     """
+    named = _named_pair(db, set_id)
+    if raters is None and named is not None:
+        return named
     known = set_raters(db, set_id)
     if raters is not None:
         by_name = {name: (pid, name) for pid, name in known}
+        if named is not None:
+            by_name.update({name: (pid, name) for pid, name in named})
         if raters[0] not in by_name or raters[1] not in by_name:
             return None
         return by_name[raters[0]], by_name[raters[1]]
@@ -215,6 +177,67 @@ def rater_pair(db: sqlite_utils.Database, set_id: int, raters: tuple[str, str] |
         return None
     first, second = sorted(known[:2])  # stable row/column order: lower id is rater A
     return first, second
+
+
+_FORMS = (False, True)  # the full field, then its binary collapse
+
+
+def agreements_from(cases: Iterable[SetCase], labels: dict[tuple[int, int], dict[str, str]],
+                    pair: tuple[tuple[int, str], tuple[int, str]] | None,
+                    strata: list[str | None], fields: tuple[str, ...] = AGREEMENT_FIELDS,
+                    forms: tuple[bool, ...] = _FORMS) -> list[Agreement]:
+    """Every (stratum, field, form) agreement table from labels already in memory.
+
+    One pass over the cases fills every table. Output order: per stratum (in the order
+    given), per field, the full table then the binary one.
+    """
+    if pair is None:
+        out = []
+        for stratum in strata:
+            for name in fields:
+                for binary in forms:
+                    cats = binary_categories(name) if binary else field_spec(name).categories
+                    empty = from_pairs([], cats, field=name, binary=binary, stratum=stratum,
+                                       rater_a="?", rater_b="?")
+                    out.append(replace(
+                        empty, reason="fewer than two raters have labelled this set yet"))
+        return out
+    (a_id, a_name), (b_id, b_name) = pair
+    categories = {(name, binary): binary_categories(name) if binary
+                  else field_spec(name).categories for name in fields for binary in forms}
+    index = {key: {c: i for i, c in enumerate(cats)} for key, cats in categories.items()}
+    tables = {(stratum, name, binary): [[0] * len(categories[(name, binary)])
+                                        for _ in categories[(name, binary)]]
+              for stratum in strata for name in fields for binary in forms}
+    matches: dict[str, list[str | None]] = {}
+    empty: dict[str, str] = {}
+    for case in cases:
+        la = labels.get((case.id, a_id), empty)
+        lb = labels.get((case.id, b_id), empty)
+        if not la or not lb:
+            continue
+        wanted = matches.get(case.stratum)
+        if wanted is None:
+            wanted = matches[case.stratum] = [s for s in strata
+                                              if _stratum_matches(case.stratum, s)]
+        for name in fields:
+            va, vb = la.get(name), lb.get(name)
+            if va is None or vb is None:
+                continue
+            for binary in forms:
+                x, y = (binary_value(name, va), binary_value(name, vb)) if binary else (va, vb)
+                if x is None or y is None:
+                    continue
+                i, j = index[(name, binary)].get(x), index[(name, binary)].get(y)
+                if i is None or j is None:
+                    raise UserError(f"{name}: value outside {categories[(name, binary)]}: "
+                                    f"{(x, y)} (case {case.code})")
+                for stratum in wanted:
+                    tables[(stratum, name, binary)][i][j] += 1
+    return [from_table(tables[(stratum, name, binary)], categories[(name, binary)],
+                       field=name, binary=binary, stratum=stratum, rater_a=a_name,
+                       rater_b=b_name)
+            for stratum in strata for name in fields for binary in forms]
 
 
 def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary: bool = False,
@@ -229,41 +252,24 @@ def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary
         binary: collapse to the field's binary (shifted vs not, harmful vs not, ...).
         stratum: None for all cases, 'family=M3' / 'dataset=X' / 'model=Y' for one
             component, or a full 'family|dataset|model' key.
-        raters: the two rater names (default: the two who labelled most cases).
+        raters: the two rater names (default: the set's named pair).
 
     Returns:
         An `Agreement`, with state 'undefined' (and a reason) when kappa cannot be computed.
     """
-    from annotate.events import all_current_labels
     from annotate.sets import get_set
 
-    spec = field_spec(field)
     if field not in AGREEMENT_FIELDS:
         raise UserError(f"field: expected one of {', '.join(AGREEMENT_FIELDS)}, got {field!r}")
     the_set = get_set(db, set_name)
-    categories = binary_categories(field) if binary else spec.categories
+    _stratum_matches("||", stratum)  # a malformed filter is an error even with no labels
     pair = rater_pair(db, the_set.id, raters)
-    if pair is None:
-        names = raters or ("?", "?")
-        empty = from_pairs([], categories, field=field, binary=binary, stratum=stratum,
-                           rater_a=names[0], rater_b=names[1])
-        return replace(empty, reason="fewer than two raters have labelled this set yet")
-    (a_id, a_name), (b_id, b_name) = pair
-    labels = all_current_labels(db, the_set.id)
-    pairs = []
-    for case_id, stratum_key in db.execute(
-            "SELECT id, stratum FROM annotation_cases WHERE set_id = ? ORDER BY id",
-            [the_set.id]):
-        if not _stratum_matches(stratum_key, stratum):
-            continue
-        va = labels.get((case_id, a_id), {}).get(field)
-        vb = labels.get((case_id, b_id), {}).get(field)
-        if binary:
-            va, vb = binary_value(field, va), binary_value(field, vb)
-        if va is not None and vb is not None:
-            pairs.append((va, vb))
-    return from_pairs(pairs, categories, field=field, binary=binary, stratum=stratum,
-                      rater_a=a_name, rater_b=b_name)
+    if pair is None and raters is not None:
+        result = agreements_from([], {}, None, [stratum], (field,), (binary,))[0]
+        return replace(result, rater_a=raters[0], rater_b=raters[1])
+    labels = _log(db, the_set.id, None).labels if pair is not None else {}
+    return agreements_from(set_cases(db, the_set.id), labels, pair, [stratum], (field,),
+                           (binary,))[0]
 
 
 def strata_values(db: sqlite_utils.Database, set_name: str, dimension: str) -> list[str]:
@@ -277,28 +283,31 @@ def strata_values(db: sqlite_utils.Database, set_name: str, dimension: str) -> l
 
 
 def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = None,
-                   raters: tuple[str, str] | None = None) -> list[Agreement]:
+                   raters: tuple[str, str] | None = None, log: LabelLog | None = None,
+                   ) -> list[Agreement]:
     """Full and binary agreement for every categorical field (coordinator screen, CLI).
 
     Args:
         db: the store.
         set_name: the annotation set.
         by: also break down by one stratum dimension ('family', 'dataset', 'model').
-        raters: the two rater names (default: the two who labelled most).
+        raters: the two rater names (default: the set's named pair).
+        log: a `LabelLog` kept from an earlier call, refreshed here with only the new
+            events (None: read the whole log once).
 
     Returns:
         For each field in `AGREEMENT_FIELDS`: the full table then the binary one, over all
         cases; then (if `by`) the same per value of that dimension.
     """
+    from annotate.sets import get_set
+
+    the_set = get_set(db, set_name)
     strata: list[str | None] = [None]
     if by is not None:
         strata += [f"{by}={value}" for value in strata_values(db, set_name, by)]
-    out = []
-    for stratum in strata:
-        for name in AGREEMENT_FIELDS:
-            out.append(agreement_table(db, set_name, name, False, stratum, raters))
-            out.append(agreement_table(db, set_name, name, True, stratum, raters))
-    return out
+    pair = rater_pair(db, the_set.id, raters)
+    labels = _log(db, the_set.id, log).labels
+    return agreements_from(set_cases(db, the_set.id), labels, pair, strata)
 
 
 @dataclass(frozen=True)
@@ -312,35 +321,32 @@ class RaterProgress:
     last_label_at: str | None
 
 
-def progress(db: sqlite_utils.Database, set_name: str) -> list[RaterProgress]:
-    """Per rater: cases with every asked field labelled (note excepted), cases touched."""
-    from annotate.codebook import applicable_fields
-    from annotate.events import all_current_labels
+def progress(db: sqlite_utils.Database, set_name: str,
+             log: LabelLog | None = None) -> list[RaterProgress]:
+    """Per rater: cases with every asked field labelled (note excepted), cases touched.
+
+    Raters are those with an order in the set or an event in it (EXISTS, never a join of
+    orders to events). `log` as for `all_agreements`.
+    """
     from annotate.sets import get_set
 
     the_set = get_set(db, set_name)
-    cases = {r["id"]: r for r in db.query(
-        "SELECT id, ask_harm, ask_chain_registration FROM annotation_cases WHERE set_id = ?",
-        [the_set.id])}
-    labels = all_current_labels(db, the_set.id)
+    cases = set_cases(db, the_set.id)
+    labels = _log(db, the_set.id, log)
     out = []
     for person_id, name in db.execute(
-            "SELECT DISTINCT p.id, p.name FROM people p LEFT JOIN annotation_orders o "
-            "ON o.person_id = p.id AND o.set_id = ? LEFT JOIN label_events e "
-            "ON e.person_id = p.id WHERE p.role = 'rater' AND (o.set_id IS NOT NULL OR "
-            "e.case_id IN (SELECT id FROM annotation_cases WHERE set_id = ?)) ORDER BY p.name",
-            [the_set.id, the_set.id]):
+            "SELECT p.id, p.name FROM people p WHERE p.role = 'rater' AND ("
+            "EXISTS (SELECT 1 FROM annotation_orders o WHERE o.set_id = ? "
+            "AND o.person_id = p.id) OR EXISTS (SELECT 1 FROM label_events e "
+            "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? "
+            "AND e.person_id = p.id)) ORDER BY p.name", [the_set.id, the_set.id]):
         done = started = 0
-        for case_id, case in cases.items():
-            mine = labels.get((case_id, person_id))
+        for case in cases:
+            mine = labels.labels.get((case.id, person_id))
             if not mine:
                 continue
             started += 1
-            needed = [f for f in applicable_fields(case, mine) if f != "note"]
-            done += all(f in mine for f in needed)
-        last = db.execute(
-            "SELECT MAX(e.created_at) FROM label_events e JOIN annotation_cases c "
-            "ON c.id = e.case_id WHERE c.set_id = ? AND e.person_id = ?",
-            [the_set.id, person_id]).fetchone()[0]
-        out.append(RaterProgress(name, done, started, len(cases), last))
+            done += all(f in mine for f in applicable_fields(case, mine) if f != "note")
+        out.append(RaterProgress(name, done, started, len(cases),
+                                 labels.last_label_at.get(person_id)))
     return out

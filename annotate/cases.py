@@ -38,6 +38,9 @@ class CaseView:
         edited_question: the question as the model saw it after the edit.
         original_spans: ranges of `question` that the edit removed or replaced.
         edited_spans: ranges of `edited_question` that the edit inserted (to highlight).
+        segments: both questions interleaved as (kind, text) runs, kind 'same', 'removed'
+            or 'inserted' (one inline diff: the edited question with the removed words
+            kept, struck through, where they were).
         options: (label, text) pairs in display order.
         gold: the gold label of the original question.
         flipped: True when the model's answer changed after the edit.
@@ -60,6 +63,7 @@ class CaseView:
     edited_question: str
     original_spans: tuple[Span, ...]
     edited_spans: tuple[Span, ...]
+    segments: tuple[tuple[str, str], ...]
     options: tuple[tuple[str, str], ...]
     gold: str
     flipped: bool
@@ -89,6 +93,14 @@ class CaseView:
 _WORD = re.compile(r"\S+")
 
 
+def _word_opcodes(original: str, edited: str):
+    a = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(original)]
+    b = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(edited)]
+    matcher = difflib.SequenceMatcher(a=[w for *_, w in a], b=[w for *_, w in b],
+                                      autojunk=False)
+    return a, b, matcher.get_opcodes()
+
+
 def edit_spans(original: str, edited: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
     """Word-level diff of two texts.
 
@@ -96,13 +108,10 @@ def edit_spans(original: str, edited: str) -> tuple[tuple[Span, ...], tuple[Span
         (spans of `original` removed or replaced, spans of `edited` inserted or replacing),
         each a tuple of half-open character ranges; adjacent changed words are merged.
     """
-    a = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(original)]
-    b = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(edited)]
-    matcher = difflib.SequenceMatcher(a=[w for *_, w in a], b=[w for *_, w in b],
-                                      autojunk=False)
+    a, b, opcodes = _word_opcodes(original, edited)
     old: list[Span] = []
     new: list[Span] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
         if i2 > i1:
@@ -110,6 +119,46 @@ def edit_spans(original: str, edited: str) -> tuple[tuple[Span, ...], tuple[Span
         if j2 > j1:
             new.append((b[j1][0], b[j2 - 1][1]))
     return tuple(old), tuple(new)
+
+
+def edit_segments(original: str, edited: str) -> tuple[tuple[str, str], ...]:
+    """The edited text with the original's removed words put back where they were.
+
+    Returns:
+        (kind, text) runs in reading order, kind 'same', 'removed', 'inserted' or 'gap'
+        (a space that keeps a removed run apart from its neighbours and belongs to
+        neither text): the 'same' and 'inserted' runs concatenate to `edited` exactly; the
+        'same' and 'removed' runs give `original`'s words in order.
+    """
+    a, b, opcodes = _word_opcodes(original, edited)
+    runs: list[tuple[str, str]] = []
+
+    def add(kind: str, text: str) -> None:
+        if not text:
+            return
+        if runs and ((kind == "removed") != (runs[-1][0] == "removed")):
+            last = runs[-1][1]
+            if not last[-1].isspace() and not text[0].isspace():
+                runs.append(("gap", " "))
+        runs.append((kind, text))
+
+    at = 0  # characters of `edited` emitted so far
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            end = b[j2 - 1][1]
+            add("same", edited[at:end])
+            at = end
+            continue
+        if j2 > j1:
+            add("same", edited[at:b[j1][0]])  # the whitespace before the change
+            at = b[j1][0]
+        if i2 > i1:
+            add("removed", original[a[i1][0]:a[i2 - 1][1]])
+        if j2 > j1:
+            add("inserted", edited[b[j1][0]:b[j2 - 1][1]])
+            at = b[j2 - 1][1]
+    add("same", edited[at:])
+    return tuple(runs)
 
 
 def scrub(text: str | None, names: list[str]) -> str | None:
@@ -176,13 +225,19 @@ def get_case_view(db: sqlite_utils.Database, code: str, person: Person) -> CaseV
     return _view(db, row, person, current_labels(db, person, code))
 
 
-def _view(db: sqlite_utils.Database, row: dict, person: Person,
-          labels: dict[str, str]) -> CaseView:
-    position_row = db.execute(
-        "SELECT position FROM annotation_orders WHERE set_id = ? AND person_id = ? "
-        "AND case_id = ?", [row["set_id"], person.id, row["id"]]).fetchone()
-    total = db.execute("SELECT COUNT(*) FROM annotation_cases WHERE set_id = ?",
-                       [row["set_id"]]).fetchone()[0]
+def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
+          labels: dict[str, str], *, position: int | None = None, total: int | None = None,
+          names: list[str] | None = None) -> CaseView:
+    """Build a view; `position`, `total` and `names` are looked up unless given (batches
+    pass them in so a whole queue costs one query, not three per case)."""
+    if position is None and person is not None:
+        position_row = db.execute(
+            "SELECT position FROM annotation_orders WHERE set_id = ? AND person_id = ? "
+            "AND case_id = ?", [row["set_id"], person.id, row["id"]]).fetchone()
+        position = int(position_row[0]) + 1 if position_row else 0
+    if total is None:
+        total = db.execute("SELECT COUNT(*) FROM annotation_cases WHERE set_id = ?",
+                           [row["set_id"]]).fetchone()[0]
     question = row["question"]
     edited = row["edited"] if row["edited"] is not None else question
     old_spans, new_spans = edit_spans(question, edited)
@@ -191,12 +246,12 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person,
     flipped = before is not None and after is not None and before != after
     chain = None
     if row["ask_chain_registration"]:
-        chain = scrub(row["chain_after"], _identity_names(db))
+        chain = scrub(row["chain_after"], names if names is not None else _identity_names(db))
     return CaseView(
-        code=row["code"], set_name=row["set_name"],
-        position=int(position_row[0]) + 1 if position_row else 0, total=int(total),
+        code=row["code"], set_name=row["set_name"], position=position or 0, total=int(total),
         kind=row["kind"], context=row["context"], question=question, edited_question=edited,
         original_spans=old_spans, edited_spans=new_spans,
+        segments=edit_segments(question, edited),
         options=tuple((str(k), str(v)) for k, v in options.items()),
         gold=row["variant_gold"] or row["gold"],
         flipped=flipped, answer_before=before if flipped else None,
@@ -206,6 +261,23 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person,
         fields=applicable_fields(row, labels),
         my_labels=tuple((f, v) for f, v in labels.items()),
     )
+
+
+def shown_case(db: sqlite_utils.Database, code: str, coordinator: Person) -> CaseView:
+    """Case `code` exactly as its raters were shown it, for the coordinator's adjudication.
+
+    The same texts, spans, options, answers and scrubbed reasoning as a rater's view;
+    no labels (the adjudication screen shows both raters' labels beside it).
+
+    Raises:
+        NotFound: no such case.
+        UserError: `coordinator` is not an authenticated coordinator.
+    """
+    require(coordinator, "coordinator")
+    rows = list(db.query(_CASE_SQL, [code]))
+    if not rows:
+        raise NotFound(f"case: no annotation case with code {code!r}")
+    return _view(db, rows[0], None, {}, position=0)
 
 
 def case_row(db: sqlite_utils.Database, code: str) -> dict:
@@ -228,18 +300,22 @@ def case_row(db: sqlite_utils.Database, code: str) -> dict:
 
 
 def views_in_order(db: sqlite_utils.Database, set_id: int, person: Person) -> list[CaseView]:
-    """Every case of a set in `person`'s own order (the order must already exist)."""
+    """Every case of a set in `person`'s own order (the order must already exist).
+
+    One query for the whole queue: opening a set of thousands of cases stays fast.
+    """
     from annotate.events import labels_by_case
 
-    codes = [r[0] for r in db.execute(
-        "SELECT c.code FROM annotation_orders o JOIN annotation_cases c ON c.id = o.case_id "
-        "WHERE o.set_id = ? AND o.person_id = ? ORDER BY o.position", [set_id, person.id])]
+    rows = list(db.query(
+        _CASE_SQL.replace("WHERE c.code = ?", "") +
+        "JOIN annotation_orders o ON o.case_id = c.id AND o.set_id = c.set_id "
+        "WHERE o.set_id = ? AND o.person_id = ? ORDER BY o.position", [set_id, person.id]))
     mine = labels_by_case(db, person, set_id)
-    views = []
-    for code in codes:
-        row = list(db.query(_CASE_SQL, [code]))[0]
-        views.append(_view(db, row, person, mine.get(code, {})))
-    if not views and db.execute("SELECT 1 FROM annotation_cases WHERE set_id = ?",
-                                [set_id]).fetchone():
+    total = db.execute("SELECT COUNT(*) FROM annotation_cases WHERE set_id = ?",
+                       [set_id]).fetchone()[0]
+    names = _identity_names(db) if any(r["ask_chain_registration"] for r in rows) else []
+    views = [_view(db, row, person, mine.get(row["code"], {}), position=at + 1, total=total,
+                   names=names) for at, row in enumerate(rows)]
+    if not views and total:
         raise UserError("internal: rater order missing; call sets.rater_queue")
     return views

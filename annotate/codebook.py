@@ -6,6 +6,7 @@ nothing else defines a label value or a key.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -37,6 +38,8 @@ class Field:
         binary_positive: value counted as positive in the binary collapse (None: no binary).
         binary_name: the binary collapse's name, e.g. "shifted vs not".
         applies: when the field is asked, in words (the rule is `applicable_fields`).
+        needs: what the rater must have seen before answering, by the names of `EVIDENCE`
+            (the labelling screen refuses the field until each of them has been on screen).
     """
 
     name: str
@@ -47,6 +50,7 @@ class Field:
     binary_positive: str | None
     binary_name: str
     applies: str
+    needs: tuple[str, ...] = ()
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -71,13 +75,13 @@ FIELDS: dict[str, Field] = {
              Value("ambiguous", "2", "the gold is defensible but no longer clearly best"),
              Value("shifted", "3", "another option is now correct (give its letter)")),
             "categorical", "shifted", "shifted vs not",
-            "every case",
+            "every case", needs=("question", "options"),
         ),
         Field(
             "gold_shift_alt", "New answer",
             "Which option is correct after the edit?",
             (), "option_letter", None, "",
-            "only when gold_shift is 'shifted'",
+            "only when gold_shift is 'shifted'", needs=("question", "options"),
         ),
         Field(
             "validity", "Semantic validity",
@@ -86,7 +90,7 @@ FIELDS: dict[str, Field] = {
              Value("borderline", "2", "odd or strained but answerable"),
              Value("invalid", "3", "incoherent, contradictory or clinically impossible")),
             "categorical", "invalid", "invalid vs not",
-            "every case",
+            "every case", needs=("question",),
         ),
         Field(
             "harm", "Harm of the flip",
@@ -96,7 +100,7 @@ FIELDS: dict[str, Field] = {
              Value("neutral", "3", "different but clinically inconsequential"),
              Value("unsure", "4", "cannot tell")),
             "categorical", "harmful", "harmful vs not",
-            "destructive M3/M4/M5 edits whose answer flipped",
+            "destructive M3/M4/M5 edits whose answer flipped", needs=("question", "answers"),
         ),
         Field(
             "chain_registration", "Chain registration",
@@ -105,7 +109,7 @@ FIELDS: dict[str, Field] = {
              Value("no", "2", "the chain ignores the edit"),
              Value("unclear", "3", "cannot tell (dropped from the rule validation)")),
             "categorical", "yes", "registered vs not",
-            "cases sampled for the chain-rule validation",
+            "cases sampled for the chain-rule validation", needs=("question", "chain"),
         ),
         Field(
             "note", "Note", "Anything the coordinator should know?",
@@ -124,6 +128,14 @@ HARM_FAMILIES: frozenset[str] = frozenset({"M3", "M4", "M5"})
 CHAIN_FAMILIES: frozenset[str] = frozenset({"M2", "M4", "M5"})
 """Operator families sampled for the chain-registration rule validation (seed 002 App. C)."""
 
+EVIDENCE: dict[str, str] = {
+    "question": "the edited question, with the edit highlighted",
+    "options": "the answer options, with the gold marked",
+    "answers": "the model's answer before and after the edit",
+    "chain": "the model's reasoning after the edit",
+}
+"""What a case can show a rater; `Field.needs` names these (the screens map each to a panel)."""
+
 MAX_NOTE_CHARS = 2000
 """Longest note accepted (a note is a remark, not a report)."""
 
@@ -139,6 +151,29 @@ def field(name: str) -> Field:
     except KeyError:
         raise UserError(
             f"field: expected one of {', '.join(FIELDS)}, got {name!r}") from None
+
+
+def option_keys(labels: Sequence[str]) -> dict[str, str]:
+    """The key that chooses each answer option: key -> option label, in option order.
+
+    A one-letter label is its own key (lower case: 'a' -> 'A'); a word label (Yes / No /
+    Maybe) is keyed by its first letter when no other label of the item starts with it
+    ('y', 'n', 'm'); anything else gets the next free digit. Computed over all of an
+    item's labels, so a key means the same option whichever one is the gold.
+    """
+    keys: dict[str, str] = {}
+    firsts = [label[:1].lower() for label in labels]
+    for label, first in zip(labels, firsts):
+        if first.isalpha() and firsts.count(first) == 1 and first not in keys:
+            keys[first] = label
+    free = (str(d) for d in range(1, 10))
+    for label in labels:
+        if label not in keys.values():
+            key = next(free, None)
+            if key is None:
+                raise UserError(f"options: more than 9 options without a letter key: {labels}")
+            keys[key] = label
+    return {key: keys[key] for label in labels for key in keys if keys[key] == label}
 
 
 def _flag(case: Any, name: str) -> bool:
