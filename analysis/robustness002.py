@@ -39,6 +39,12 @@ if TYPE_CHECKING:
     from analysis.tables import ArmResult, AuditResult
 
 
+ROBUSTNESS_KEYS: tuple[str, ...] = (
+    "robust_chs_weights", "robust_mfc_weights", "robust_summary", "robust_inputs",
+    "robust_templates")
+"""Keys of the sections `robustness_sections` returns, in order."""
+
+
 @dataclass(frozen=True)
 class Unit:
     """A ranked unit: an arm (one cell) or a model (its cells on several datasets)."""

@@ -50,6 +50,12 @@ def _table12(db: sqlite_utils.Database, set_name: str, names: tuple[str, str]) -
                          "joint_pct": _pct(rj) if rj else None,
                          **(_kappa_cols(kappa) if i == 0 else _kappa_cols(None)),
                          "kappa_kind": (("binary" if binary else "3-way") if i == 0 else "")})
+        if field == "validity":
+            # Table 12's 72.1% row: both raters valid or borderline.
+            ra, rb, rj = stats.within(db, set_name, "validity", ("valid", "borderline"))
+            rows.append({"label": f"{header}: not invalid", "A_pct": _pct(ra),
+                         "B_pct": _pct(rb), "joint_pct": _pct(rj), **_kappa_cols(None),
+                         "kappa_kind": ""})
         if field == "gold_shift":
             defensible, both_shifted = stats.gold_defensible(db, set_name)
             rows.append({"label": f"{header}: no clear shift", "A_pct": None,

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from analysis import TABLE_KEYS, Section, audit_tables, build_report
+from analysis.robustness002 import ROBUSTNESS_KEYS
 from store import open_db
 from tests.builders import AuditBuilder
 
@@ -86,7 +87,7 @@ def test_markdown_html_and_json_carry_every_table(db, tmp_path):
     # CIs are rendered next to their values.
     assert "[" in markdown.split("## Table 3")[1].split("## Table 4")[0]
     data = json.loads(report.to_json())
-    assert set(data["tables"]) == set(TABLE_KEYS) | {"annotation"}
+    assert set(data["tables"]) == set(TABLE_KEYS) | set(ROBUSTNESS_KEYS) | {"annotation"}
     assert data["meta"]["audit"] == "audit-1"
     summary_rows = data["tables"]["summary"]["rows"]
     assert [row["arm"] for row in summary_rows] == ["smol/cot", "smol/plain"]

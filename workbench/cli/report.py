@@ -28,7 +28,7 @@ def _default_out(name: str, fmt: str) -> Path:
 def extra_sections(db, audit_id: int) -> list:
     """Sections other packages add to a run's report (the clinician tables, when a set
     was drawn from this run)."""
-    from annotate.stats import annotation_sections
+    from annotate.sections import annotation_sections
 
     return list(annotation_sections(db, audit_id))
 
