@@ -9,6 +9,7 @@ from annotate import stats
 from annotate.adjudicate import adjudicate
 from annotate.agreement import agreement_table
 from annotate.events import record_label, start_session
+from annotate.sections import annotation_sections
 from annotate.sets import create_set, rater_queue
 
 
@@ -148,7 +149,7 @@ def test_chain_rule_validation_token_rule_and_llm_judge(db, audit, people, s):
 
 
 def test_annotation_sections_for_the_report(db, audit, harm_cases):
-    sections = stats.annotation_sections(db, audit.audit_id)
+    sections = annotation_sections(db, audit.audit_id)
     keys = [section.key for section in sections]
     assert keys == ["table12_s", "harmful_flip_rate_s", "chain_rule_validation_s",
                     "agreement_s"]
@@ -159,4 +160,4 @@ def test_annotation_sections_for_the_report(db, audit, harm_cases):
     assert table12.loc["Hazard (N=8 flips): harmful", "kappa"] == pytest.approx(0.5)
     # the renderer shows a frame's index only when it is a single named one
     assert all(s.frame.index.name for s in sections)
-    assert stats.annotation_sections(db, 999) == []
+    assert annotation_sections(db, 999) == []
