@@ -176,16 +176,15 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
         "subject_generation_id", "verdict", "evidence"])
     embedder = audit["config"].get("embedder")
     ids = [int(g) for g in answers["generation_id"].dropna()]
-    return RobustnessData(audit, arms, items, answers, cfv, verdicts,
-                          load_vectors(db, embedder, ids) if embedder else {}, embedder)
+    vectors = load_vectors(db, explanation_embedder(embedder, aid), ids) if embedder else {}
+    return RobustnessData(audit, arms, items, answers, cfv, verdicts, vectors, embedder)
 
 
-def load_vectors(db: sqlite_utils.Database, embedder: str, generation_ids: list[int]
+def load_vectors(db: sqlite_utils.Database, name: str, generation_ids: list[int]
                  ) -> dict[int, Any]:
-    """Stored explanation embeddings (`embeddings` rows named `explanation_embedder(...)`)."""
+    """Stored vectors of these generations under `embeddings.embedder` = `name`."""
     import numpy as np
 
-    name = explanation_embedder(embedder)
     out: dict[int, Any] = {}
     for start in range(0, len(generation_ids), 500):
         chunk = generation_ids[start:start + 500]
@@ -193,19 +192,20 @@ def load_vectors(db: sqlite_utils.Database, embedder: str, generation_ids: list[
         for gid, dim, blob in db.execute(
                 f"SELECT generation_id, dim, vector FROM embeddings WHERE embedder = ? "
                 f"AND generation_id IN ({marks})", [name, *chunk]):
-            vector = np.frombuffer(blob, dtype=np.float32)
+            vector = np.frombuffer(blob, dtype="<f4")
             if vector.size == dim:
                 out[int(gid)] = vector
     return out
 
 
-def explanation_embedder(embedder: str) -> str:
-    """`embeddings.embedder` of an explanation vector: the embedder's name + '#explanation'.
+def explanation_embedder(embedder: str, audit_id: int) -> str:
+    """`embeddings.embedder` of a run's explanation vectors: `<spec>#explanation@run<id>`.
 
     The suffix keeps explanation vectors (the output without its final answer line) apart
-    from whole-output vectors other analyses may store for the same generation.
+    from any whole-output vector of the same generation, and one run's vectors apart from
+    another's (a TF-IDF vector depends on the texts it was fitted with).
     """
-    return f"{embedder}#explanation"
+    return f"{embedder}#explanation@run{audit_id}"
 
 
 # ---------------------------------------------------------------- per-unit frames

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -11,6 +11,7 @@ import sqlite_utils
 from store.models import add_model
 from store.records import ModelRecord
 from workbench.audit import AuditEngine
+from workbench.embed.base import Embedder
 from workbench.datasets.demo import import_demo
 from workbench.models.fake import FakeBackend
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
@@ -50,12 +51,22 @@ def scripted(prompt: str, sampler) -> str:
     return "Step 1: The findings point to the first option.\nAnswer: A"
 
 
-class FakeEmbedder:
-    """A deterministic embedder for fast tests: letter counts of the text."""
+class FakeEmbedder(Embedder):
+    """A deterministic embedder of the shared interface for fast tests: letter counts."""
 
     name = "fake-letters"
+    id = "fake-letters"
+    version = "1"
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def __init__(self, cacheable: bool = True) -> None:
+        self.cacheable = cacheable
+        self.calls: list[int] = []
+
+    def dim_hint(self) -> int:
+        return 26
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(len(texts))
         out = np.zeros((len(texts), 26), dtype=np.float32)
         for row, text in enumerate(texts):
             for ch in text.lower():

@@ -50,3 +50,71 @@ def test_edd_edge_cases() -> None:
     with pytest.raises(ValueError):
         edd(np.array([[1.0, 0.0]]))  # one explanation has no pair
     assert edd(np.array([[1.0, 0.0], [-1.0, 0.0]])) == pytest.approx(2.0)  # opposite
+
+
+# ---------------------------------------------------------------- through the store
+
+
+def _scripted_run(db, make_engine, embedder):
+    from tests.robustness.conftest import scripted
+    from workbench.robustness import RobustnessSpec, run_robustness
+    from workbench.robustness.edd import embed_explanations
+
+    spec = RobustnessSpec(dataset="demo", models=("fake",), item_ids=("demo-003", "demo-001"),
+                          judge="fake", embedder="fake-letters", max_tokens=64)
+    return run_robustness(db, spec, engine=make_engine(scripted), embed=lambda d, plan, emit:
+                          embed_explanations(d, plan.audit.id, "fake-letters", embedder, emit))
+
+
+def test_report_edd_is_edd_of_the_seven_explanations(demo_db, fake_model, make_engine) -> None:
+    from analysis.fragility import edd_values, load_robustness
+    from store.generations import get_generations
+    from store.jobs import list_jobs
+    from tests.robustness.conftest import FakeEmbedder
+    from workbench.perturb import strip_final_answer
+
+    outcome = _scripted_run(demo_db, make_engine, FakeEmbedder())
+    frame = edd_values(load_robustness(demo_db, outcome.audit))
+    assert len(frame) == 2 and (frame["n_vectors"] == 7).all()
+    for row in frame.itertuples():
+        jobs = [j for j in list_jobs(demo_db, outcome.audit_id, status="done")
+                if j.item_id == row.item_id and j.role in ("baseline", "demographic")]
+        assert len(jobs) == 7
+        gens = get_generations(demo_db, [j.generation_key for j in jobs])
+        texts = [strip_final_answer(g.output) for g in gens.values()]
+        assert edd(FakeEmbedder().embed(texts)) == pytest.approx(row.edd, abs=1e-6)
+
+
+def test_embedding_resumes_and_reuses_the_text_cache(demo_db, fake_model, make_engine) -> None:
+    from tests.robustness.conftest import FakeEmbedder
+    from workbench.robustness.edd import embed_explanations
+
+    embedder = FakeEmbedder()
+    first = _scripted_run(demo_db, make_engine, embedder)
+    # Two items x 7 answers, but the scripted model repeats texts: embed_texts embeds each
+    # distinct explanation once, and every generation gets its vector.
+    assert first.embedded == 14
+    distinct = sum(embedder.calls)
+    assert 0 < distinct < 14
+    assert embed_explanations(demo_db, first.audit_id, "fake-letters", embedder) == 0
+    assert sum(embedder.calls) == distinct  # nothing embedded again
+    # A fitted (non-cacheable) embedder re-embeds the whole run in one fit when one is missing.
+    demo_db.execute("DELETE FROM embeddings WHERE id = (SELECT MIN(id) FROM embeddings)")
+    fitted = FakeEmbedder(cacheable=False)
+    assert embed_explanations(demo_db, first.audit_id, "fake-letters", fitted) == 14
+
+
+def test_choose_embedder(db, monkeypatch) -> None:
+    from store.errors import UserError
+    from workbench.robustness.edd import choose_embedder
+
+    monkeypatch.setattr("workbench.embed.minilm_available", lambda: True)
+    assert choose_embedder(db, None) == ("minilm", None)
+    monkeypatch.setattr("workbench.embed.minilm_available", lambda: False)
+    spec, message = choose_embedder(db, None)
+    assert spec == "tfidf" and "all-MiniLM-L6-v2" in message and "pip install" in message
+    with pytest.raises(UserError, match="pip install"):
+        choose_embedder(db, "minilm")
+    assert choose_embedder(db, "tfidf") == ("tfidf", None)
+    with pytest.raises(UserError, match="--embedder: expected"):
+        choose_embedder(db, "bogus")

@@ -81,7 +81,7 @@ def _spec(**kw) -> RobustnessSpec:
 
 
 def _embed(db, plan, emit) -> int:
-    return embed_explanations(db, plan.audit.id, FakeEmbedder(), emit)
+    return embed_explanations(db, plan.audit.id, "fake-letters", FakeEmbedder(), emit)
 
 
 def _run(db, engine, **kw):

