@@ -138,11 +138,16 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
     clean = validate_value(field, value, options=case["options"], gold=case["gold"])
     if not reason or not reason.strip():
         raise UserError("reason: expected a few words on why, got nothing")
+    from annotate.record import append_row
+    from store.db import transaction
+
     now = utcnow()
-    db.execute(
-        "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, created_at) "
-        "VALUES (?, ?, ?, 'adjudicated', ?, ?, ?)",
-        [case["id"], field, clean, reason.strip(), coordinator.id, now])
+    with transaction(db) as conn:  # the row and its signed record entry, or neither
+        cursor = conn.execute(
+            "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, "
+            "created_at) VALUES (?, ?, ?, 'adjudicated', ?, ?, ?)",
+            [case["id"], field, clean, reason.strip(), coordinator.id, now])
+        append_row(conn, "adjudication", "adjudications", int(cursor.lastrowid), coordinator)
     return FinalLabel(code, field, clean, "adjudicated", reason.strip(), coordinator.name, now)
 
 
@@ -180,6 +185,7 @@ def record_unanimous(db: sqlite_utils.Database, coordinator: Person, set_name: s
     Returns:
         How many rows were written.
     """
+    from annotate.record import append_row
     from store.db import transaction
 
     require(coordinator, "coordinator")
@@ -192,9 +198,11 @@ def record_unanimous(db: sqlite_utils.Database, coordinator: Person, set_name: s
         for (code, name), final in final_labels(db, set_name).items():
             if final.source != "unanimous" or (code, name) in existing:
                 continue
-            conn.execute(
+            cursor = conn.execute(
                 "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, "
                 "created_at) VALUES (?, ?, ?, 'unanimous', 'both raters agreed', ?, ?)",
                 [ids[code], name, final.value, coordinator.id, now])
+            append_row(conn, "adjudication", "adjudications", int(cursor.lastrowid),
+                       coordinator)
             written += 1
     return written

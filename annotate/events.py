@@ -5,7 +5,9 @@ field) is the value of its latest event; a relabel is a new event whose `superse
 names the one it replaces; an undo is a new event (`undoes_id` set) restoring the value
 before the undone event. Each event's `hash` covers its content and the previous event's
 hash (one global chain, ordered by id), so `annotate.verify` can show that no event was
-altered or removed outside the app.
+altered or removed outside the app. Each event is also entered in the signed record
+(`annotate/record.py`) in the same transaction, signed with the rater's key, so an event
+nobody's key signed is detected as forged. Only the two raters named for a set label it.
 """
 
 from __future__ import annotations
@@ -114,8 +116,11 @@ def _event(row: dict) -> LabelEvent:
     return LabelEvent(**{k: row[k] for k in LabelEvent.__dataclass_fields__})
 
 
-def _append(conn, values: dict[str, Any]) -> dict[str, Any]:
-    """Insert one event inside an open BEGIN IMMEDIATE transaction; returns the full row."""
+def _append(conn, values: dict[str, Any], person: Person) -> dict[str, Any]:
+    """Insert one event inside an open BEGIN IMMEDIATE transaction, with its signed record
+    entry; returns the full row."""
+    from annotate import record
+
     last = conn.execute("SELECT id, hash FROM label_events ORDER BY id DESC LIMIT 1").fetchone()
     row = dict(values)
     row["id"] = (last[0] + 1) if last else 1
@@ -124,6 +129,8 @@ def _append(conn, values: dict[str, Any]) -> dict[str, Any]:
     columns = [*HASHED_COLUMNS, "hash"]
     conn.execute(f"INSERT INTO label_events ({', '.join(columns)}) VALUES "
                  f"({', '.join('?' * len(columns))})", [row[c] for c in columns])
+    record.append(conn, "label", "label_events", row["id"],
+                  record.row_content(conn, "label_events", row["id"]) or {}, person)
     return row
 
 
@@ -156,12 +163,14 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
             the session's set, a field that does not apply, or a value the field forbids.
     """
     from annotate.cases import case_row
+    from annotate.sets import require_named_rater
 
     require(person, "rater")
     _check_session(db, person, session)
     case = case_row(db, code)
     if case["set_id"] != session.set_id:
         raise UserError(f"case {code}: not in set {session.set_name!r}")
+    require_named_rater(db, case["set_id"], person)
     field_name = field_spec(field).name
     mine = current_labels(db, person, code)
     if value is None:  # clearing a stale label is always allowed where the field can apply
@@ -183,7 +192,7 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
             "supersedes_id": previous[0] if previous else None, "undoes_id": None,
             "time_on_item_ms": time_on_item_ms, "app_version": session.app_version,
             "codebook_version": CODEBOOK_VERSION, "created_at": utcnow(),
-        })
+        }, person)
     return _event({**row, "code": code})
 
 
@@ -197,8 +206,11 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
     Returns:
         The undo event, or None when there is nothing left to undo in this session.
     """
+    from annotate.sets import require_named_rater
+
     require(person, "rater")
     _check_session(db, person, session)
+    require_named_rater(db, session.set_id, person)
     with transaction(db) as conn:
         target = conn.execute(
             "SELECT e.id, e.case_id, e.field, e.supersedes_id FROM label_events e "
@@ -221,7 +233,7 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
             "undoes_id": target_id, "time_on_item_ms": None,
             "app_version": session.app_version, "codebook_version": CODEBOOK_VERSION,
             "created_at": utcnow(),
-        })
+        }, person)
         code = conn.execute("SELECT code FROM annotation_cases WHERE id = ?",
                             [case_id]).fetchone()[0]
     return _event({**row, "code": code})

@@ -1,8 +1,10 @@
 """Export labels long (one row per case × rater × field) or wide (one row per case), CSV/JSONL.
 
-Every row carries the codebook version and the label-chain head hash at export time (the
-anchor `paw verify --head` checks). Exports are coordinator material: they are unblinded
-(stratum, model, operator) and hold every rater's labels and the final labels.
+Every row carries the codebook version, the label-chain head and the signed record's head
+at export time (the anchors `paw verify --head` checks), read in the same snapshot as the
+rows. Exports are coordinator material: they are unblinded (stratum, model, operator) and
+hold every rater's labels and the final labels; `export_verified` (what `paw annotate
+export` runs) needs the coordinator and refuses a record that does not verify.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import sqlite_utils
 
 from annotate.adjudicate import ADJUDICATED_FIELDS, final_labels
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
+from annotate.people import Person, require
 from annotate.sets import get_set
-from annotate.verify import chain_head
+from annotate.verify import chain_head, record_head
+from store.db import snapshot
 from store.errors import UserError
 
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
@@ -26,7 +31,7 @@ SHAPES: tuple[str, ...] = ("long", "wide")
 LONG_COLUMNS: tuple[str, ...] = (
     "set", "code", "family", "operator", "dataset", "model", "rater", "source", "field",
     "value", "event_id", "labelled_at", "time_on_item_ms", "reason", "codebook_version",
-    "chain_head",
+    "chain_head", "record_head",
 )
 """Columns of the long export, in order."""
 
@@ -54,7 +59,7 @@ def _current_events(db: sqlite_utils.Database, set_id: int) -> list[dict]:
 def long_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
     """One row per case × rater × field current label, then one per final label."""
     the_set = get_set(db, set_name)
-    _, head = chain_head(db)
+    heads = _heads(db)
     cases = {c["id"]: c for c in _cases(db, the_set.id)}
     rows = []
     latest = _current_events(db, the_set.id)
@@ -65,23 +70,27 @@ def long_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
                                                    event["person_id"]) not in shifted:
             continue  # a stale letter: gold_shift was changed away from 'shifted'
         case = cases[event["case_id"]]
-        rows.append(_long(the_set.name, case, head, rater=event["rater"], source="rater",
+        rows.append(_long(the_set.name, case, heads, rater=event["rater"], source="rater",
                           field=event["field"], value=event["value"], event_id=event["id"],
                           labelled_at=event["created_at"],
                           time_on_item_ms=event["time_on_item_ms"], reason=None))
     by_code = {c["code"]: c for c in cases.values()}
     for (code, name), final in sorted(final_labels(db, set_name).items()):
-        rows.append(_long(the_set.name, by_code[code], head, rater="final", source=final.source,
+        rows.append(_long(the_set.name, by_code[code], heads, rater="final", source=final.source,
                           field=name, value=final.value, event_id=None, labelled_at=final.at,
                           time_on_item_ms=None, reason=final.reason))
     return rows
 
 
-def _long(set_name: str, case: dict, head: str, **values: Any) -> dict[str, Any]:
+def _heads(db: sqlite_utils.Database) -> dict[str, str]:
+    return {"chain_head": chain_head(db)[1], "record_head": record_head(db)[1]}
+
+
+def _long(set_name: str, case: dict, heads: dict[str, str], **values: Any) -> dict[str, Any]:
     family, dataset, model = (case["stratum"].split("|") + ["", "", ""])[:3]
     row = {"set": set_name, "code": case["code"], "family": family,
            "operator": case["operator_id"], "dataset": dataset, "model": model,
-           "codebook_version": CODEBOOK_VERSION, "chain_head": head, **values}
+           "codebook_version": CODEBOOK_VERSION, **heads, **values}
     return {c: row.get(c) for c in LONG_COLUMNS}
 
 
@@ -89,7 +98,7 @@ def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
     """One row per case: its stratum, then `<field>__<rater>` for each rater and field, then
     `<field>__final` and `<field>__source`."""
     the_set = get_set(db, set_name)
-    _, head = chain_head(db)
+    heads = _heads(db)
     raters = [r[0] for r in db.execute(
         "SELECT DISTINCT p.name FROM label_events e JOIN people p ON p.id = e.person_id "
         "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY p.name",
@@ -117,7 +126,7 @@ def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
                 row[f"{name}__final"] = final.value if final else None
                 row[f"{name}__source"] = final.source if final else None
         row["codebook_version"] = CODEBOOK_VERSION
-        row["chain_head"] = head
+        row.update(heads)
         out.append(row)
     return out
 
@@ -148,5 +157,40 @@ def export_labels(db: sqlite_utils.Database, set_name: str, shape: str = "long",
     """
     if shape not in SHAPES:
         raise UserError(f"shape: expected one of {', '.join(SHAPES)}, got {shape!r}")
-    rows = long_rows(db, set_name) if shape == "long" else wide_rows(db, set_name)
+    with snapshot(db):  # the rows and the heads stamped on them from one moment
+        rows = long_rows(db, set_name) if shape == "long" else wide_rows(db, set_name)
     return render(rows, fmt)
+
+
+@dataclass(frozen=True)
+class VerifiedExport:
+    """An export made after the record verified, and the record head it was made from."""
+
+    text: str
+    record_head: str
+    n_entries: int
+
+
+def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: str,
+                    shape: str = "long", fmt: str = "csv") -> VerifiedExport:
+    """The coordinator's export: verify the signed record, then export, in one snapshot.
+
+    The coordinator's own sign-in has already checked that their key is the record's;
+    the record ties every rater's key to the set the coordinator signed, so raters'
+    signatures are checked here without their passphrases.
+
+    Raises:
+        UserError: not a coordinator, or the record shows a problem (nothing exported).
+    """
+    from annotate.verify import verify_record
+
+    require(coordinator, "coordinator")
+    with snapshot(db):
+        report = verify_record(db)
+        if not report.ok:
+            counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.counts().items()))
+            raise UserError(f"the annotation record does not verify ({counts}); nothing "
+                            f"exported — see `paw verify --details --coordinator "
+                            f"{coordinator.name}`")
+        text = export_labels(db, set_name, shape, fmt)
+    return VerifiedExport(text, report.head_hash, report.n_entries)

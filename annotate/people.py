@@ -1,7 +1,15 @@
-"""Raters and coordinators: registration with a scrypt-hashed passphrase, authentication.
+"""Raters and coordinators: registration, sign-in, and each person's signing key.
+
+Who may register whom: before any coordinator exists, anyone may register (a rater, or
+the first coordinator: setting up a new annotation database); once one exists, every
+registration needs a coordinator's passphrase and is signed by that coordinator in the
+record (`annotate/record.py`). Trust in a rater comes from a coordinator naming them as one
+of a set's two raters (`annotate.sets`), never from registration alone.
 
 A `Person` is only obtained through `register` or `authenticate`; it carries a per-process
-proof that the write functions check, so code cannot label as someone it merely names.
+proof that the write functions check, and the person's private signing key, unsealed by
+their passphrase, with which every event they write is signed. Passphrase hashing and keys:
+`annotate/keys.py`.
 """
 
 from __future__ import annotations
@@ -10,20 +18,17 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import sqlite_utils
 
-from store.db import utcnow
+from annotate import keys
+from store.db import loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
 Role = Literal["rater", "coordinator"]
 ROLES: tuple[str, ...] = ("rater", "coordinator")
 
-# scrypt cost: 16 MiB of memory and ~50 ms per check; slow enough to make guessing a stolen
-# hash expensive, fast enough for a login.
-_SCRYPT_N, _SCRYPT_R, _SCRYPT_P, _DKLEN = 2**14, 8, 1, 32
-_SALT_BYTES = 16
 MIN_PASSPHRASE_CHARS = 8
 """Shortest passphrase accepted at registration."""
 
@@ -46,12 +51,14 @@ class Person:
         name: unique name, e.g. 'alice'.
         role: 'rater' or 'coordinator'.
         proof: issued by `authenticate`/`register`; checked by every write.
+        signing_key: the person's Ed25519 private key, unsealed by their passphrase.
     """
 
     id: int
     name: str
     role: str
     proof: str = field(default="", repr=False, compare=False)
+    signing_key: Any = field(default=None, repr=False, compare=False)
 
     @property
     def is_coordinator(self) -> bool:
@@ -59,30 +66,21 @@ class Person:
         return self.role == "coordinator"
 
 
-def _hash(passphrase: str, salt: bytes) -> bytes:
-    return hashlib.scrypt(passphrase.encode("utf-8"), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R,
-                          p=_SCRYPT_P, dklen=_DKLEN)
+def _issue(person_id: int, name: str, role: str, signing_key: Any) -> Person:
+    return Person(person_id, name, role, _proof(person_id, name, role), signing_key)
 
 
-def _issue(person_id: int, name: str, role: str) -> Person:
-    return Person(person_id, name, role, _proof(person_id, name, role))
+def coordinator_exists(db: Any) -> bool:
+    """True once a coordinator is registered (in the table or in the signed record)."""
+    if db.execute("SELECT 1 FROM people WHERE role = 'coordinator' LIMIT 1").fetchone():
+        return True
+    # A coordinator row deleted by hand does not reopen self-registration.
+    return db.execute(
+        "SELECT 1 FROM record_log WHERE ref_table = 'people' AND "
+        "json_extract(content_json, '$.role') = 'coordinator' LIMIT 1").fetchone() is not None
 
 
-def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str) -> Person:
-    """Register a rater or coordinator; only a salted scrypt hash of the passphrase is stored.
-
-    Args:
-        db: the store.
-        name: unique person name (letters, digits, '-', '_', '.').
-        role: 'rater' or 'coordinator'.
-        passphrase: at least `MIN_PASSPHRASE_CHARS` characters.
-
-    Returns:
-        The new, authenticated `Person`.
-
-    Raises:
-        UserError: bad name, role or passphrase, or the name is taken.
-    """
+def _validate(name: str, role: str, passphrase: str) -> None:
     if role not in ROLES:
         raise UserError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
     if not name or not all(c.isalnum() or c in "-_." for c in name):
@@ -90,31 +88,137 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str) -
     if len(passphrase) < MIN_PASSPHRASE_CHARS:
         raise UserError(f"passphrase: expected at least {MIN_PASSPHRASE_CHARS} characters, "
                         f"got {len(passphrase)}")
-    if db.execute("SELECT 1 FROM people WHERE name = ?", [name]).fetchone():
-        raise UserError(f"name: {name!r} is already registered")
-    salt = secrets.token_bytes(_SALT_BYTES)
-    cursor = db.execute(
-        "INSERT INTO people (name, role, pass_salt, pass_hash, created_at) VALUES (?, ?, ?, ?, ?)",
-        [name, role, salt, _hash(passphrase, salt), utcnow()],
-    )
-    return _issue(int(cursor.lastrowid), name, role)
+
+
+def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *,
+             by: Person | None = None) -> Person:
+    """Register a rater or coordinator with a new signing key sealed under the passphrase.
+
+    Args:
+        db: the store.
+        name: unique person name (letters, digits, '-', '_', '.').
+        role: 'rater' or 'coordinator'.
+        passphrase: at least `MIN_PASSPHRASE_CHARS` characters.
+        by: the authenticated coordinator registering them; required once a coordinator
+            exists. Without one (a new database), the person signs their own entry.
+
+    Returns:
+        The new, authenticated `Person`.
+
+    Raises:
+        UserError: bad name, role or passphrase, a taken name, or no coordinator's
+            authority when one is needed.
+    """
+    from annotate import record
+
+    _validate(name, role, passphrase)
+    if by is not None:
+        require(by, "coordinator")
+    params = keys.current_params()
+    salt = keys.new_salt()
+    master = keys.stretch(passphrase, salt, params)  # slow (scrypt): outside the lock
+    pair = keys.new_keypair()
+    with transaction(db) as conn:
+        # Checked under the write lock, so two first coordinators cannot race in.
+        if by is None and coordinator_exists(conn):
+            raise UserError(f"{name}: registering needs a coordinator's passphrase once a "
+                            "coordinator exists (`paw raters add NAME --coordinator C`)")
+        if conn.execute("SELECT 1 FROM people WHERE name = ?", [name]).fetchone():
+            raise UserError(f"name: {name!r} is already registered")
+        cursor = conn.execute(
+            "INSERT INTO people (name, role, pass_salt, pass_hash, kdf_json, public_key, "
+            "wrapped_key, registered_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [name, role, salt, keys.auth_tag(master), keys.params_json(params), pair.public,
+             keys.wrap(pair.private, master, name), by.id if by else None, utcnow()])
+        person = _issue(int(cursor.lastrowid), name, role, pair.private)
+        row = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
+        record.append(conn, "person", "people", person.id, record.person_content(row),
+                      by or person)
+    return person
+
+
+def _person_row(db: Any, name: str) -> dict[str, Any]:
+    from annotate.record import rows
+
+    found = rows(db, "SELECT * FROM people WHERE name = ?", [name])
+    if not found:
+        raise NotFound(f"no rater or coordinator named {name!r} (add one with `paw raters add`)")
+    return found[0]
 
 
 def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Person:
-    """Check a passphrase and return the authenticated `Person`.
+    """Check a passphrase, unseal the person's signing key and return the `Person`.
+
+    A hash made at a lower cost than today's (or by PAW 0.1) is re-made at the current
+    cost; a PAW 0.1 person gets their signing key here, recorded as a `person_key` entry.
+    The person must be in the signed record as they are in the table (a row inserted or
+    edited by hand is refused).
 
     Raises:
         NotFound: no person of that name.
-        UserError: wrong passphrase.
+        UserError: wrong passphrase, a key that does not match the record, or a person
+            the record does not vouch for.
     """
-    row = db.execute("SELECT id, role, pass_salt, pass_hash FROM people WHERE name = ?",
-                     [name]).fetchone()
-    if row is None:
-        raise NotFound(f"no rater or coordinator named {name!r} (add one with `paw raters add`)")
-    person_id, role, salt, stored = row
-    if not hmac.compare_digest(_hash(passphrase, bytes(salt)), bytes(stored)):
+    from annotate.record import check_person
+
+    row = _person_row(db, name)
+    salt = bytes(row["pass_salt"])
+    if row["kdf_json"] is None:
+        if not hmac.compare_digest(keys.legacy_tag(passphrase, salt), bytes(row["pass_hash"])):
+            raise UserError(f"{name}: wrong passphrase")
+        return _upgrade_legacy(db, row, passphrase)
+    params = loads(row["kdf_json"])
+    master = keys.stretch(passphrase, salt, params)
+    if not hmac.compare_digest(keys.auth_tag(master), bytes(row["pass_hash"])):
         raise UserError(f"{name}: wrong passphrase")
-    return _issue(int(person_id), name, role)
+    private = keys.unwrap(row["wrapped_key"], master, name)
+    if private is None or keys.public_bytes(private) != bytes(row["public_key"] or b""):
+        raise UserError(f"{name}: the stored signing key does not open with this passphrase "
+                        "(the people row was altered; a coordinator should run `paw verify "
+                        "--details`)")
+    problem = check_person(db, int(row["id"]))
+    if problem:
+        raise UserError(f"{name}: refused: {problem}")
+    if keys.weaker_than_current(params):
+        _rewrap(db, row, passphrase, private)
+    return _issue(int(row["id"]), name, row["role"], private)
+
+
+def _rewrap(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
+            private: Any) -> None:
+    """Re-make the hash at today's cost, sealing the same private key (public key kept)."""
+    params, salt = keys.current_params(), keys.new_salt()
+    master = keys.stretch(passphrase, salt, params)
+    db.execute("UPDATE people SET pass_salt = ?, pass_hash = ?, kdf_json = ?, wrapped_key = ? "
+               "WHERE id = ?", [salt, keys.auth_tag(master), keys.params_json(params),
+                                keys.wrap(private, master, row["name"]), row["id"]])
+
+
+def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str) -> Person:
+    """First sign-in of a PAW 0.1 person: today's hash cost, a new key, a `person_key` entry."""
+    from annotate import record
+
+    params, salt = keys.current_params(), keys.new_salt()
+    master = keys.stretch(passphrase, salt, params)
+    pair = keys.new_keypair()
+    with transaction(db) as conn:
+        record.seal_legacy(conn)  # the row as it was, before this upgrade changes it
+        sealed = [e for e in record.entries(conn, "people", row["id"])]
+        if not sealed or sealed[-1]["kind"] != "legacy" or \
+                sealed[-1]["content"] != record.legacy_person_content(row):
+            raise UserError(f"{row['name']}: refused: the people row differs from the record "
+                            "sealed at the upgrade (a coordinator should run `paw verify "
+                            "--details`)")
+        conn.execute(
+            "UPDATE people SET pass_salt = ?, pass_hash = ?, kdf_json = ?, public_key = ?, "
+            "wrapped_key = ? WHERE id = ?",
+            [salt, keys.auth_tag(master), keys.params_json(params), pair.public,
+             keys.wrap(pair.private, master, row["name"]), row["id"]])
+        person = _issue(int(row["id"]), row["name"], row["role"], pair.private)
+        fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
+        record.append(conn, "person_key", "people", person.id, record.person_content(fresh),
+                      person)
+    return person
 
 
 def require(person: Person, role: str | None = None) -> Person:
@@ -146,3 +250,11 @@ def person_id(db: sqlite_utils.Database, name: str) -> int:
     if row is None:
         raise NotFound(f"no rater or coordinator named {name!r}")
     return int(row[0])
+
+
+def key_fingerprint(db: sqlite_utils.Database, name: str) -> str:
+    """Short fingerprint of a person's public key, for anchoring outside the database."""
+    row = db.execute("SELECT public_key FROM people WHERE name = ?", [name]).fetchone()
+    if row is None:
+        raise NotFound(f"no rater or coordinator named {name!r}")
+    return keys.fingerprint(row[0])

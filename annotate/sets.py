@@ -10,6 +10,11 @@ fewest harm cases so far; a model's tier is `tier` in its metadata, else the mod
 and the case asks the harm question; otherwise a randomly chosen arm. Every rater labels
 the same cases; each gets their own seeded order. Case codes are random-looking and
 assigned after a final shuffle, so neither the code nor the case id reveals the stratum.
+
+A coordinator names the set's two raters (at creation, or later with `assign_raters` for a
+set drawn without them): only they may label it, agreement always compares them, and the
+naming seals the set in the signed record — its raters' keys, its case list, each case's
+variant and generations, and a digest of every text the raters are shown.
 """
 
 from __future__ import annotations
@@ -182,8 +187,9 @@ def _code(rng: random.Random) -> str:
 
 
 def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_family: int | None = 50,
-               seed: int = 0, name: str | None = None,
-               chain_size: int | None = None) -> AnnotationSet:
+               seed: int = 0, name: str | None = None, chain_size: int | None = None,
+               raters: tuple[str, str] | None = None,
+               coordinator: Person | None = None) -> AnnotationSet:
     """Draw a stratified, seeded sample of the audit's perturbed cases as a new set.
 
     Args:
@@ -195,14 +201,21 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         name: set name (default 'audit<ID>-set<N>'; raters see it, so no model names).
         chain_size: how many cases of families M2/M4/M5 get the chain-registration
             question, balanced over family × token-rule verdict (None: all of them).
+        raters: the two raters who will label it (names); with `coordinator`, required
+            before anyone can label (else name them later with `assign_raters`).
+        coordinator: the authenticated coordinator naming the raters and signing the set.
 
     Returns:
         The new set (with its strata counts, for the coordinator).
 
     Raises:
         NotFound: no such audit.
-        UserError: bad size, a taken name, or no perturbed cases to sample.
+        UserError: bad size, a taken name, no perturbed cases to sample, or bad raters.
     """
+    if (raters is None) != (coordinator is None):
+        raise UserError("raters: a coordinator names the two raters; expected both or neither")
+    if coordinator is not None:
+        require(coordinator, "coordinator")
     audit = db.execute("SELECT name FROM audits WHERE id = ?", [audit_id]).fetchone()
     if audit is None:
         raise NotFound(f"audit: no audit with id {audit_id}")
@@ -248,7 +261,82 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [set_id, code, unit["variant_id"], unit["baseline_id"], unit["perturbed_id"],
                  unit["stratum"], unit["ask_harm"], unit["ask_chain"]])
+        if raters is not None and coordinator is not None:
+            _name_raters(conn, int(set_id), name, raters, coordinator)
     return get_set(db, name)
+
+
+def _name_raters(conn, set_id: int, set_name: str, raters: tuple[str, str],
+                 coordinator: Person) -> None:
+    """Store the set's two raters and seal the set in the signed record (in a transaction)."""
+    from annotate import record
+
+    if len(raters) != 2 or raters[0] == raters[1]:
+        raise UserError(f"raters: expected two different rater names, got {list(raters)}")
+    ids = []
+    for rater in raters:
+        row = conn.execute("SELECT id, role, public_key FROM people WHERE name = ?",
+                           [rater]).fetchone()
+        if row is None:
+            raise NotFound(f"raters: no rater named {rater!r} (register with `paw raters add`)")
+        if row[1] != "rater":
+            raise UserError(f"raters: {rater} is a {row[1]}, not a rater")
+        if row[2] is None:
+            raise UserError(f"raters: {rater} has no signing key yet (registered by an older "
+                            "PAW: they sign in once, e.g. `paw annotate --rater "
+                            f"{rater}`, which makes it)")
+        problem = record.check_person(conn, int(row[0]))
+        if problem:
+            raise UserError(f"raters: {rater}: {problem}")
+        ids.append(int(row[0]))
+    conn.execute("UPDATE annotation_sets SET rater_a_id = ?, rater_b_id = ?, raters_named_by = ? "
+                 "WHERE id = ?", [ids[0], ids[1], coordinator.id, set_id])
+    record.append(conn, "set", "annotation_sets", set_id, record.set_content(conn, set_id),
+                  coordinator)
+
+
+def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
+                  raters: tuple[str, str]) -> AnnotationSet:
+    """Name the two raters of a set drawn without them (e.g. by PAW 0.1), sealing it.
+
+    Raises:
+        UserError: not a coordinator, bad raters, or the set already has its raters.
+    """
+    require(coordinator, "coordinator")
+    the_set = get_set(db, set_name)
+    with transaction(db) as conn:
+        named = conn.execute("SELECT rater_a_id FROM annotation_sets WHERE id = ?",
+                             [the_set.id]).fetchone()[0]
+        if named is not None:
+            raise UserError(f"set {set_name!r}: its two raters are already named")
+        _name_raters(conn, the_set.id, set_name, raters, coordinator)
+    return get_set(db, set_name)
+
+
+def named_raters(db: sqlite_utils.Database, set_id: int,
+                 ) -> tuple[tuple[int, str], tuple[int, str]] | None:
+    """((id, name), (id, name)) of the set's two raters, or None if not named yet."""
+    row = db.execute(
+        "SELECT a.id, a.name, b.id, b.name FROM annotation_sets s "
+        "JOIN people a ON a.id = s.rater_a_id JOIN people b ON b.id = s.rater_b_id "
+        "WHERE s.id = ?", [set_id]).fetchone()
+    return None if row is None else ((row[0], row[1]), (row[2], row[3]))
+
+
+def require_named_rater(db: sqlite_utils.Database, set_id: int, person: Person) -> None:
+    """Refuse anyone but the set's two named raters.
+
+    Raises:
+        UserError: the set names no raters yet, or `person` is not one of them.
+    """
+    pair = named_raters(db, set_id)
+    name = db.execute("SELECT name FROM annotation_sets WHERE id = ?", [set_id]).fetchone()[0]
+    if pair is None:
+        raise UserError(f"set {name!r}: no raters named yet (a coordinator names them: `paw "
+                        f"annotate assign --set {name} --raters A,B --coordinator C`)")
+    if person.id not in (pair[0][0], pair[1][0]):
+        raise UserError(f"{person.name}: not one of the two raters of set {name!r} "
+                        f"({pair[0][1]}, {pair[1][1]})")
 
 
 def _mark_chain(chosen: list[dict], chain_size: int | None, rng: random.Random) -> None:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import sqlite_utils
 
 from store import open_db
+
+# Passphrase hashing at scrypt N = 2**10 instead of 2**17 (0.4 s per hash): the documented
+# test-only setting (annotate/keys.py). Each hash stores its cost, so nothing is verified
+# at a cost other than the one it was made with; tests of the real cost unset it.
+os.environ.setdefault("PAW_SCRYPT_LOG2N", "10")
 
 
 @pytest.fixture

@@ -65,10 +65,16 @@ def audit(db) -> AuditBuilder:
 
 @pytest.fixture
 def people(db) -> dict[str, Person]:
-    """Raters alice and bob, coordinator carol (all with `PASSPHRASE`)."""
+    """Raters alice and bob, coordinator carol (all with `PASSPHRASE`; alice and bob
+    register before any coordinator exists, which needs no coordinator's passphrase)."""
     return {"alice": register(db, "alice", "rater", PASSPHRASE),
             "bob": register(db, "bob", "rater", PASSPHRASE),
             "carol": register(db, "carol", "coordinator", PASSPHRASE)}
+
+
+def named(people: dict[str, Person]) -> dict:
+    """`create_set` keywords naming alice and bob as the set's raters, signed by carol."""
+    return {"raters": ("alice", "bob"), "coordinator": people["carol"]}
 
 
 def save_to_file(db: sqlite_utils.Database, path: Path) -> str:

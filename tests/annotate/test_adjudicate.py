@@ -9,12 +9,13 @@ from annotate.adjudicate import adjudicate, disagreements, final_labels, record_
 from annotate.events import record_label, start_session
 from annotate.sets import create_set, rater_queue
 from store.errors import UserError
+from tests.annotate.conftest import named
 
 
 @pytest.fixture
 def two_strata(db, audit, people):
     """Stratum X: 2 cases, raters swap labels (kappa −1); stratum Y: 3 cases, kappa 0.4."""
-    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s")
+    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s", **named(people))
     sessions = {}
     for name in ("alice", "bob"):
         rater_queue(db, "s", people[name])

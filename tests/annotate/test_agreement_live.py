@@ -7,11 +7,12 @@ import pytest
 from annotate.agreement import agreement_table, all_agreements, progress
 from annotate.events import record_label, start_session, undo_last
 from annotate.sets import create_set, rater_queue
+from tests.annotate.conftest import named
 
 
 @pytest.fixture
 def s(db, audit, people):
-    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s")
+    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s", **named(people))
     sessions = {}
     for name in ("alice", "bob"):
         rater_queue(db, "s", people[name])
@@ -22,7 +23,9 @@ def s(db, audit, people):
 def test_agreement_follows_the_labels_as_they_arrive(db, people, s):
     codes = [r[0] for r in db.execute("SELECT code FROM annotation_cases ORDER BY code")]
     first = agreement_table(db, "s", "validity")
-    assert first.state == "undefined" and "fewer than two raters" in first.reason
+    # The pair is named with the set, so "no case labelled by both" (not "fewer than two
+    # raters") is why nothing can be computed yet.
+    assert first.state == "undefined" and "no case labelled by both" in first.reason
     record_label(db, people["alice"], s["alice"], codes[0], "validity", "valid")
     record_label(db, people["bob"], s["bob"], codes[0], "validity", "valid")
     one = agreement_table(db, "s", "validity")

@@ -8,6 +8,7 @@ import json
 from annotate.cases import CaseView, get_case_view
 from annotate.events import record_label, start_session
 from annotate.sets import create_set, rater_queue
+from tests.annotate.conftest import named
 
 FORBIDDEN = ("smollm2", "qwen", "cot-v2", "/cot", "M2_sex", "M3_distractor", "M4_negation",
              "M5_severity", "synthetic", "|", "bob", "BOB-PRIVATE-NOTE", "kappa", "agreement",
@@ -25,7 +26,7 @@ def _serialized(view: CaseView) -> str:
 
 
 def test_case_views_reveal_nothing_forbidden(db, audit, people):
-    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s")
+    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s", **named(people))
     bob = people["bob"]
     session = start_session(db, bob, "s")
     bob_codes = [v.code for v in rater_queue(db, "s", bob)]

@@ -21,9 +21,11 @@ WORKER = [sys.executable, "-m", "tests.annotate.label_worker"]
 def _store_with_set(tmp_path, n_items: int, families=("M2", "M3", "M4", "M5")) -> str:
     db = open_db(memory=True)
     audit = make_audit(db, n_items, arms=("smollm2/cot",), families=families)
-    create_set(db, audit.audit_id, n_items * len(families), per_family=None, name="s")
     register(db, "alice", "rater", PASSPHRASE)
     register(db, "bob", "rater", PASSPHRASE)
+    carol = register(db, "carol", "coordinator", PASSPHRASE)
+    create_set(db, audit.audit_id, n_items * len(families), per_family=None, name="s",
+               raters=("alice", "bob"), coordinator=carol)
     return save_to_file(db, tmp_path / "paw.db")
 
 

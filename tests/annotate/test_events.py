@@ -15,12 +15,13 @@ from annotate.events import (
 from annotate.people import Person
 from annotate.sets import create_set, rater_queue
 from store.errors import UserError
+from tests.annotate.conftest import named
 
 
 @pytest.fixture
 def labelled(db, audit, people):
     """A 40-case set 's' and open sessions for alice and bob."""
-    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s")
+    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s", **named(people))
     views = rater_queue(db, "s", people["alice"])
     rater_queue(db, "s", people["bob"])
     return {"views": views, "alice": start_session(db, people["alice"], "s"),

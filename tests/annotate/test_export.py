@@ -14,12 +14,13 @@ from annotate.events import record_label, start_session
 from annotate.export import export_labels
 from annotate.sets import create_set, rater_queue
 from annotate.verify import chain_head
+from tests.annotate.conftest import named
 
 
 @pytest.fixture
 def labelled(db, audit, people):
     """alice and bob label 2 cases; one disagreement adjudicated by carol."""
-    create_set(db, audit.audit_id, 10, seed=0, name="s")
+    create_set(db, audit.audit_id, 10, seed=0, name="s", **named(people))
     codes = [v.code for v in rater_queue(db, "s", people["alice"])][:2]
     for name, values in (("alice", ("no_shift", "shifted")), ("bob", ("no_shift", "ambiguous"))):
         session = start_session(db, people[name], "s")

@@ -11,12 +11,13 @@ from annotate.agreement import agreement_table
 from annotate.events import record_label, start_session
 from annotate.sections import annotation_sections
 from annotate.sets import create_set, rater_queue
+from tests.annotate.conftest import named
 
 
 @pytest.fixture
 def s(db, audit, people):
     """Set 's' (all 40 cases) with sessions; returns helpers."""
-    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s")
+    create_set(db, audit.audit_id, 40, per_family=None, seed=0, name="s", **named(people))
     sessions = {}
     for name in ("alice", "bob"):
         rater_queue(db, "s", people[name])

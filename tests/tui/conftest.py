@@ -80,9 +80,10 @@ def annotation_db(tmp_path) -> Fixture:
         builder.perturbed(arms[arm], item, operator_id=operator, family=family, intent=intent,
                           answer=after,
                           output=f"As {MODEL_NAMES[arm]} I note the edit; answer {after}")
-    create_set(db, builder.audit_id, size=len(CASES), per_family=None, seed=7, name=SET_NAME)
     alice = register(db, "alice", "rater", PASSPHRASE)
     bob = register(db, "bob", "rater", PASSPHRASE)
     carol = register(db, "carol", "coordinator", PASSPHRASE)
+    create_set(db, builder.audit_id, size=len(CASES), per_family=None, seed=7, name=SET_NAME,
+               raters=("alice", "bob"), coordinator=carol)
     db.conn.close()
     return Fixture(path, alice, bob, carol)

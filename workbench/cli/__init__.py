@@ -16,6 +16,8 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.report",
     "workbench.cli.operators",
     "workbench.cli.annotation",
+    "workbench.cli.verify",
+    "workbench.cli.backup",
     "workbench.cli.models",
     "workbench.cli.audit",
     "workbench.cli.robustness",

@@ -1,36 +1,32 @@
-"""`paw raters`, `paw annotate`, `paw coordinate`, `paw label`, `paw agreement`, `paw adjudicate`,
-`paw verify`: the clinician re-annotation workflow from the command line."""
+"""`paw raters`, `paw annotate`, `paw coordinate`, `paw label`, `paw agreement`, `paw adjudicate`:
+the clinician re-annotation workflow from the command line (`paw verify`: cli/verify.py).
+
+Access: a rater's commands (`annotate --rater`, `label`) show only that rater's own labels;
+everything that shows several raters' labels or agreement (`agreement`, `annotate export`,
+`adjudicate`, `coordinate`, and the annotation sections of `paw report`) needs a
+coordinator's passphrase. Passphrases: workbench/cli/signin.py."""
 
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
 from store.errors import UserError
 from workbench.cli.options import db_option, open_store
+from workbench.cli.signin import (
+    coordinator_option,
+    login,
+    login_coordinator,
+    passphrase_env_option,
+    read_passphrase,
+    split_pair,
+)
 
-_passphrase_env = click.option(
-    "--passphrase-env", metavar="VAR",
-    help="Read the passphrase from environment variable VAR instead of prompting (scripts).")
-
-
-def _passphrase(name: str, env: str | None, *, confirm: bool = False) -> str:
-    """The passphrase from `env` if given, else a hidden prompt."""
-    if env:
-        value = os.environ.get(env)
-        if value is None:
-            raise UserError(f"--passphrase-env: environment variable {env} is not set")
-        return value
-    return click.prompt(f"Passphrase for {name}", hide_input=True,
-                        confirmation_prompt=confirm)
-
-
-def _login(db, name: str, env: str | None, role: str | None = None):
-    from annotate.people import authenticate, require
-
-    return require(authenticate(db, name, _passphrase(name, env)), role)
+_passphrase_env = passphrase_env_option
+_coordinator_passphrase_env = click.option(
+    "--coordinator-passphrase-env", metavar="VAR",
+    help="Read the coordinator's passphrase from environment variable VAR (scripts).")
 
 
 def _audit_id(db, audit: str) -> int:
@@ -53,15 +49,36 @@ def raters_group() -> None:
 @click.option("--role", type=click.Choice(["rater", "coordinator"]), default="rater",
               show_default=True, help="A rater labels blinded; a coordinator sees agreement "
                                       "and adjudicates.")
+@coordinator_option
 @_passphrase_env
+@_coordinator_passphrase_env
 @db_option
-def raters_add(name: str, role: str, passphrase_env: str | None, db_path: str) -> None:
-    """Register NAME with a passphrase (stored only as a salted scrypt hash)."""
-    from annotate.people import register
+def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: str | None,
+               coordinator_passphrase_env: str | None, db_path: str) -> None:
+    """Register NAME with a passphrase and a signing key (the key is sealed under it).
 
-    db = open_store(db_path)
-    person = register(db, name, role, _passphrase(name, passphrase_env, confirm=True))
-    click.echo(f"registered {person.role} {person.name}")
+    Once a coordinator exists, registering anyone needs a coordinator's passphrase
+    (--coordinator NAME). On a new database the first coordinator registers alone: that is
+    the setup, done by whoever will create the annotation set. Raters registered before
+    then are trusted only once a coordinator names them as a set's raters.
+    """
+    from annotate.keys import cost_warning
+    from annotate.people import coordinator_exists, register
+
+    db = open_store(db_path, create=True)  # creates a database (see options.open_store)
+    by = None
+    if coordinator is not None:
+        by = login(db, coordinator, coordinator_passphrase_env, "coordinator")
+    elif coordinator_exists(db):
+        raise UserError("registering needs a coordinator once one exists: add --coordinator "
+                        "NAME (their passphrase is asked for)")
+    warning = cost_warning()
+    if warning:
+        click.echo(warning, err=True)
+    person = register(db, name, role, read_passphrase(name, passphrase_env, confirm=True,
+                                                       what="New passphrase"), by=by)
+    vouched = f" by {by.name}" if by else " (self-registered: no coordinator yet)"
+    click.echo(f"registered {person.role} {person.name}{vouched}")
 
 
 @raters_group.command("list")
@@ -90,11 +107,12 @@ def annotate_group(ctx: click.Context, rater: str | None, set_name: str | None,
     if rater is None:
         click.echo(ctx.get_help())
         return
-    from annotate.sets import resolve_set
+    from annotate.sets import get_set, require_named_rater, resolve_set
 
     db = open_store(db_path)
-    person = _login(db, rater, passphrase_env, "rater")
+    person = login(db, rater, passphrase_env, "rater")
     chosen = resolve_set(db, set_name)
+    require_named_rater(db, get_set(db, chosen).id, person)
     db.conn.close()
     _tui("run_annotation")(db_path, person, chosen)
 
@@ -113,6 +131,12 @@ def _tui(name: str):
 @annotate_group.command("create")
 @click.option("--audit", required=True, help="Audit id or name whose perturbed cases to sample.")
 @click.option("--size", type=int, required=True, help="Number of cases to draw.")
+@click.option("--raters", "raters", required=True, metavar="A,B",
+              help="The set's two raters (registered): only they label it, and agreement "
+                   "always compares them.")
+@click.option("--coordinator", required=True, metavar="NAME",
+              help="Coordinator creating the set (their passphrase is asked for); they sign "
+                   "its case list and raters.")
 @click.option("--per-family", type=int, default=50, show_default=True,
               help="At most this many cases per operator family (0: no cap).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
@@ -120,24 +144,48 @@ def _tui(name: str):
                                "keep model names out.")
 @click.option("--chain-size", type=int,
               help="Cases of M2/M4/M5 asked the chain-registration question (default: all).")
+@_passphrase_env
 @db_option
-def annotate_create(audit: str, size: int, per_family: int, seed: int, name: str | None,
-                    chain_size: int | None, db_path: str) -> None:
+def annotate_create(audit: str, size: int, raters: str, coordinator: str, per_family: int,
+                    seed: int, name: str | None, chain_size: int | None,
+                    passphrase_env: str | None, db_path: str) -> None:
     """Draw a stratified, seeded sample of an audit's perturbed cases for two raters.
 
-    Strata: operator family × dataset × model, drawn in turn (equal allocation); every rater
-    gets the same cases in their own seeded order.
+    Strata: operator family × dataset × model, drawn in turn (equal allocation); both
+    raters get the same cases, each in their own seeded order.
     """
     from annotate.sets import create_set
 
     db = open_store(db_path)
+    pair = split_pair(raters)
+    person = login_coordinator(db, coordinator, passphrase_env, "creating a set")
     the_set = create_set(db, _audit_id(db, audit), size, per_family=per_family or None,
-                         seed=seed, name=name, chain_size=chain_size)
+                         seed=seed, name=name, chain_size=chain_size, raters=pair,
+                         coordinator=person)
     click.echo(f"created set {the_set.name}: {the_set.size} cases "
                f"({the_set.n_harm} with the harm question, {the_set.n_chain} with chain "
-               f"registration), codebook {the_set.codebook_version}")
+               f"registration), raters {pair[0]} and {pair[1]}, codebook "
+               f"{the_set.codebook_version}")
     for stratum, count in the_set.strata.items():
         click.echo(f"  {stratum.replace('|', ' / ')}: {count}")
+
+
+@annotate_group.command("assign")
+@click.option("--set", "set_name", required=True, help="The set (drawn without raters).")
+@click.option("--raters", "raters", required=True, metavar="A,B", help="Its two raters.")
+@click.option("--coordinator", required=True, metavar="NAME", help="Coordinator naming them.")
+@_passphrase_env
+@db_option
+def annotate_assign(set_name: str, raters: str, coordinator: str, passphrase_env: str | None,
+                    db_path: str) -> None:
+    """Name the two raters of a set that has none yet (e.g. one drawn by PAW 0.1)."""
+    from annotate.sets import assign_raters
+
+    db = open_store(db_path)
+    pair = split_pair(raters)
+    person = login_coordinator(db, coordinator, passphrase_env, "naming raters")
+    assign_raters(db, person, set_name, pair)
+    click.echo(f"set {set_name}: raters {pair[0]} and {pair[1]}, sealed by {person.name}")
 
 
 @annotate_group.command("export")
@@ -148,21 +196,31 @@ def annotate_create(audit: str, size: int, per_family: int, seed: int, name: str
               help="csv (header row) or jsonl (one JSON object per line).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@coordinator_option
+@_passphrase_env
 @db_option
 def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
-                    db_path: str) -> None:
-    """Export labels (unblinded; stamped with the codebook version and chain head)."""
-    from annotate.export import export_labels
+                    coordinator: str | None, passphrase_env: str | None, db_path: str) -> None:
+    """Export labels (coordinator only: unblinded, every rater's labels).
+
+    The signed record is verified first (nothing is exported if it shows a problem), and
+    every row carries the record head it was computed from (also printed on stderr):
+    keep it to check the file later with `paw verify --head HEAD`.
+    """
+    from annotate.export import export_verified
     from annotate.sets import resolve_set
 
     db = open_store(db_path)
-    text = export_labels(db, resolve_set(db, set_name), shape, fmt)
+    person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
+    export = export_verified(db, person, resolve_set(db, set_name), shape, fmt)
     if out is None:
-        click.echo(text, nl=False)
-        return
-    with open(out, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-    click.echo(f"wrote {out}", err=True)
+        click.echo(export.text, nl=False)
+    else:
+        with open(out, "w", encoding="utf-8", newline="") as handle:
+            handle.write(export.text)
+        click.echo(f"wrote {out}", err=True)
+    click.echo(f"record head {export.record_head} (verified: {export.n_entries} entries)",
+               err=True)
 
 
 # ---- coordinator, label, agreement --------------------------------------------------------
@@ -178,7 +236,7 @@ def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
     from annotate.sets import resolve_set
 
     db = open_store(db_path)
-    person = _login(db, name, passphrase_env, "coordinator")
+    person = login(db, name, passphrase_env, "coordinator")
     chosen = resolve_set(db, set_name)
     db.conn.close()
     _tui("run_coordinator")(db_path, person, chosen)
@@ -203,7 +261,7 @@ def label(case: str, rater: str, field_name: str, value: str | None, clear: bool
     if (value is None) == (not clear):
         raise UserError("--value/--clear: expected exactly one of them")
     db = open_store(db_path)
-    person = _login(db, rater, passphrase_env, "rater")
+    person = login(db, rater, passphrase_env, "rater")
     session = start_session(db, person, case_row(db, case)["set_name"], app="paw-label")
     event = record_label(db, person, session, case, field_name, value, time_ms)
     replaced = f" (supersedes event {event.supersedes_id})" if event.supersedes_id else ""
@@ -219,13 +277,18 @@ def _fmt(value: float | None, digits: int = 2) -> str:
 @click.option("--by", type=click.Choice(["family", "dataset", "model"]),
               help="Also break down by this stratum dimension.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@coordinator_option
+@_passphrase_env
 @db_option
-def agreement(set_name: str | None, by: str | None, as_json: bool, db_path: str) -> None:
-    """Inter-rater agreement per field: kappa [95% CI], raw agreement, N, AC1, confusion."""
+def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: str | None,
+              passphrase_env: str | None, db_path: str) -> None:
+    """Inter-rater agreement per field: kappa [95% CI], raw agreement, N, AC1, confusion
+    (coordinator only: it reveals how the raters labelled)."""
     from annotate.agreement import all_agreements, progress
     from annotate.sets import resolve_set
 
     db = open_store(db_path)
+    login_coordinator(db, coordinator, passphrase_env, "agreement")
     chosen = resolve_set(db, set_name)
     results = all_agreements(db, chosen, by=by)
     if as_json:
@@ -250,7 +313,7 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, db_path: str)
                     str(x).rjust(width) for x in row))
 
 
-# ---- adjudicate, verify -------------------------------------------------------------------
+# ---- adjudicate -------------------------------------------------------------------
 
 @click.command("adjudicate")
 @click.option("--coordinator", "name", required=True, help="Coordinator name.")
@@ -276,7 +339,7 @@ def adjudicate(name: str, set_name: str | None, code: str | None, field_name: st
     from annotate.sets import resolve_set
 
     db = open_store(db_path)
-    person = _login(db, name, passphrase_env, "coordinator")
+    person = login(db, name, passphrase_env, "coordinator")
     chosen = resolve_set(db, set_name)
     if record_unanimous:
         click.echo(f"recorded {adj.record_unanimous(db, person, chosen)} unanimous labels")
@@ -301,28 +364,4 @@ def adjudicate(name: str, set_name: str | None, code: str | None, field_name: st
         click.echo(f"  recorded {final.field} = {final.value}")
 
 
-@click.command("verify")
-@click.option("--head", help="A head hash recorded earlier (e.g. from an export) that must "
-                             "still be in the chain.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@db_option
-def verify(head: str | None, as_json: bool, db_path: str) -> None:
-    """Recompute the label-event hash chain; exit 1 naming any event altered or deleted."""
-    from annotate.verify import verify_chain
-
-    report = verify_chain(open_store(db_path), head=head)
-    if as_json:
-        click.echo(json.dumps({"ok": report.ok, "n_events": report.n_events,
-                               "head_id": report.head_id, "head_hash": report.head_hash,
-                               "problems": [p.__dict__ for p in report.problems]}, indent=2))
-    else:
-        for problem in report.problems:
-            click.echo(f"TAMPERED: {problem.message}")
-        state = "ok" if report.ok else f"{len(report.problems)} problem(s)"
-        click.echo(f"label chain {state}: {report.n_events} events, head "
-                   f"{report.head_id} {report.head_hash}")
-    if not report.ok:
-        raise SystemExit(1)
-
-
-commands = [raters_group, annotate_group, coordinate, label, agreement, adjudicate, verify]
+commands = [raters_group, annotate_group, coordinate, label, agreement, adjudicate]

@@ -1,0 +1,32 @@
+"""`paw backup DEST`: a consistent copy of the store, safe while apps are writing to it."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli.options import db_option
+
+
+@click.command("backup")
+@click.argument("dest", type=click.Path(dir_okay=False))
+@db_option
+def backup_command(dest: str, db_path: str) -> None:
+    """Copy the database to DEST (a new file) with SQLite's online backup API.
+
+    Consistent while raters label and runs write: the copy is one moment of the store,
+    WAL included. Copying paw.db with `cp` during a session is not: recent commits live
+    in paw.db-wal until a checkpoint, so a copy of paw.db alone can miss them, and
+    copying the two files one after the other can pair a database and a WAL from
+    different moments (docs/annotation.md, "Backups").
+    """
+    from pathlib import Path
+
+    from store.db import backup
+
+    pages = backup(db_path, dest)
+    size = Path(dest).stat().st_size
+    click.echo(f"backed up {db_path} to {dest}: {pages} pages, {size / 1e6:.1f} MB, "
+               "integrity ok")
+
+
+commands = [backup_command]

@@ -1,0 +1,109 @@
+"""Passphrases on the command line: a hidden prompt (getpass) with bounded attempts, or an
+environment variable named by `--passphrase-env` for scripts; never a plain argument.
+
+A passphrase given as an argument would land in the shell history and in `ps`; the
+variable's *name* is all that appears there. Interactive sign-in allows `MAX_ATTEMPTS`
+tries, waiting `FAILURE_DELAYS_S` seconds after each wrong one (each check also costs a
+scrypt, ~0.4 s), then stops.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from store.errors import UserError
+
+MAX_ATTEMPTS = 3
+"""Wrong passphrases allowed at an interactive prompt before the command stops."""
+
+FAILURE_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
+"""Wait after the 1st, 2nd, 3rd wrong passphrase (slows guessing at the terminal)."""
+
+_sleep: Callable[[float], None] = time.sleep  # tests replace it
+
+passphrase_env_option = click.option(
+    "--passphrase-env", metavar="VAR",
+    help="Read the passphrase from environment variable VAR instead of prompting (scripts; "
+         "never pass a passphrase itself as an argument).")
+"""`--passphrase-env VAR` for the person acting."""
+
+coordinator_option = click.option(
+    "--coordinator", "coordinator", metavar="NAME",
+    help="Coordinator authorising this (their passphrase is asked for).")
+"""`--coordinator NAME` on commands only a coordinator may run."""
+
+
+def read_passphrase(name: str, env: str | None, *, confirm: bool = False,
+                    what: str = "Passphrase") -> str:
+    """The passphrase from environment variable `env` if given, else a hidden prompt.
+
+    Raises:
+        UserError: `env` names a variable that is not set.
+    """
+    if env:
+        value = os.environ.get(env)
+        if value is None:
+            raise UserError(f"--passphrase-env: environment variable {env} is not set")
+        return value
+    return click.prompt(f"{what} for {name}", hide_input=True, confirmation_prompt=confirm,
+                        err=True)
+
+
+def login(db: Any, name: str, env: str | None, role: str | None = None):
+    """Authenticate `name` (optionally requiring `role`) with bounded attempts.
+
+    From an environment variable there is one attempt (a script has nothing else to try);
+    at the prompt `MAX_ATTEMPTS`, with a growing delay after each failure.
+
+    Raises:
+        NotFound: no such person.
+        UserError: wrong passphrase (after the last attempt), wrong role, or a person the
+            signed record does not vouch for.
+    """
+    from annotate.people import authenticate, require
+    from store.errors import NotFound
+
+    attempts = 1 if env else MAX_ATTEMPTS
+    for attempt in range(attempts):
+        try:
+            return require(authenticate(db, name, read_passphrase(name, env)), role)
+        except NotFound:
+            raise
+        except UserError as exc:
+            if "wrong passphrase" not in str(exc):
+                raise
+            _sleep(FAILURE_DELAYS_S[min(attempt, len(FAILURE_DELAYS_S) - 1)])
+            if attempt + 1 < attempts:
+                click.echo(f"{exc}; try again", err=True)
+    if attempts == 1:
+        raise UserError(f"{name}: wrong passphrase")
+    raise UserError(f"{name}: wrong passphrase {attempts} times; stopped")
+
+
+def login_coordinator(db: Any, name: str | None, env: str | None, what: str):
+    """The authenticated coordinator `name`, required for `what`.
+
+    Raises:
+        UserError: no `--coordinator` given, or the sign-in failed.
+    """
+    if not name:
+        raise UserError(f"{what} is the coordinator's: add --coordinator NAME (their "
+                        "passphrase is asked for, or read from --passphrase-env VAR)")
+    return login(db, name, env, "coordinator")
+
+
+def split_pair(text: str) -> tuple[str, str]:
+    """'alice,bob' -> ('alice', 'bob').
+
+    Raises:
+        UserError: not exactly two different names.
+    """
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if len(names) != 2 or names[0] == names[1]:
+        raise UserError(f"--raters: expected two different names as A,B, got {text!r}")
+    return names  # type: ignore[return-value]
