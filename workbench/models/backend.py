@@ -73,6 +73,21 @@ class Backend(Protocol):
         """Free the model."""
 
 
+def read_watched(ctx: Any, index: int, n_vocab: int, watch_ids: Sequence[int]) -> Watched:
+    """The watched ids' logits and the vocabulary logsumexp at output row `index` of `ctx`.
+
+    `index` is a batch position whose logits were requested (-1: the last one).
+    """
+    import llama_cpp
+    import numpy as np
+
+    pointer = llama_cpp.llama_get_logits_ith(ctx, index)
+    logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,))
+    top = float(logits.max())
+    lse = top + math.log(float(np.exp(logits - top, dtype=np.float64).sum()))
+    return Watched(tuple(float(logits[i]) for i in watch_ids), lse)
+
+
 def default_threads() -> int:
     """All cores minus those other work keeps busy right now (whole cores), at least 1.
 
@@ -222,6 +237,25 @@ class LlamaCppBackend:
         # decoding carry slightly different numbers (llama.cpp uses other kernels for a
         # one-token batch), and reusing them would make results depend on the schedule.
         self._reusable = 0
+        self._decoder: Any = None
+
+    def batch_decoder(self, n_seq: int, ctx_seq: int) -> Any:
+        """A `BatchDecoder` for `n_seq` sequences of at least `ctx_seq` tokens (kept and reused).
+
+        Each sequence's KV stream is padded to a multiple of 256 cells, as llama.cpp does.
+        """
+        from workbench.models.batch import BatchDecoder
+
+        ctx_seq = min(-(-ctx_seq // 256) * 256, max(self.n_ctx, 256))
+        decoder = self._decoder
+        if decoder is not None and decoder.n_seq == n_seq and decoder.ctx_seq >= ctx_seq:
+            return decoder
+        if decoder is not None:
+            decoder.close()
+            self._decoder = None
+        self._decoder = BatchDecoder(self.llm, n_seq, ctx_seq,
+                                     prefix_cache_safe=self.prefix_cache_safe)
+        return self._decoder
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         """Token ids of `text`, no BOS (chat templates carry their own)."""
@@ -241,14 +275,7 @@ class LlamaCppBackend:
         return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token_id))
 
     def _watch(self, watch_ids: Sequence[int]) -> Watched:
-        import llama_cpp
-        import numpy as np
-
-        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
-        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
-        top = float(logits.max())
-        lse = top + math.log(float(np.exp(logits - top, dtype=np.float64).sum()))
-        return Watched(tuple(float(logits[i]) for i in watch_ids), lse)
+        return read_watched(self.llm.ctx, -1, self._n_vocab, watch_ids)
 
     def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
                  watch_ids: Sequence[int]) -> Decoded:
@@ -332,5 +359,8 @@ class LlamaCppBackend:
         self._reusable = 0
 
     def close(self) -> None:
-        """Free the model and its context."""
+        """Free the model and its contexts."""
+        if self._decoder is not None:
+            self._decoder.close()
+            self._decoder = None
         self.llm.close()

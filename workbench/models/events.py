@@ -68,6 +68,30 @@ class ModelLoaded:
 
 
 @dataclass(frozen=True)
+class BatchingChecked:
+    """The batching self-check ran on a freshly loaded model (reported once per load).
+
+    `identical` False means batched decoding changed bits on this backend, so the
+    runner decodes one sequence at a time; `detail` says what differed.
+    """
+
+    name: str
+    identical: bool
+    n_seq: int
+    detail: str
+    seconds: float
+
+    @property
+    def message(self) -> str:
+        """One line for a progress display."""
+        if self.identical:
+            return (f"batched decoding on: {self.n_seq} sequences per batch "
+                    f"(self-check bit-identical, {self.seconds:.1f} s)")
+        return (f"batched decoding off for {self.name}: the self-check found batched results "
+                f"differ from one-at-a-time decoding ({self.detail}); decoding one at a time")
+
+
+@dataclass(frozen=True)
 class GenerationFinished:
     """One generation was stored: `done` of `total` to generate in this run."""
 
@@ -89,5 +113,5 @@ class RunFinished:
     summary: RunSummary
 
 
-RunnerEvent = RunStarted | ModelLoaded | GenerationFinished | RunFinished
+RunnerEvent = RunStarted | ModelLoaded | BatchingChecked | GenerationFinished | RunFinished
 """Anything `Runner.run` passes to `on_event`."""

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from store.errors import UserError
 from store.generations import NewGeneration
 from workbench.models.answers import option_distribution, parse_answer
-from workbench.models.backend import Backend, Watched
+from workbench.models.backend import Backend, Decoded, Watched
 from workbench.models.prompts import RenderedPrompt
 from workbench.models.request import GenerationRequest
 
@@ -105,24 +106,66 @@ def _distribution(tok: Tokenized, watched: Watched, watch_ids: list[int],
     return probs, details
 
 
-def execute(backend: Backend, tok: Tokenized, model_id: int) -> NewGeneration:
-    """Generate one request and return the row to store (status 'error' if the backend failed)."""
+@dataclass(frozen=True)
+class DecodePlan:
+    """What a request asks the decoder for: the label tokens to watch and the token budget."""
+
+    watch_ids: list[int]
+    max_new: int
+
+
+def plan_decode(backend: Backend, tok: Tokenized) -> DecodePlan:
+    """The watched label tokens and how many tokens may be generated (room for the cue kept)."""
+    rendered = tok.prepared.rendered
+    watch_ids = sorted({t for ids in tok.candidates.values() for t in ids})
+    room = backend.n_ctx - len(tok.context_ids) - cue_room(backend, rendered.cue)
+    return DecodePlan(watch_ids, max(1, min(tok.prepared.request.sampler.max_tokens, room)))
+
+
+def _base(tok: Tokenized, model_id: int) -> dict:
     prepared = tok.prepared
     request, rendered = prepared.request, prepared.rendered
-    base = dict(
+    return dict(
         key=prepared.key, model_id=model_id, mode=request.mode, template=request.template,
         prompt=rendered.text, sampler=request.sampler.as_dict(), item_id=request.item.id,
         variant_id=request.variant_id, prefix=rendered.prefix,
         prefix_token_ids=tok.prefix_ids if rendered.prefix is not None else None,
         seed=request.sampler.seed, labels=rendered.labels, tokens_in=len(tok.context_ids),
     )
-    started = time.perf_counter()
+
+
+def error_row(tok: Tokenized, model_id: int, exc: BaseException, started: float
+              ) -> NewGeneration:
+    """The row stored when the backend failed (status 'error', retried on the next run)."""
+    trace = "".join(traceback.format_exception(exc, limit=3))
+    return NewGeneration(
+        **_base(tok, model_id), parse_status="error", latency_s=time.perf_counter() - started,
+        error=f"{type(exc).__name__}: {exc}\n{trace}",
+    )
+
+
+NextLogits = Callable[[Sequence[int], Sequence[int]], Watched]
+
+
+def finish_generation(backend: Backend, tok: Tokenized, model_id: int, plan: DecodePlan,
+                      decoded: Decoded, next_logits: NextLogits, started: float,
+                      reset: Callable[[], None] | None = None) -> NewGeneration:
+    """Parse a decoded output and read the option distribution at the answer position.
+
+    Args:
+        backend: tokenizes the cue and gives token pieces.
+        tok: the request.
+        model_id: stored with the row.
+        plan: what was decoded (watched ids).
+        decoded: the output ids and per-step watched logits.
+        next_logits: evaluates extra tokens on top of the cache that holds this request's
+            context and output (the backend's, or its batch slot's).
+        started: `time.perf_counter()` when the request started (for `latency_s`).
+        reset: forgets the cache after an error.
+    """
+    request, rendered = tok.prepared.request, tok.prepared.rendered
+    watch_ids = plan.watch_ids
     try:
-        watch_ids = sorted({t for ids in tok.candidates.values() for t in ids})
-        context = tok.context_ids
-        room = backend.n_ctx - len(context) - cue_room(backend, rendered.cue)
-        max_new = max(1, min(request.sampler.max_tokens, room))
-        decoded = backend.generate(context, request.sampler, max_new, watch_ids)
         pieces = [backend.piece(t) for t in decoded.token_ids]
         output = b"".join(pieces).decode("utf-8", errors="replace")
         parsed = parse_answer(output, rendered.labels, leading=request.mode == "direct")
@@ -137,22 +180,34 @@ def execute(backend: Backend, tok: Tokenized, model_id: int) -> NewGeneration:
                 before = (rendered.prefix or "") + output
                 separator = "" if not before or before[-1].isspace() else "\n"
                 cue_ids = backend.tokenize(separator + rendered.cue, special=False)
-                watched = backend.next_logits(list(context) + list(decoded.token_ids) + cue_ids,
-                                              watch_ids)
+                watched = next_logits(
+                    list(tok.context_ids) + list(decoded.token_ids) + cue_ids, watch_ids)
                 position = "appended"
         pieces_of = {t: backend.piece(t).decode("utf-8", errors="replace") for t in watch_ids}
         probs, details = _distribution(tok, watched, watch_ids, pieces_of, position)
     except Exception as exc:  # stored as status 'error' and retried on the next run
-        reset = getattr(backend, "reset", None)
         if reset is not None:
             reset()
-        return NewGeneration(
-            **base, parse_status="error", latency_s=time.perf_counter() - started,
-            error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
-        )
+        return error_row(tok, model_id, exc, started)
     return NewGeneration(
-        **base, output=output, output_token_ids=decoded.token_ids, answer=parsed.answer,
-        parse_status=parsed.status, option_probs=probs, option_logits=details,
-        tokens_out=len(decoded.token_ids), latency_s=time.perf_counter() - started,
-        finish_reason=decoded.finish_reason,
+        **_base(tok, model_id), output=output, output_token_ids=decoded.token_ids,
+        answer=parsed.answer, parse_status=parsed.status, option_probs=probs,
+        option_logits=details, tokens_out=len(decoded.token_ids),
+        latency_s=time.perf_counter() - started, finish_reason=decoded.finish_reason,
     )
+
+
+def execute(backend: Backend, tok: Tokenized, model_id: int) -> NewGeneration:
+    """Generate one request and return the row to store (status 'error' if the backend failed)."""
+    started = time.perf_counter()
+    reset = getattr(backend, "reset", None)
+    try:
+        plan = plan_decode(backend, tok)
+        decoded = backend.generate(tok.context_ids, tok.prepared.request.sampler, plan.max_new,
+                                   plan.watch_ids)
+    except Exception as exc:  # stored as status 'error' and retried on the next run
+        if reset is not None:
+            reset()
+        return error_row(tok, model_id, exc, started)
+    return finish_generation(backend, tok, model_id, plan, decoded, backend.next_logits,
+                             started, reset)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
 from store.errors import UserError
-from store.models import add_model, find_model, get_model
+from store.db import dumps
+from store.models import add_model, find_model, get_model, model_metadata
 from store.records import ModelRecord
 from workbench.models.gguf import read_gguf, sha256_file
 
@@ -107,3 +109,30 @@ def check_model_file(model: ModelRecord) -> None:
     if model.size_bytes is not None and size != model.size_bytes:
         raise UserError(f"{model.path}: model file of {model.name!r} changed size "
                         f"({model.size_bytes} → {size} bytes); register it again")
+
+
+def record_batch_verdict(db: sqlite_utils.Database, model: ModelRecord, verdict: Any, *,
+                         threads: int | None = None, gpu_layers: int = 0) -> None:
+    """Store the latest batching self-check in the model's metadata (`batch_check`).
+
+    Kept with the settings it ran under: the verdict belongs to this build of llama.cpp on
+    this machine, and `paw models` shows it.
+    """
+    from datetime import datetime, timezone
+
+    import llama_cpp
+
+    metadata = model_metadata(db, model.id)
+    metadata["batch_check"] = {
+        **verdict.as_dict(), "llama_cpp": llama_cpp.__version__, "threads": threads,
+        "gpu_layers": gpu_layers,
+        "checked_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    with db.conn:
+        db.execute("UPDATE models SET metadata_json = ? WHERE id = ?",
+                   [dumps(metadata), model.id])
+
+
+def batch_verdict(db: sqlite_utils.Database, model: ModelRecord) -> dict[str, Any] | None:
+    """The stored batching self-check of a model, or None if it never ran."""
+    return model_metadata(db, model.id).get("batch_check")

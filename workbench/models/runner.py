@@ -15,12 +15,14 @@ from collections.abc import Callable, Iterable
 import sqlite_utils
 
 from store.errors import UserError
-from store.generations import get_generations, insert_generation, stored_keys
+from store.generations import NewGeneration, get_generations, insert_generation, stored_keys
 from store.models import model_metadata
 from store.records import ModelRecord
 from workbench.models.answers import label_token_candidates
-from workbench.models.backend import Backend, LlamaCppBackend
+from workbench.models.backend import Backend, Decoded, LlamaCppBackend
+from workbench.models.batch import DEFAULT_BATCH_SIZE, Slot
 from workbench.models.events import (
+    BatchingChecked,
     GenerationFinished,
     ModelLoaded,
     RunFinished,
@@ -28,15 +30,25 @@ from workbench.models.events import (
     RunStarted,
     RunSummary,
 )
-from workbench.models.execute import Prepared, Tokenized, check_fits, execute
+from workbench.models.execute import (
+    Prepared,
+    Tokenized,
+    check_fits,
+    cue_room,
+    error_row,
+    execute,
+    finish_generation,
+    plan_decode,
+)
 from workbench.models.prompts import (
     PLAIN_CHAT_TEMPLATE,
     ChatFormat,
     generation_key,
     render_request,
 )
-from workbench.models.registry import check_model_file
+from workbench.models.registry import check_model_file, record_batch_verdict
 from workbench.models.request import GenerationRequest
+from workbench.models.selfcheck import BatchVerdict, check_batching
 
 
 class Runner:
@@ -50,16 +62,21 @@ class Runner:
         ctx: context size in tokens (default: min(trained context, 4096)).
         backend: a ready backend (tests pass `FakeBackend`); loaded lazily otherwise,
             and only if something needs generating.
+        batch_size: sequences decoded per `llama_decode` (default `DEFAULT_BATCH_SIZE`;
+            1 decodes one at a time). Batching is used only where the backend supports
+            it and the self-check on load found it bit-identical to one at a time.
     """
 
     def __init__(self, db: sqlite_utils.Database, model: ModelRecord, *,
                  threads: int | None = None, gpu_layers: int = 0, ctx: int | None = None,
-                 backend: Backend | None = None) -> None:
+                 backend: Backend | None = None, batch_size: int | None = None) -> None:
         self.db = db
         self.model = model
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.ctx = ctx
+        self.batch_size = DEFAULT_BATCH_SIZE if batch_size is None else max(1, batch_size)
+        self.batch_verdict: BatchVerdict | None = None
         self._backend = backend
         self._owns_backend = backend is None
         meta = model_metadata(db, model.id)
@@ -102,6 +119,32 @@ class Runner:
         if self._backend is not None and self._owns_backend:
             self._backend.close()
             self._backend = None
+            self.batch_verdict = None
+
+    def batching(self, emit: Callable[[RunnerEvent], None] | None = None) -> bool:
+        """Whether this runner decodes several sequences per batch (self-check on first call).
+
+        The check runs once per loaded backend; its verdict is stored in the model's
+        metadata (`batch_check`, shown by `paw models`) and reported once as
+        `BatchingChecked`.
+        """
+        backend = self.backend
+        if self.batch_size <= 1 or not hasattr(backend, "batch_decoder"):
+            return False
+        if self.batch_verdict is None:
+            # One check per loaded model and width: the backend keeps the verdict.
+            cache = backend.__dict__.setdefault("batch_verdicts", {})
+            if self.batch_size not in cache:
+                cache[self.batch_size] = check_batching(backend, self.batch_size)
+            self.batch_verdict = cache[self.batch_size]
+            record_batch_verdict(self.db, self.model, self.batch_verdict,
+                                 threads=getattr(backend, "threads", None),
+                                 gpu_layers=self.gpu_layers)
+            if emit is not None:
+                verdict = self.batch_verdict
+                emit(BatchingChecked(self.model.name, verdict.identical, verdict.n_seq,
+                                     verdict.detail, verdict.seconds))
+        return self.batch_verdict.identical
 
     def tokenize(self, prepared: Prepared) -> Tokenized:
         """Token ids of a prepared request: chat prompt, then the continued chain's exact ids."""
@@ -172,35 +215,71 @@ class Runner:
             emit(loaded)
 
         generated: list[str] = []
-        tokens_in = tokens_out = errors = 0
+        totals = {"in": 0, "out": 0, "errors": 0}
         stopped = False
         elapsed = 0.0
+
+        def record(tok: Tokenized, row: NewGeneration) -> None:
+            insert_generation(self.db, row)  # its own transaction: a kill loses nothing stored
+            generated.append(row.key)
+            totals["in"] += row.tokens_in or 0
+            totals["out"] += row.tokens_out or 0
+            totals["errors"] += row.parse_status == "error"
+            gold = tok.prepared.request.effective_gold
+            emit(GenerationFinished(
+                done=len(generated), total=len(work), key=row.key,
+                tokens_in=row.tokens_in or 0, tokens_out=row.tokens_out or 0,
+                latency_s=row.latency_s or 0.0, answer=row.answer,
+                parse_status=row.parse_status,
+                correct=None if gold is None or row.parse_status == "error"
+                else row.answer == gold,
+            ))
+
         if work:
+            batched = self.batching(emit)
             started = time.perf_counter()
-            for tok in work:
-                if should_stop is not None and should_stop():
-                    stopped = True
-                    break
-                row = execute(self.backend, tok, self.model.id)
-                insert_generation(self.db, row)
-                generated.append(row.key)
-                tokens_in += row.tokens_in or 0
-                tokens_out += row.tokens_out or 0
-                errors += row.parse_status == "error"
-                gold = tok.prepared.request.effective_gold
-                emit(GenerationFinished(
-                    done=len(generated), total=len(work), key=row.key,
-                    tokens_in=row.tokens_in or 0, tokens_out=row.tokens_out or 0,
-                    latency_s=row.latency_s or 0.0, answer=row.answer,
-                    parse_status=row.parse_status,
-                    correct=None if gold is None or row.parse_status == "error"
-                    else row.answer == gold,
-                ))
+            if batched:
+                stopped = self._run_batched(work, record, should_stop)
+            else:
+                for tok in work:
+                    if should_stop is not None and should_stop():
+                        stopped = True
+                        break
+                    record(tok, execute(self.backend, tok, self.model.id))
             elapsed = time.perf_counter() - started
-        summary = self._summary(unique, len(unique) - len(pending), generated, errors,
-                                tokens_in, tokens_out, elapsed, stopped)
+        summary = self._summary(unique, len(unique) - len(pending), generated,
+                                totals["errors"], totals["in"], totals["out"], elapsed,
+                                stopped)
         emit(RunFinished(summary))
         return summary
+
+    def _run_batched(self, work: list[Tokenized],
+                     record: Callable[[Tokenized, NewGeneration], None],
+                     should_stop: Callable[[], bool] | None) -> bool:
+        """Decode `work` (in its order) up to `batch_size` sequences at a time; True if stopped."""
+        from workbench.models.batch import BatchJob
+
+        backend = self.backend
+        jobs, need = [], 0
+        for tok in work:
+            plan = plan_decode(backend, tok)
+            jobs.append(BatchJob(tok.context_ids, tok.prepared.request.sampler, plan.max_new,
+                                 plan.watch_ids, tag=(tok, plan)))
+            need = max(need, len(tok.context_ids) + plan.max_new
+                       + cue_room(backend, tok.prepared.rendered.cue) + 1)
+        decoder = backend.batch_decoder(self.batch_size, need)  # type: ignore[attr-defined]
+
+        def finished(job: BatchJob, result: Decoded | BaseException, slot: Slot) -> None:
+            tok, plan = job.tag
+            if isinstance(result, BaseException):
+                row = error_row(tok, self.model.id, result, job.started)
+            else:
+                row = finish_generation(backend, tok, self.model.id, plan, result,
+                                        slot.next_logits, job.started,
+                                        reset=lambda: decoder.reset_slot(slot))
+            record(tok, row)
+
+        return decoder.run(jobs, finished, should_stop)
 
     def _summary(self, unique: dict[str, Prepared], skipped: int, generated: list[str],
                  errors: int, tokens_in: int, tokens_out: int, elapsed: float,
