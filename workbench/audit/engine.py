@@ -72,16 +72,20 @@ class AuditEngine:
         ctx: context size in tokens (default: the runner's).
         backend_factory: builds a ready backend for a model (tests pass a fake one);
             by default the runner loads llama.cpp lazily, only if something is generated.
+        batch_size: sequences per llama.cpp batch (default: the runner's; 1: one at a
+            time); batching needs the runner's bit-exactness self-check to pass.
     """
 
     def __init__(self, db: sqlite_utils.Database, *, threads: int | None = None,
                  gpu_layers: int = 0, ctx: int | None = None,
-                 backend_factory: BackendFactory | None = None) -> None:
+                 backend_factory: BackendFactory | None = None,
+                 batch_size: int | None = None) -> None:
         self.db = db
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.ctx = ctx
         self.backend_factory = backend_factory
+        self.batch_size = batch_size
         self._runners: dict[int, Runner] = {}
 
     def runner(self, model: ModelRecord) -> Runner:
@@ -90,7 +94,7 @@ class AuditEngine:
         if runner is None:
             backend = self.backend_factory(model) if self.backend_factory else None
             runner = Runner(self.db, model, threads=self.threads, gpu_layers=self.gpu_layers,
-                            ctx=self.ctx, backend=backend)
+                            ctx=self.ctx, backend=backend, batch_size=self.batch_size)
             self._runners[model.id] = runner
         return runner
 

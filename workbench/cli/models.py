@@ -24,17 +24,26 @@ def models_group(ctx: click.Context, db_path: str) -> None:
 @models_group.command("list")
 @db_option
 def list_command(db_path: str) -> None:
-    """List registered models with their quantization, context and file."""
+    """List registered models with their quantization, context, batching verdict and file.
+
+    The batching column is the last self-check on this machine: `batch N: identical`
+    (N sequences per llama.cpp batch gave the same bits as one at a time, so batching
+    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`.
+    """
     from store.models import list_models
-    from workbench.models.registry import default_model
+    from workbench.models.registry import batch_verdict, default_model
 
     db = open_store(db_path)
     default_model(db)
     for model in list_models(db):
         size = f"{model.size_bytes / 1e6:.0f} MB" if model.size_bytes else "?"
         cache = "prefix-cache" if model.prefix_cache_safe else "fresh-eval"
+        verdict = batch_verdict(db, model)
+        batch = "batch: unchecked" if verdict is None else \
+            f"batch {verdict['n_seq']}: {'identical' if verdict['identical'] else 'differs'}"
         click.echo(f"{model.name}\t{model.architecture or '?'}\t{model.quantization or '?'}\t"
-                   f"ctx {model.context_length or '?'}\t{size}\t{cache}\t{model.path}")
+                   f"ctx {model.context_length or '?'}\t{size}\t{cache}\t{batch}\t"
+                   f"{model.path}")
 
 
 @models_group.command("add")
@@ -90,11 +99,15 @@ def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
               help="Layers to offload to a GPU (-1: all).")
 @click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens "
               "(default: the model's, at most 4096).")
+@click.option("--batch", "batch_size", type=click.IntRange(min=1),
+              help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). "
+                   "Used only if the self-check on load finds it bit-identical.")
 @db_option
 def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str,
                 template: str | None, samples: int, temperature: float, seed: int,
                 seeds: str | None, max_tokens: int | None, threads: int | None,
-                gpu_layers: int, ctx: int | None, db_path: str) -> None:
+                gpu_layers: int, ctx: int | None, batch_size: int | None,
+                db_path: str) -> None:
     """Generate answers for a dataset with one model; re-running resumes where it stopped.
 
     Every generation is stored as it finishes (prompt, output, parsed answer, status,
@@ -118,13 +131,15 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     if not items:
         raise UserError(f"dataset {dataset_name!r} has no items")
     threads = threads or default_threads()  # decided once, so the session records it
-    runner = Runner(db, model, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    runner = Runner(db, model, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
+                    batch_size=batch_size)
     plan = plan_run(db, runner, dataset_id(db, dataset_name), items, mode=mode,
                     template=template_id, temperature=temperature, seeds=seed_list,
                     max_tokens=max_tokens, role=MODE_ROLES[mode])
     settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
                 "template": template_id, "temperature": temperature, "seeds": seed_list,
-                "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx}
+                "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx,
+                "batch": runner.batch_size}
     with ProgressReporter() as progress:
         summary = plan.execute(settings, progress)
     _print_summary(summary)
