@@ -149,12 +149,14 @@ def wrap(private: Any, master: bytes, name: str) -> bytes:
         nonce, raw, f"paw-person:{name}".encode())
 
 
-def unwrap(blob: bytes, master: bytes, name: str) -> Any | None:
+def unwrap(blob: bytes | None, master: bytes, name: str) -> Any | None:
     """The private key from `wrap`, or None when the passphrase or the blob is wrong."""
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
+    if not blob:
+        return None
     blob = bytes(blob)
     try:
         raw = ChaCha20Poly1305(_wrapping_key(master)).decrypt(
