@@ -138,8 +138,9 @@ class Progress:
         """The progress block a job role counts in."""
         return self.role_block.get(role, role)
 
-    def refresh(self) -> None:
-        """Recount from the jobs table and emit every block's progress."""
+    def refresh(self, emit: bool = True) -> None:
+        """Recount from the jobs table and (unless `emit` is False) emit every block's
+        progress."""
         self.done, self.total, self.not_fired = {}, {}, {}
         for role, status, n in self.db.execute(
                 "SELECT role, status, COUNT(*) FROM jobs WHERE audit_id = ? "
@@ -151,6 +152,11 @@ class Progress:
             self.total[block] = self.total.get(block, 0) + n
             if status == "done":
                 self.done[block] = self.done.get(block, 0) + n
+        if emit:
+            self.emit_all()
+
+    def emit_all(self) -> None:
+        """Emit every block's current progress, in block order."""
         order = list(self.blocks) + sorted(b for b in self.total if b not in self.blocks)
         for block in order:
             if block in self.total:
@@ -358,9 +364,10 @@ def run_staged(ctx: StudyContext, stages: Sequence[Stage], *, command: str,
     session = start_session(db, command, audit_id=audit.id, settings=audit.config)
     set_audit_status(db, audit.id, "running")
     progress = Progress(db, audit.id, emit, role_block, blocks)
-    progress.refresh()
+    progress.refresh(emit=False)
     emit(AuditPlanned(audit.name, tuple(arm.label for arm in ctx.arms), len(ctx.items),
                       dict(progress.total), dict(progress.done), dict(progress.not_fired)))
+    progress.emit_all()
     last_beat = [time.monotonic()]
 
     def beat() -> None:
