@@ -418,6 +418,46 @@ def m006_text_embeddings_and_dbpa_tests(db: sqlite_utils.Database) -> None:
     )
 
 
+def m007_flip_index(db: sqlite_utils.Database) -> None:
+    """The flip inspector's index: one row per answered perturbed job, derived and rebuildable.
+
+    `flip_index` holds what the flip list filters, counts and sorts on (flip, chain update
+    by the token rule, JSD of the option distributions, operator tags), so `paw flips` and
+    the UI's flip inspector page through 50,000 edits in SQL without reading chains.
+    `analysis.flips.index_flips` fills it from `jobs`/`generations` as answers arrive; its
+    rows can be deleted at any time (they are recomputed). `judgements` gains an index by
+    subject, for the judge-verdict filter.
+    """
+    db.executescript(
+        """
+        CREATE TABLE flip_index (
+            job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
+            audit_id INTEGER NOT NULL REFERENCES audits(id),
+            arm_id INTEGER NOT NULL REFERENCES arms(id),
+            item_id INTEGER NOT NULL REFERENCES items(id),
+            variant_id INTEGER NOT NULL REFERENCES variants(id),
+            role TEXT NOT NULL,
+            family TEXT NOT NULL,
+            operator_id TEXT NOT NULL,
+            intent TEXT,
+            generation_id INTEGER NOT NULL REFERENCES generations(id),
+            base_generation_id INTEGER NOT NULL REFERENCES generations(id),
+            generation_key TEXT NOT NULL,
+            answer TEXT,
+            base_answer TEXT,
+            excluded TEXT,
+            flipped INTEGER,
+            chain_updated INTEGER,
+            jsd REAL,
+            search TEXT NOT NULL
+        );
+        CREATE INDEX idx_flip_index_audit ON flip_index(audit_id, flipped, family, intent,
+                                                        arm_id);
+        CREATE INDEX idx_judgements_subject ON judgements(subject_generation_id, kind);
+        """
+    )
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 MIGRATIONS: list[Migration] = [
@@ -427,6 +467,7 @@ MIGRATIONS: list[Migration] = [
     m004_study_kinds_and_session_liveness,
     m005_signed_annotation_record,
     m006_text_embeddings_and_dbpa_tests,
+    m007_flip_index,
 ]
 
 
@@ -475,7 +516,8 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
             conn.execute(f"PRAGMA user_version = {version}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back already (disk full)
+                conn.execute("ROLLBACK")
             raise
         finally:
             if keys_off:
