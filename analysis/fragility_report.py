@@ -180,7 +180,9 @@ def exclusion_table(p: Profiles) -> pd.DataFrame:
                      "n_cfv_incomplete": c["cfv_incomplete"],
                      "n_direction_unparsed": c["direction_unparsed"],
                      "n_direction_missing": c["direction_missing"],
-                     "n_flags_unparsed": c["flags_unparsed"], "n_edd_missing": c["edd_missing"]})
+                     "n_flags_unparsed": c["flags_unparsed"],
+                     "n_flags_quote_not_found": c["flags_quote_not_found"],
+                     "n_edd_missing": c["edd_missing"]})
     return _frame(rows, "model")
 
 
@@ -236,7 +238,9 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
         Section("Exclusions", exclusion_table(p),
                 "Counts that did not enter a rate, or qualify one: moved elsewhere = "
                 "same-direction attempts whose re-answer went to a third option; baseline was "
-                "target = attempts whose model already chose the target before the change.",
+                "target = attempts whose model already chose the target before the change; "
+                "quote not found = flags whose quoted words do not occur in the explanation "
+                "they flag (counted in the rates; a sign of a weak judge).",
                 key="exclusions"),
     ]
 

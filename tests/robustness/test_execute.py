@@ -222,3 +222,12 @@ def test_bad_input_is_one_clear_error(demo_db, fake_model, make_engine) -> None:
         _run(demo_db, make_engine(hand), judge="nope")
     with pytest.raises(UserError, match="items"):
         _run(demo_db, make_engine(hand), item_ids=("demo-999",))
+
+
+def test_flag_quotes_are_checked_against_the_explanation(demo_db, fake_model, make_engine,
+                                                          marked) -> None:
+    outcome = _run(demo_db, make_engine(hand))
+    p = compute_profiles(load_robustness(demo_db, outcome.audit), n_boot=0, seed=0)
+    # The scripted flag quotes "Black", which the prefixed explanations never contain
+    # ("The prefix for demo-00x changes my mind"): all six quotes are not found.
+    assert p.arms[0].counts["flags_quote_not_found"] == 6

@@ -41,6 +41,7 @@ from workbench.robustness.plan import (
     cfv_judge_request,
     create_plan,
     direction_request,
+    explanation,
     flags_request,
     plan_cfv_answers,
     plan_judges,
@@ -73,6 +74,10 @@ class RobustnessOutcome:
     embedded: int
     elapsed_s: float
     stopped: bool
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def judge_method(model_name: str, template: str, max_tokens: int) -> str:
@@ -158,9 +163,14 @@ def store_judgements(ctx: StudyContext) -> int:
             else:
                 flags = parse_flags(output)
                 verdict = flags.verdict
+                said = _folded(explanation(prefixed))
+                # A weak judge may quote words that are not there (e.g. copied from its
+                # few-shot examples): recorded, so the report and the clinicians can see it.
                 evidence = {"problem": flags.problem,
                             "flags": [{"category": f.category, "severity": f.severity,
-                                       "evidence": f.evidence, "raw_category": f.raw_category}
+                                       "evidence": f.evidence, "raw_category": f.raw_category,
+                                       "quote_found": (_folded(f.evidence) in said)
+                                       if f.evidence.strip() else None}
                                       for f in flags.flags]}
         if subject is None:
             continue

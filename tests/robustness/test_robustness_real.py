@@ -1,0 +1,121 @@
+"""A tiny real robustness run: the embedded SmolLM2-135M answers, proposes and judges, the
+paper's embedder (all-MiniLM-L6-v2 when installed, else the TF-IDF fallback) embeds.
+
+Run once per module through the real CLI (`paw robustness`, then `paw report`) on an
+on-disk store: two demo vignettes, all six prefixes, short budgets. A 135M model's answers
+and verdicts say nothing clinical; the tests check that every stage stored what it should,
+that every profile number is in its range, and that running again generates nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+
+import pytest
+
+from analysis.fragility import load_robustness
+from analysis.fragility_profiles import compute_profiles
+from store.db import open_db
+from store.jobs import list_audits, list_jobs
+from workbench.cli import main
+from workbench.datasets.demo import import_demo
+
+pytestmark = pytest.mark.model
+
+ITEMS = "demo-003,demo-001"
+ARGS = ["robustness", "--dataset", "demo", "--items", ITEMS, "--max-tokens", "32",
+        "--cfv-max-tokens", "96", "--judge-max-tokens", "40"]
+
+
+def _paw(args: list[str], capsys) -> str:
+    try:
+        main(args)
+    except SystemExit as exc:  # main exits only on errors
+        raise AssertionError(f"paw {' '.join(args)} exited {exc.code}: "
+                             f"{capsys.readouterr().err}") from None
+    return capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """(db path, first run's stdout) after one real run through the CLI."""
+    path = tmp_path_factory.mktemp("robustness") / "paw.db"
+    db = open_db(path, create=True)
+    import_demo(db)
+    db.conn.close()
+    out = io.StringIO()  # capsys is per test; this fixture runs once per module
+    with contextlib.redirect_stdout(out):
+        main([*ARGS, "--db", str(path)])
+    return path, out.getvalue()
+
+
+def test_every_stage_stored(store) -> None:
+    path, printed = store
+    db = open_db(path)
+    (audit,) = list_audits(db, kind="robustness")
+    assert f"robustness {audit.name}:" in printed and "EDD embedder:" in printed
+    jobs = list_jobs(db, audit.id)
+    roles = {j.role for j in jobs}
+    assert {"baseline", "demographic", "cfv_propose", "judge_flags"} <= roles
+    assert {j.status for j in jobs} <= {"done", "not_fired"}
+    assert sum(j.role == "demographic" for j in jobs) == 12  # 2 items x 6 prefixes
+    # One CFV attempt per item: re-answered, or a format failure (variant not fired).
+    assert sum(j.role == "cfv_answer" for j in jobs) == 2
+    # Every judge job has a stored verdict (parsed or 'unparsed'), none silently lost.
+    judged = db.execute(
+        "SELECT COUNT(*) FROM jobs j JOIN generations g ON g.key = j.generation_key "
+        "JOIN judgements jd ON jd.judge_generation_id = g.id WHERE j.audit_id = ? "
+        "AND j.role LIKE 'judge_%'", [audit.id]).fetchone()[0]
+    assert judged == sum(j.role.startswith("judge_") for j in jobs) > 0
+    # The seven explanations of each question have a vector of the run's embedder.
+    assert audit.config["embedder"] in ("minilm", "tfidf")
+    assert f"EDD embedder: {audit.config['embedder']}" in printed
+
+
+def test_every_profile_number_in_range(store) -> None:
+    path, _ = store
+    db = open_db(path)
+    data = load_robustness(db)
+    p = compute_profiles(data, n_boot=50, seed=0)
+    (arm,) = p.arms
+    # Shares lie in [0, 1]; flags per question in [0, 6] (at most one flag per prefix is
+    # not a rule, but 40 tokens hold at most a few flag lines per explanation).
+    for name, e in arm.estimates.items():
+        if name == "edd":
+            continue
+        top = 1.0 if not name.startswith("flags_") else 6.0 * 3
+        if e.n == 0:
+            assert math.isnan(e.value), name
+        else:
+            assert 0.0 <= e.low <= e.value <= e.high <= top, (name, e)
+    edd = arm.estimates["edd"]
+    assert edd.n == 2  # both questions have their seven explanations embedded
+    assert 0.0 <= edd.low <= edd.value <= edd.high <= 2.0
+    attempts = p.attempts
+    assert set(attempts["state"]) <= {"scored", "unjudged"}
+    assert set(attempts["outcome"].dropna()) <= {"valid", "same_direction", "too_dramatic",
+                                                 "circular", "format_failure"}
+
+
+def test_rerun_generates_nothing(store, capsys) -> None:
+    path, _ = store
+    out = _paw([*ARGS, "--db", str(path)], capsys)
+    assert "0 new generation(s), 0 new verdict(s), 0 new embedding(s)" in out
+
+
+def test_report_through_the_cli(store, capsys, tmp_path) -> None:
+    path, _ = store
+    target = tmp_path / "rob.md"
+    out = _paw(["report", "--robustness", "1", "--out", str(target), "--n-boot", "50",
+                "--db", str(path)], capsys)
+    assert "wrote" in out and target.is_file()
+    text = target.read_text()
+    assert "Table 5: model profiles" in text and "Figure 5" in text
+    assert (tmp_path / "rob_directions.png").is_file()
+    assert (tmp_path / "rob_flag_categories.png").is_file()
+    js = json.loads(_paw(["report", "--robustness", "1", "--format", "json", "--n-boot", "0",
+                          "--db", str(path)], capsys))
+    assert js
