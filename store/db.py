@@ -91,7 +91,7 @@ def describe_sqlite_error(exc: sqlite3.Error, where: str | None = None) -> str:
     folder = Path(where).expanduser().resolve().parent
     if "database is locked" in text or "database table is locked" in text:
         return (f"{where}: another process held the write lock longer than the "
-                f"{BUSY_TIMEOUT_MS // 1000} s busy timeout; nothing was written by this "
+                f"{BUSY_TIMEOUT_MS / 1000:g} s busy timeout; nothing was written by this "
                 "step (try again when the other write has finished)")
     if "readonly database" in text or "unable to open database file" in text:
         if Path(where).exists() and not os.access(where, os.W_OK):
@@ -225,8 +225,9 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
         try:
             yield conn
         except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
+            if conn.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
             raise
         else:
             conn.execute(f"RELEASE {name}")
@@ -235,7 +236,10 @@ def transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        # On SQLITE_FULL, IOERR and some others SQLite has rolled back already; a second
+        # ROLLBACK would replace the real cause with "no transaction is active".
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     else:
         conn.execute("COMMIT")

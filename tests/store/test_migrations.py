@@ -81,3 +81,14 @@ def test_a_job_without_variant_cannot_be_planned_twice(db):
     # variant_id is NULL on both rows: m001's UNIQUE alone would let this through.
     with pytest.raises(sqlite3.IntegrityError):
         db["jobs"].insert(job)
+
+
+def test_user_version_counts_the_migrations(db_path):
+    from store.db import SCHEMA_VERSION
+
+    db = open_db(db_path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == len(MIGRATIONS)
+    # A file from before user_version was kept (0) gets it on the next open.
+    db.execute("PRAGMA user_version = 0")
+    db.conn.close()
+    assert open_db(db_path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
