@@ -1,4 +1,4 @@
-"""The prompt after "shifted": which option letter is correct after the edit."""
+"""The prompt after "shifted": which option is correct after the edit (letter or Yes/No)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,16 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from annotate.codebook import option_keys
+from workbench.tui.widgets.options_panel import option_line
+
 
 class AltLetterModal(ModalScreen[str | None]):
-    """Asks for the new correct option; the only place where letter keys record a label.
+    """Asks for the new correct option; the only place where option keys record a label.
 
-    Dismisses with the chosen label (as the case spells it), or None on escape.
+    Every option but the gold is offered with its key from `annotate.codebook.option_keys`
+    (a letter option is its own key; Yes / No / Maybe are y / n / m). Dismisses with the
+    chosen label as the case spells it, or None on escape.
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
@@ -31,29 +36,37 @@ class AltLetterModal(ModalScreen[str | None]):
 
     def __init__(self, options: Sequence[tuple[str, str]], gold: str) -> None:
         super().__init__()
-        self.options = [(label, text) for label, text in options if label != gold]
+        keys = option_keys([label for label, _ in options])
+        texts = dict(options)
+        self.keys: dict[str, str] = {key: label for key, label in keys.items() if label != gold}
+        """key -> option label, for every option but the gold."""
+        self.options = [(label, texts[label]) for label in self.keys.values()]
         """The options the rater may pick (every option but the gold)."""
         self.gold = gold
 
     def compose(self) -> ComposeResult:
         lines = [Content.assemble(("Which option is correct after the edit?", "bold"),
-                                  f"  (gold was {self.gold}) · press its letter")]
-        for label, text in self.options:
-            lines.append(Content.assemble((label, "bold $text-accent"), "  ", text))
+                                  f"  (gold was {self.gold}) · press its key")]
+        for key, label in self.keys.items():
+            line = option_line(label, dict(self.options)[label])
+            if key.upper() == label:  # a letter option: the key is the label itself
+                line[0] = (label, "bold $text-accent")
+                lines.append(Content.assemble(*line))
+            else:
+                lines.append(Content.assemble((key, "bold $text-accent"), "  ", *line))
         lines.append(Content.assemble(("esc", "bold $text-accent"), " back to gold shift"))
         with Vertical():
             yield Static(Content("\n").join(lines), id="alt-prompt")
 
     def on_key(self, event: events.Key) -> None:
-        """A letter naming one of the offered options records it (case-insensitive)."""
-        if event.character is None or not event.character.isalpha():
+        """A key naming one of the offered options records it (case-insensitive)."""
+        if event.character is None:
             return
-        for label, _ in self.options:
-            if label.lower() == event.character.lower():
-                event.stop()
-                event.prevent_default()
-                self.dismiss(label)
-                return
+        label = self.keys.get(event.character.lower())
+        if label is not None:
+            event.stop()
+            event.prevent_default()
+            self.dismiss(label)
 
     def action_cancel(self) -> None:
         """Close without choosing."""

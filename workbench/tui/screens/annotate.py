@@ -5,6 +5,10 @@ thread: it is one small transaction, and doing it synchronously means a keypress
 be lost between the key and a queued write. The screen reads cases only through the
 core's blinded `CaseView`, so nothing here can show a model, an arm, another rater's
 labels or an agreement figure.
+
+A field is refused until what it depends on (`annotate.codebook.Field.needs`: the edited
+question, the options with the gold, the model's answers, its reasoning) has been on
+screen in full; the panel concerned is scrolled into view and the label panel says why.
 """
 
 from __future__ import annotations
@@ -14,17 +18,14 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from annotate.codebook import FIELDS
+from annotate.codebook import FIELDS, option_keys
 from store.errors import UserError
 from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
-from workbench.tui.widgets.answer_panel import AnswerPanel
-from workbench.tui.widgets.label_panel import LabelPanel
-from workbench.tui.widgets.options_panel import OptionsPanel
-from workbench.tui.widgets.question_diff import QuestionDiff
+from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
+from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 
 if TYPE_CHECKING:
     from annotate.cases import CaseView
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 
 APP_NAME = "paw-tui"
 """Stamped (with the package version) on the rater's session and every event."""
+
+_VIEW = Binding.Group("view")
+_CASE = Binding.Group("case", compact=True)
 
 
 def required_fields(view: CaseView) -> list[str]:
@@ -60,8 +64,12 @@ class AnnotateScreen(Screen[None]):
         Binding("n", "note", "note"),
         Binding("up", "field(-1)", "field", key_display="↑↓"),
         Binding("down", "field(1)", show=False),
-        Binding("left_square_bracket,left", "case(-1)", "prev", key_display="["),
-        Binding("right_square_bracket,right", "case(1)", "next", key_display="]"),
+        Binding("left_square_bracket,left", "case(-1)", "prev", key_display="[", group=_CASE),
+        Binding("right_square_bracket,right", "case(1)", "next", key_display="]",
+                group=_CASE),
+        *[Binding(key, f"reveal('{name}')", name, group=_VIEW)
+          for name, key in PANEL_KEYS.items()],
+        Binding("tab", "next_panel", show=False),
         Binding("pageup", "scroll_case(-1)", show=False),
         Binding("pagedown", "scroll_case(1)", show=False),
         Binding("q", "app.quit", "quit"),
@@ -76,6 +84,8 @@ class AnnotateScreen(Screen[None]):
         self.active: str | None = None
         """The field the digit keys set now; None when every field is set."""
         self.session: Session | None = None
+        self.complete: set[str] = set()
+        """Codes of the cases every required field of which is labelled."""
         self._shown_at = time.monotonic()
 
     @property
@@ -88,14 +98,16 @@ class AnnotateScreen(Screen[None]):
         """The case on screen (None for an empty set)."""
         return self.cases[self.index] if self.cases else None
 
+    @property
+    def panels(self) -> CasePanels:
+        """The case's evidence pane."""
+        return self.query_one(CasePanels)
+
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        with VerticalScroll(id="case", can_focus=False):
-            yield QuestionDiff()
-            yield OptionsPanel()
-            yield AnswerPanel()
+        yield CasePanels(id="case")
         yield LabelPanel()
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         from annotate.events import start_session
@@ -108,14 +120,18 @@ class AnnotateScreen(Screen[None]):
         except UserError as exc:
             self.paw.show_error("Cannot start labelling", exc)
             return
+        self.complete = {v.code for v in self.cases if is_complete(v)}
         # Resume where the rater left off: the first case not fully labelled.
         self.index = next((i for i, v in enumerate(self.cases) if not is_complete(v)), 0)
         self._show()
 
-    # ---- drawing --------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the keys of panels this case does not have (no answers unless it flipped)."""
+        if action == "reveal" and self.cases:
+            return parameters[0] in self.panels.present()
+        return True
 
-    def _labelled_count(self) -> int:
-        return sum(1 for v in self.cases if is_complete(v))
+    # ---- drawing --------------------------------------------------------------------
 
     def _first_unset(self, view: CaseView, after: str | None = None) -> str | None:
         """The first required field without a label, starting after `after` (wrapping)."""
@@ -127,8 +143,20 @@ class AnnotateScreen(Screen[None]):
                 return name
         return None
 
-    def _show(self, active: str | None = None) -> None:
-        """Draw the current case; `active` picks the field (default: first unset)."""
+    def _unseen(self, field: str | None) -> list[str]:
+        """Evidence `field` needs that has not been on screen in full yet."""
+        if field is None:
+            return []
+        self.panels.note_visible()
+        return self.panels.unseen(FIELDS[field].needs)
+
+    def _show(self, active: str | None = None, *, reveal: bool = False) -> None:
+        """Draw the current case; `active` picks the field (default: first unset).
+
+        Args:
+            active: the field to make active.
+            reveal: scroll to the first panel the active field needs and that is unseen.
+        """
         view = self.current
         status = self.query_one("#status", Static)
         if view is None:
@@ -136,35 +164,59 @@ class AnnotateScreen(Screen[None]):
             return
         self.active = active if active in view.fields else self._first_unset(view)
         status.update(f"case {view.code} · {self.index + 1} of {len(self.cases)} in your "
-                      f"order · {self._labelled_count()} / {len(self.cases)} labelled · "
+                      f"order · {len(self.complete)} / {len(self.cases)} labelled · "
                       f"rater {self.paw.person.name}")
-        self.query_one(QuestionDiff).show(
-            question=view.question, edited=view.edited_question,
-            removed=view.original_spans, inserted=view.edited_spans, context=view.context)
-        self.query_one(OptionsPanel).show(view.options, view.gold,
-                                          view.labels_dict.get("gold_shift_alt"))
-        self.query_one(AnswerPanel).show(before=view.answer_before, after=view.answer_after,
-                                         options=view.options_dict, chain=view.chain_after)
-        self.query_one(LabelPanel).show(view.fields, view.labels_dict, self.active)
+        self.panels.show(view, view.labels_dict.get("gold_shift_alt"))
+        self._draw_labels()
+        self.refresh_bindings()
+        if reveal:
+            self.call_after_refresh(self._reveal_needed)
+
+    def _draw_labels(self) -> None:
+        view = self.current
+        if view is None:
+            return
+        self.query_one(LabelPanel).show(
+            view.fields, view.labels_dict, self.active,
+            option_keys=self._option_keys(view), unseen=self._unseen(self.active),
+            panel_keys=PANEL_KEYS)
+
+    def on_case_panels_panels_seen(self, message: CasePanels.PanelsSeen) -> None:
+        """A panel came fully into view: the label panel's 'read … first' hint changes."""
+        if self.current is not None and message.code == self.current.code:
+            self._draw_labels()
+
+    def _reveal_needed(self) -> None:
+        unseen = self._unseen(self.active)
+        if unseen:
+            self.panels.reveal(unseen[0])
+        self._draw_labels()
+
+    @staticmethod
+    def _option_keys(view: CaseView) -> dict[str, str]:
+        return {key: label for key, label in option_keys([lab for lab, _ in view.options])
+                .items() if label != view.gold}
 
     def _go(self, index: int) -> None:
         """Move to case `index` (clamped) and restart its time-on-item clock."""
         if not self.cases:
             return
-        index = max(0, min(index, len(self.cases) - 1))
-        if index != self.index:
-            self.query_one("#case", VerticalScroll).scroll_home(animate=False)
-        self.index = index
+        self.index = max(0, min(index, len(self.cases) - 1))
         self._shown_at = time.monotonic()
         self._show()
-        self.post_message(CaseShown(self.cases[index].code, index + 1))
+        self.post_message(CaseShown(self.cases[self.index].code, self.index + 1))
 
     def _refresh_current(self) -> None:
         from annotate.cases import get_case_view
 
         view = self.current
         if view is not None:
-            self.cases[self.index] = get_case_view(self.paw.db, view.code, self.paw.person)
+            fresh = get_case_view(self.paw.db, view.code, self.paw.person)
+            self.cases[self.index] = fresh
+            if is_complete(fresh):
+                self.complete.add(fresh.code)
+            else:
+                self.complete.discard(fresh.code)
 
     # ---- recording ------------------------------------------------------------------
 
@@ -196,7 +248,7 @@ class AnnotateScreen(Screen[None]):
             return
         following = self._first_unset(view, after=field)
         if following is not None:
-            self._show(active=following)
+            self._show(active=following, reveal=True)
             return
         self._show(active=None)
         self._next_case_after_complete()
@@ -206,7 +258,8 @@ class AnnotateScreen(Screen[None]):
         if nxt < len(self.cases):
             self._go(nxt)
             return
-        pending = next((i for i, v in enumerate(self.cases) if not is_complete(v)), None)
+        pending = next((i for i, v in enumerate(self.cases) if v.code not in self.complete),
+                       None)
         if pending is None:
             self.notify(f"All {len(self.cases)} cases labelled. Thank you.", timeout=6)
         else:
@@ -227,6 +280,18 @@ class AnnotateScreen(Screen[None]):
 
         self.app.push_screen(AltLetterModal(view.options, view.gold), chosen)
 
+    def _refuse_unseen(self, field: str) -> bool:
+        """True (and the missing panel scrolled into view) when `field` cannot be set yet."""
+        unseen = self._unseen(field)
+        if not unseen:
+            return False
+        self.app.bell()
+        self.panels.reveal(unseen[0])
+        self.notify(f"Not recorded: {waiting_text(unseen, PANEL_KEYS)} "
+                    "(pagedown scrolls a long panel).", severity="warning", timeout=4)
+        self._draw_labels()
+        return True
+
     # ---- actions --------------------------------------------------------------------
 
     def action_digit(self, key: str) -> None:
@@ -234,8 +299,10 @@ class AnnotateScreen(Screen[None]):
         if self.active is None or self.current is None:
             self.app.bell()
             return
+        if self._refuse_unseen(self.active):
+            return
         if self.active == "gold_shift_alt":
-            self._ask_alternative()  # the letter itself is typed inside the prompt
+            self._ask_alternative()  # the option itself is chosen inside the prompt
             return
         spec = FIELDS[self.active]
         value = spec.value_for_key(key)
@@ -264,8 +331,9 @@ class AnnotateScreen(Screen[None]):
         self.index = where
         self._shown_at = time.monotonic()
         self._refresh_current()
-        self._show(active=event.field if event.field in required_fields(self.current)
-                   else None)
+        view = self.current
+        assert view is not None
+        self._show(active=event.field if event.field in required_fields(view) else None)
         self.post_message(LabelUndone(event.code, event.field, event.value, event.id))
 
     def action_skip(self) -> None:
@@ -288,7 +356,22 @@ class AnnotateScreen(Screen[None]):
             at = 0 if step > 0 else len(order) - 1
         else:
             at = (order.index(self.active) + step) % len(order)
-        self._show(active=order[at])
+        self._show(active=order[at], reveal=True)
+
+    def action_reveal(self, name: str) -> None:
+        """Bring one panel of the case into view (question, options, answers, reasoning)."""
+        self.panels.reveal(name)
+        self.call_after_refresh(self._draw_labels)
+
+    def action_next_panel(self) -> None:
+        """Bring the next panel of the case into view (wrapping)."""
+        present = self.panels.present()
+        if not present:
+            return
+        top = self.panels.scroll_y
+        later = [name for name in present
+                 if self.panels.panel(name).virtual_region.y > top + 0.5]
+        self.action_reveal(later[0] if later else present[0])
 
     def action_note(self) -> None:
         """Open the note input for this case."""
@@ -309,13 +392,16 @@ class AnnotateScreen(Screen[None]):
 
     def action_scroll_case(self, step: int) -> None:
         """Scroll the case (question, options, answers) a page up or down."""
-        case = self.query_one("#case", VerticalScroll)
-        case.scroll_page_down() if step > 0 else case.scroll_page_up()
+        panels = self.panels
+        panels.scroll_page_down(animate=False) if step > 0 else \
+            panels.scroll_page_up(animate=False)
+        self.call_after_refresh(self._draw_labels)
 
     def palette_commands(self) -> list[SystemCommand]:
         """Labelling commands offered in the command palette (ctrl+p)."""
         first_open = lambda: self._go(  # noqa: E731
-            next((i for i, v in enumerate(self.cases) if not is_complete(v)), self.index))
+            next((i for i, v in enumerate(self.cases) if v.code not in self.complete),
+                 self.index))
         return [
             SystemCommand("Undo last label", "Restore the value before your latest label",
                           self.action_undo),

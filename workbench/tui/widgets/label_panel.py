@@ -7,10 +7,15 @@ from collections.abc import Mapping, Sequence
 from textual.content import Content
 from textual.widgets import Static
 
-from annotate.codebook import FIELDS
+from annotate.codebook import EVIDENCE, FIELDS
 
 _TITLE_WIDTH = 19
 _VALUE_WIDTH = 12
+
+PANEL_NAMES: dict[str, str] = {"question": "the edited question", "options": "the options",
+                               "answers": "the model's answers",
+                               "chain": "the model's reasoning"}
+"""Short names of the evidence panels, for 'read … first' hints."""
 
 
 def _value_text(field: str, value: str | None) -> str:
@@ -21,17 +26,34 @@ def _value_text(field: str, value: str | None) -> str:
     return value
 
 
-def field_keys(field: str) -> Content:
-    """The key legend of one field, e.g. `1 valid  2 borderline  3 invalid`."""
+def field_keys(field: str, option_keys: Mapping[str, str] | None = None,
+               gap: str = "  ") -> Content:
+    """The key legend of one field, e.g. `1 valid  2 borderline  3 invalid`.
+
+    Args:
+        field: the field.
+        option_keys: key -> option label, for the option field (every option but the gold).
+        gap: space between two keys (one space when two would wrap the line).
+    """
     spec = FIELDS[field]
+    parts: list[str | tuple[str, str]] = []
     if spec.kind == "option_letter":
-        return Content.assemble(("1", "bold $text-accent"), " choose the new option letter")
+        for key, label in (option_keys or {}).items():
+            parts += [(key, "bold $text-accent"), f" {label}{gap}" if key.upper() != label
+                      else gap]
+        return Content.assemble(*parts).rstrip() if parts else Content("choose the option")
     if spec.kind == "text":
         return Content.assemble(("n", "bold $text-accent"), " write a note (optional)")
-    parts: list[str | tuple[str, str]] = []
     for value in spec.values:
-        parts += [(value.key, "bold $text-accent"), f" {value.value}  "]
-    return Content.assemble(*parts)
+        parts += [(value.key, "bold $text-accent"), f" {value.value}{gap}"]
+    return Content.assemble(*parts).rstrip()
+
+
+def waiting_text(unseen: Sequence[str], keys: Mapping[str, str]) -> str:
+    """'read the model's answers (a) first' for evidence not yet on screen."""
+    names = [f"{PANEL_NAMES.get(name, EVIDENCE.get(name, name))} ({keys.get(name, 'tab')})"
+             for name in unseen]
+    return f"read {' and '.join(names)} first"
 
 
 class LabelPanel(Static):
@@ -42,20 +64,36 @@ class LabelPanel(Static):
     """
 
     DEFAULT_CSS = """
-    LabelPanel { height: auto; border: round $accent; padding: 0 1; }
+    LabelPanel {
+        height: auto;
+        border-top: round $accent;
+        border-title-color: $text-accent;
+        padding: 0 1;
+    }
     """
 
     def on_mount(self) -> None:
         self.border_title = "Labels"
 
-    def show(self, fields: Sequence[str], labels: Mapping[str, str], active: str | None) -> None:
+    def show(self, fields: Sequence[str], labels: Mapping[str, str], active: str | None, *,
+             option_keys: Mapping[str, str] | None = None, unseen: Sequence[str] = (),
+             panel_keys: Mapping[str, str] | None = None) -> None:
         """Redraw for a case.
 
         Args:
             fields: applicable fields in order (from the codebook, given the labels).
             labels: this rater's current labels for the case.
-            active: the field the digit keys set now (None: all set).
+            active: the field the keys set now (None: all set).
+            option_keys: key -> option label offered for the new-answer field.
+            unseen: evidence the active field needs that has not been on screen yet.
+            panel_keys: evidence name -> the key that shows it.
         """
+        # The 'read … first' hint goes in the title rule, so the panel never changes height
+        # (a taller panel would shrink the case pane under the rater's eyes).
+        self.border_title = (
+            f"Labels · [b $text-warning]{waiting_text(unseen, panel_keys or {})}[/]"
+            if active is not None and unseen else "Labels")
+        width = max(self.size.width - 2, 40)
         lines: list[Content] = []
         if active is not None:
             lines.append(Content.assemble((FIELDS[active].question, "italic")))
@@ -72,6 +110,9 @@ class LabelPanel(Static):
             line = Content.assemble(marker, title, (f"= {shown}".ljust(_VALUE_WIDTH + 3),
                                                     value_style))
             if name == active or name == "note":
-                line = line + field_keys(name)
+                keys = field_keys(name, option_keys)
+                if line.cell_length + keys.cell_length > width:
+                    keys = field_keys(name, option_keys, gap=" ")
+                line = line + keys
             lines.append(line)
         self.update(Content("\n").join(lines))

@@ -8,20 +8,28 @@ from textual.content import Content
 from textual.widgets import Static
 
 
+def option_line(label: str, text: str) -> list[str | tuple[str, str]]:
+    """`A  text` parts; a label that is its own text (Yes / No / Maybe) is written once."""
+    if text.strip().lower() == label.strip().lower():
+        return [(label, "bold")]
+    # Plain text parts: option text is data, never markup.
+    return [(label, "bold"), "  ", text]
+
+
 class OptionsPanel(Static):
     """Options as `A  text` lines; the gold is marked `gold`, a chosen alternative `new`."""
 
     DEFAULT_CSS = """
     OptionsPanel {
         height: auto;
-        border: round $primary 50%;
+        border-top: round $primary 50%;
         border-title-color: $text-primary;
         padding: 0 1;
     }
     """
 
     def on_mount(self) -> None:
-        self.border_title = "Options"
+        self.border_title = "Options · ◆ gold"
 
     def show(self, options: Sequence[tuple[str, str]], gold: str,
              alternative: str | None = None) -> None:
@@ -30,7 +38,7 @@ class OptionsPanel(Static):
         Args:
             options: (label, text) pairs in display order.
             gold: the gold label of the original question.
-            alternative: the letter this rater chose as now correct, if any.
+            alternative: the option this rater chose as now correct, if any.
         """
         lines: list[Content] = []
         for label, text in options:
@@ -40,6 +48,5 @@ class OptionsPanel(Static):
                 tag = ("  ◇ your new answer", "bold $text-warning")
             else:
                 tag = ("", "")
-            # Plain text parts: option text is data, never markup.
-            lines.append(Content.assemble((f"{label}", "bold"), "  ", text, tag))
+            lines.append(Content.assemble(*option_line(label, text), tag))
         self.update(Content("\n").join(lines))

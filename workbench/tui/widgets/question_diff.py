@@ -1,4 +1,10 @@
-"""Original and edited question, with what the edit removed and inserted highlighted."""
+"""The question and its edit: one inline diff at 80 columns, side by side when wide.
+
+Narrow terminals show the edited question once, with the words the edit removed struck
+through where they stood and the words it inserted highlighted, so the whole edit costs
+no extra lines. From 110 columns the original and the edited question stand side by side
+(the screen sets its `-wide` breakpoint class; see annotate.tcss).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,13 @@ from textual.content import Content
 from textual.widgets import Static
 
 REMOVED_STYLE = "bold strike $text-error on $error-muted"
-"""How text the edit removed or replaced is drawn on the original side."""
+"""How text the edit removed or replaced is drawn."""
 
 INSERTED_STYLE = "bold $text-warning on $warning-muted"
-"""How text the edit inserted is drawn on the edited side."""
+"""How text the edit inserted is drawn."""
+
+INLINE_TITLE = "Edited question · [strike]struck[/]: removed · highlighted: inserted"
+"""Title of the inline diff (the legend of its two styles)."""
 
 
 def highlighted(text: str, spans: Sequence[tuple[int, int]], style: str) -> Content:
@@ -37,25 +46,33 @@ def highlighted(text: str, spans: Sequence[tuple[int, int]], style: str) -> Cont
     return Content.assemble(*parts)
 
 
-class QuestionDiff(Container):
-    """Two panes, original and edited; side by side on wide screens, stacked at 80 columns.
+def inline(segments: Sequence[tuple[str, str]]) -> Content:
+    """The core's edit segments as one text: removed struck through, inserted highlighted."""
+    styles = {"removed": REMOVED_STYLE, "inserted": INSERTED_STYLE}
+    return Content.assemble(*[(text, styles[kind]) if kind in styles else text
+                              for kind, text in segments])
 
-    The screen sets the layout through its `-wide` breakpoint class (see annotate.tcss).
-    """
+
+class QuestionDiff(Container):
+    """Context (if any), then the inline diff (narrow) or both questions (wide)."""
 
     DEFAULT_CSS = """
     QuestionDiff { height: auto; layout: vertical; }
     QuestionDiff > Static {
         height: auto;
-        border: round $primary 50%;
+        border-top: round $primary 50%;
         border-title-color: $text-primary;
         padding: 0 1;
     }
     QuestionDiff > #context { border: none; color: $text-muted; }
+    QuestionDiff > #original, QuestionDiff > #edited { display: none; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="context")
+        both = Static(id="inline")
+        both.border_title = INLINE_TITLE
+        yield both
         original = Static(id="original")
         original.border_title = "Original question"
         yield original
@@ -64,19 +81,22 @@ class QuestionDiff(Container):
         yield edited
 
     def show(self, *, question: str, edited: str, removed: Sequence[tuple[int, int]],
-             inserted: Sequence[tuple[int, int]], context: str | None = None) -> None:
-        """Display a case's two questions.
+             inserted: Sequence[tuple[int, int]], segments: Sequence[tuple[str, str]],
+             context: str | None = None) -> None:
+        """Display a case's question and its edit.
 
         Args:
             question: the original question.
             edited: the edited question.
             removed: spans of `question` the edit removed or replaced.
             inserted: spans of `edited` the edit inserted.
-            context: an optional passage shown above both.
+            segments: the core's inline diff runs ('same', 'removed', 'inserted', 'gap').
+            context: an optional passage shown above.
         """
         context_widget = self.query_one("#context", Static)
         context_widget.display = bool(context)
         context_widget.update(Content(context or ""))
+        self.query_one("#inline", Static).update(inline(segments))
         self.query_one("#original", Static).update(
             highlighted(question, removed, REMOVED_STYLE))
         self.query_one("#edited", Static).update(

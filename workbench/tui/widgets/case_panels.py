@@ -1,0 +1,163 @@
+"""One case's evidence in a scrolling pane, and which of it has actually been on screen.
+
+The panels are the codebook's evidence (`annotate.codebook.EVIDENCE`): the question with
+its edit, the options with the gold, the model's answers, its reasoning. A label field
+names what it depends on (`Field.needs`); the labelling screen asks `unseen(needs)` before
+it records a value, so a rater cannot answer harm without the answers, or chain
+registration without the reasoning, having been on screen. A panel counts as seen once
+every one of its lines has been inside the viewport during this session — a long chain
+has to be scrolled through, not merely begun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+
+from workbench.tui.widgets.answer_panel import AnswerPanel
+from workbench.tui.widgets.chain_panel import ChainPanel
+from workbench.tui.widgets.options_panel import OptionsPanel
+from workbench.tui.widgets.question_diff import QuestionDiff
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
+
+    from annotate.cases import CaseView
+
+PANEL_KEYS: dict[str, str] = {"question": "e", "options": "o", "answers": "a",
+                              "chain": "c"}
+"""The key that brings each panel into view (shown in the footer legend)."""
+
+
+class CasePanels(VerticalScroll, can_focus=False):
+    """Question (with the edit), options, answers and reasoning of one case."""
+
+    class PanelsSeen(Message):
+        """Another panel of the case has now been on screen in full."""
+
+        def __init__(self, code: str, names: tuple[str, ...]) -> None:
+            super().__init__()
+            self.code = code
+            """The case."""
+            self.names = names
+            """Every panel of it seen in full so far."""
+
+    DEFAULT_CSS = """
+    CasePanels { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
+        super().__init__(id=id)
+        self.code: str | None = None
+        """The case shown."""
+        self._seen: dict[str, dict[str, set[int] | bool]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield QuestionDiff()
+        yield OptionsPanel()
+        yield AnswerPanel()
+        yield ChainPanel()
+
+    def on_mount(self) -> None:
+        self.watch(self, "scroll_y", lambda: self.call_after_refresh(self.note_visible),
+                   init=False)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.note_visible)
+
+    # ---- what is on screen ----------------------------------------------------------
+
+    def panel(self, name: str) -> Widget:
+        """The widget that shows evidence `name` ('question', 'options', ...)."""
+        kinds: dict[str, type[Widget]] = {"question": QuestionDiff, "options": OptionsPanel,
+                                          "answers": AnswerPanel, "chain": ChainPanel}
+        return self.query_one(kinds[name])
+
+    def present(self) -> list[str]:
+        """Evidence panels this case shows, top to bottom."""
+        return [name for name in PANEL_KEYS if self.panel(name).display]
+
+    def show(self, view: CaseView, alternative: str | None = None) -> None:
+        """Draw a case (and start tracking what of it is seen, unless it is the same case)."""
+        self.query_one(QuestionDiff).show(
+            question=view.question, edited=view.edited_question,
+            removed=view.original_spans, inserted=view.edited_spans, segments=view.segments,
+            context=view.context)
+        self.query_one(OptionsPanel).show(view.options, view.gold, alternative)
+        self.query_one(AnswerPanel).show(before=view.answer_before, after=view.answer_after,
+                                         options=view.options_dict)
+        self.query_one(ChainPanel).show(view.chain_after)
+        if view.code != self.code:
+            self.code = view.code
+            self.scroll_home(animate=False)
+        self._seen.setdefault(view.code, {})
+        self.call_after_refresh(self.note_visible)
+
+    def _rows(self, name: str) -> tuple[int, int] | None:
+        """(top, height) of a panel in the pane's virtual space, None if not laid out."""
+        widget = self.panel(name)
+        if not widget.display:
+            return None
+        region = widget.virtual_region
+        if region.height <= 0:
+            return None
+        return region.y, region.height
+
+    def note_visible(self) -> None:
+        """Record which lines of each panel are on screen, from the last composed frame
+        (the compositor's map: what the rater was actually shown, not a pending layout)."""
+        from textual.errors import NoWidget
+
+        if self.code is None or not self.is_mounted:
+            return
+        seen = self._seen.setdefault(self.code, {})
+        before = sum(1 for value in seen.values() if value is True)
+        for name in self.present():
+            if seen.get(name) is True:
+                continue
+            try:
+                geometry = self.screen.find_widget(self.panel(name))
+            except NoWidget:
+                continue
+            region, visible = geometry.region, geometry.region.intersection(geometry.clip)
+            if region.height <= 0:
+                continue
+            lines = seen.get(name)
+            lines = lines if isinstance(lines, set) else set()
+            lines.update(y - region.y for y in range(visible.y, visible.bottom))
+            seen[name] = True if lines >= set(range(region.height)) else lines
+        done = tuple(name for name, value in seen.items() if value is True)
+        if len(done) > before:
+            self.post_message(self.PanelsSeen(self.code, done))
+
+    def was_seen(self, name: str) -> bool:
+        """True once every line of panel `name` has been on screen (absent panels count as
+        seen: a case without a flip has no answers to read)."""
+        if name not in self.present() or self.code is None:
+            return True
+        return self._seen.get(self.code, {}).get(name) is True
+
+    def unseen(self, names: Iterable[str]) -> list[str]:
+        """Those of `names` not yet seen in full, in order."""
+        return [name for name in names if not self.was_seen(name)]
+
+    def reveal(self, name: str) -> None:
+        """Scroll so that panel `name` is in view: from its first unseen line if it is taller
+        than the pane, else the whole of it."""
+        rows = self._rows(name)
+        if rows is None:
+            return
+        start, size = rows
+        height = self.scrollable_content_region.height
+        target = start
+        lines = self._seen.get(self.code or "", {}).get(name)
+        if isinstance(lines, set) and size > height:
+            target = start + min((r for r in range(size) if r not in lines), default=0)
+        elif size <= height and start >= self.scroll_y and start + size <= self.scroll_y + height:
+            return  # already entirely in view
+        self.scroll_to(y=target, animate=False)
+        self.call_after_refresh(self.note_visible)
