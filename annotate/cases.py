@@ -92,6 +92,19 @@ class CaseView:
 
 _WORD = re.compile(r"\S+")
 
+_WORD_LABEL_ORDER = ("Yes", "No", "Maybe")
+"""Display order of word answer labels (workbench.datasets.items.BINARY_LABELS; the store's
+canonical JSON sorts keys, which would put No before Yes)."""
+
+
+def display_order(options: dict) -> tuple[tuple[str, str], ...]:
+    """Options as (label, text) pairs in reading order: Yes / No / Maybe for word labels,
+    stored order (A, B, C, ...) otherwise."""
+    pairs = [(str(k), str(v)) for k, v in options.items()]
+    if pairs and all(label in _WORD_LABEL_ORDER for label, _ in pairs):
+        pairs.sort(key=lambda pair: _WORD_LABEL_ORDER.index(pair[0]))
+    return tuple(pairs)
+
 
 def _word_opcodes(original: str, edited: str):
     a = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(original)]
@@ -252,7 +265,7 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
         kind=row["kind"], context=row["context"], question=question, edited_question=edited,
         original_spans=old_spans, edited_spans=new_spans,
         segments=edit_segments(question, edited),
-        options=tuple((str(k), str(v)) for k, v in options.items()),
+        options=display_order(options),
         gold=row["variant_gold"] or row["gold"],
         flipped=flipped, answer_before=before if flipped else None,
         answer_after=after if flipped else None, chain_after=chain,
