@@ -119,10 +119,20 @@ def compute_panel(db: sqlite_utils.Database, refs: str | Sequence[str | int],
     """
     from analysis.frames import load_audit
     from analysis.tables import compute_audit
-    from store.errors import UserError
 
     results = [compute_audit(load_audit(db, row["id"]), n_boot, seed)
                for row in resolve_panel(db, refs)]
+    return arrange(results, n_boot, seed)
+
+
+def arrange(results: list[AuditResult], n_boot: int, seed: int) -> Panel:
+    """Lay computed audits out as model × dataset cells (see `compute_panel`).
+
+    Raises:
+        UserError: the same arm label on the same dataset in two audits.
+    """
+    from store.errors import UserError
+
     cells: list[Cell] = []
     seen: dict[tuple[str, str], str] = {}
     models: list[str] = []

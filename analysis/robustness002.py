@@ -168,20 +168,21 @@ def inputs_table(units: list[Unit]) -> pd.DataFrame:
     """Per unit: the values the Appendix G analyses compare."""
     from analysis.tables import table_frame
 
+    def mean(u: Unit, name: str, scale: float = 1.0) -> float:
+        return unit_value(u, lambda cell: scale * _point(cell.stats.get(name)))
+
     rows = []
     for u in units:
-        def mean(name: str, scale: float = 1.0, u: Unit = u) -> float:
-            return unit_value(u, lambda c: scale * _point(c.stats.get(name)))
-
-        m6 = [c.firing.get("M6", (0, 0)) for c in u.cells]
+        m6 = [cell.firing.get("M6", (0, 0)) for cell in u.cells]
         planned = sum(p for _, p in m6)
         rows.append({
             "unit": u.label, "n_cells": len(u.cells),
-            "chain_words": unit_value(u, lambda c: c.chain_words),
-            "fcs": mean("fcs"), "fcs_macro": mean("fcs_macro"), "fcs_f": mean("fcs_f"),
-            "fcs_m": mean("fcs_m"), "fcs_no_m6": mean("fcs_no_m6"),
-            "delta_pp": mean("delta_f", 100), "delta_no_f4_pp": mean("delta_f_no_f4", 100),
-            "ecr": mean("ecr"), "chs": mean("chs"),
+            "chain_words": unit_value(u, lambda cell: cell.chain_words),
+            "fcs": mean(u, "fcs"), "fcs_macro": mean(u, "fcs_macro"),
+            "fcs_f": mean(u, "fcs_f"), "fcs_m": mean(u, "fcs_m"),
+            "fcs_no_m6": mean(u, "fcs_no_m6"), "delta_pp": mean(u, "delta_f", 100),
+            "delta_no_f4_pp": mean(u, "delta_f_no_f4", 100),
+            "ecr": mean(u, "ecr"), "chs": mean(u, "chs"),
             "m6_fire_pct": 100 * sum(f for f, _ in m6) / planned if planned else math.nan,
         })
     return table_frame(rows, "unit", list(INPUT_COLUMNS))
