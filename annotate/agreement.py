@@ -18,7 +18,12 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from annotate.codebook import AGREEMENT_FIELDS, applicable_fields, binary_categories
+from annotate.codebook import (
+    AGREEMENT_FIELDS,
+    agreement_fields,
+    applicable_fields,
+    binary_categories,
+)
 from annotate.codebook import binary as binary_value
 from annotate.codebook import field as field_spec
 from annotate.kappa import (
@@ -189,26 +194,23 @@ def agreements_from(cases: Iterable[SetCase], labels: dict[tuple[int, int], dict
     """Every (stratum, field, form) agreement table from labels already in memory.
 
     One pass over the cases fills every table. Output order: per stratum (in the order
-    given), per field, the full table then the binary one.
+    given), per field, the full table then the binary one (for fields that have one).
     """
-    if pair is None:
-        out = []
-        for stratum in strata:
-            for name in fields:
-                for binary in forms:
-                    cats = binary_categories(name) if binary else field_spec(name).categories
-                    empty = from_pairs([], cats, field=name, binary=binary, stratum=stratum,
-                                       rater_a="?", rater_b="?")
-                    out.append(replace(
-                        empty, reason="fewer than two raters have labelled this set yet"))
-        return out
-    (a_id, a_name), (b_id, b_name) = pair
+    keys = [(name, binary) for name in fields for binary in forms
+            if not binary or field_spec(name).binary_positive is not None]
     categories = {(name, binary): binary_categories(name) if binary
-                  else field_spec(name).categories for name in fields for binary in forms}
+                  else field_spec(name).categories for name, binary in keys}
+    if pair is None:
+        return [replace(from_pairs([], categories[(name, binary)], field=name, binary=binary,
+                                   stratum=stratum, rater_a="?", rater_b="?"),
+                        reason="fewer than two raters have labelled this set yet")
+                for stratum in strata for name, binary in keys]
+    (a_id, a_name), (b_id, b_name) = pair
     index = {key: {c: i for i, c in enumerate(cats)} for key, cats in categories.items()}
     tables = {(stratum, name, binary): [[0] * len(categories[(name, binary)])
                                         for _ in categories[(name, binary)]]
-              for stratum in strata for name in fields for binary in forms}
+              for stratum in strata for name, binary in keys}
+    forms_of = {name: [binary for n, binary in keys if n == name] for name in fields}
     matches: dict[str, list[str | None]] = {}
     empty: dict[str, str] = {}
     for case in cases:
@@ -224,7 +226,7 @@ def agreements_from(cases: Iterable[SetCase], labels: dict[tuple[int, int], dict
             va, vb = la.get(name), lb.get(name)
             if va is None or vb is None:
                 continue
-            for binary in forms:
+            for binary in forms_of[name]:
                 x, y = (binary_value(name, va), binary_value(name, vb)) if binary else (va, vb)
                 if x is None or y is None:
                     continue
@@ -237,7 +239,7 @@ def agreements_from(cases: Iterable[SetCase], labels: dict[tuple[int, int], dict
     return [from_table(tables[(stratum, name, binary)], categories[(name, binary)],
                        field=name, binary=binary, stratum=stratum, rater_a=a_name,
                        rater_b=b_name)
-            for stratum in strata for name in fields for binary in forms]
+            for stratum in strata for name, binary in keys]
 
 
 def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary: bool = False,
@@ -264,6 +266,8 @@ def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary
     the_set = get_set(db, set_name)
     _stratum_matches("||", stratum)  # a malformed filter is an error even with no labels
     pair = rater_pair(db, the_set.id, raters)
+    if binary and field_spec(field).binary_positive is None:
+        raise UserError(f"{field}: has no binary form")
     if pair is None and raters is not None:
         result = agreements_from([], {}, None, [stratum], (field,), (binary,))[0]
         return replace(result, rater_a=raters[0], rater_b=raters[1])
@@ -296,8 +300,8 @@ def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = No
             events (None: read the whole log once).
 
     Returns:
-        For each field in `AGREEMENT_FIELDS`: the full table then the binary one, over all
-        cases; then (if `by`) the same per value of that dimension.
+        For each field in `AGREEMENT_FIELDS`: the full table then the binary one (if the
+        field has one), over all cases; then (if `by`) the same per value of that dimension.
     """
     from annotate.sets import get_set
 
@@ -307,7 +311,8 @@ def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = No
         strata += [f"{by}={value}" for value in strata_values(db, set_name, by)]
     pair = rater_pair(db, the_set.id, raters)
     labels = _log(db, the_set.id, log).labels
-    return agreements_from(set_cases(db, the_set.id), labels, pair, strata)
+    cases = set_cases(db, the_set.id)
+    return agreements_from(cases, labels, pair, strata, agreement_fields(cases))
 
 
 @dataclass(frozen=True)

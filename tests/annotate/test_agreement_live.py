@@ -58,8 +58,11 @@ def test_per_stratum_filters_and_breakdown(db, people, s):
     everything = agreement_table(db, "s", "gold_shift")
     assert everything.n == 40
     by_family = [a for a in all_agreements(db, "s", by="family") if a.stratum]
-    # 4 families × 4 fields × (full, binary)
-    assert len(by_family) == 32
+    # 4 families × every agreement field × (full, and binary where the field has one)
+    from annotate.codebook import AGREEMENT_FIELDS, FIELDS
+
+    forms = sum(2 if FIELDS[f].binary_positive else 1 for f in AGREEMENT_FIELDS)
+    assert len(by_family) == 4 * forms
     assert sum(a.n for a in by_family if a.field == "gold_shift" and not a.binary) == 40
     full_key = rows[0][1]
     assert agreement_table(db, "s", "gold_shift", stratum=full_key).n == sum(
