@@ -1,0 +1,78 @@
+"""Run a DBPA analysis on the staged engine: samples (stage 1), then embeddings and tests.
+
+The samples run like every planned piece of work (`workbench.audit.engine.run_staged`):
+one model at a time, resumable, each generation stored as it finishes. When every model
+is done, `analyse` embeds the outputs with each configured embedder and stores every
+permutation test in `dbpa_tests`; the report (`analysis.dbpa`) reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from workbench.audit.engine import AuditEngine, Stage, StudyContext, run_staged
+from workbench.audit.events import AuditEvent
+from workbench.dbpa.analyse import analyse
+from workbench.dbpa.plan import create_dbpa_plan, request_of_job
+from workbench.dbpa.spec import BLOCKS, ROLE_BLOCK, DbpaSpec
+
+
+@dataclass(frozen=True)
+class DbpaOutcome:
+    """What `run_dbpa` did."""
+
+    audit: str
+    audit_id: int
+    generated: int
+    tests_computed: int
+    job_counts: dict[str, int]
+    elapsed_s: float
+    stopped: bool
+
+
+def run_dbpa(db: sqlite_utils.Database, spec: DbpaSpec, *, engine: AuditEngine | None = None,
+             on_event: Callable[[AuditEvent], None] | None = None,
+             should_stop: Callable[[], bool] | None = None,
+             threads: int | None = None) -> DbpaOutcome:
+    """Plan (or find) the analysis, generate what is missing, embed and test.
+
+    Args:
+        db: the store.
+        spec: the analysis's settings.
+        engine: the runners (default: llama.cpp).
+        on_event: receives the engine's events (and embedding/test progress).
+        should_stop: polled before each generation and each test; True stops cleanly.
+        threads: CPU threads for llama.cpp (generation and embeddings).
+
+    Returns:
+        What was generated and tested now.
+    """
+    from workbench.embed import get_embedder
+
+    # Every embedder must load before hours of sampling, not after (e.g. minilm absent).
+    for name in spec.embedders:
+        get_embedder(name, db).close()
+    owns_engine = engine is None
+    engine = engine or AuditEngine(db, threads=threads)
+    tested = [0]
+    try:
+        plan = create_dbpa_plan(db, spec, engine.runner)
+        ctx = StudyContext(db, plan.audit, plan.arms, dict(plan.models),
+                           {item.id or 0: item for item in plan.items}, engine)
+
+        def after(emit: Callable[[AuditEvent], None]) -> tuple[int, bool]:
+            made, stopped = analyse(db, plan.audit, emit, should_stop, threads=threads)
+            tested[0] = made
+            return 0, stopped
+
+        staged = run_staged(ctx, [Stage("samples", 1, request_of_job)], command="dbpa",
+                            role_block=ROLE_BLOCK, blocks=BLOCKS, on_event=on_event,
+                            should_stop=should_stop, after_models=after)
+    finally:
+        if owns_engine:
+            engine.close()
+    return DbpaOutcome(staged.audit, staged.audit_id, staged.generated, tested[0],
+                       staged.job_counts, staged.elapsed_s, staged.stopped)

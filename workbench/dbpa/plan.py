@@ -1,0 +1,148 @@
+"""Plan a DBPA analysis: arms (one per model), variants, and k seeded sample jobs per condition.
+
+Per item and arm: k `baseline` jobs on the unperturbed question and, for every operator
+that fired on the item, k `perturbed` jobs on the edited question. Every sample is a
+free-text chain-of-thought answer at the analysis's temperature and token budget; sample
+i's seed is `spec.sample_seed(mode, seed, model, condition, i)`, a function of i alone, so
+raising k adds only the new samples' jobs and a re-run finds every generation stored.
+A model swap adds the second model as another arm; its baseline samples are the perturbed
+condition of the swap test. Everything is idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlite_utils
+
+from store.datasets import dataset_id
+from store.jobs import Arm, Audit, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, \
+    mark_status
+from store.records import Item, ModelRecord
+from workbench.audit.engine import StudyContext
+from workbench.audit.spec import arm_label
+from workbench.audit.variants import Variant
+from workbench.dbpa.spec import DbpaSpec, sample_seed
+from workbench.models import GenerationRequest, Runner, Sampler
+
+
+@dataclass(frozen=True)
+class DbpaPlan:
+    """A stored DBPA analysis with its arms, models, items and variants per item."""
+
+    audit: Audit
+    arms: tuple[Arm, ...]
+    models: dict[int, ModelRecord]
+    items: tuple[Item, ...]
+    variants: dict[int, tuple[Variant, ...]]
+
+
+def sampler(config: dict, seed: int) -> Sampler:
+    """Pure temperature sampling (no top-k/top-p/min-p filter) with the stated budget."""
+    return Sampler(temperature=float(config["temperature"]), seed=seed,
+                   max_tokens=int(config["max_tokens"]))
+
+
+def sample_request(item: Item, arm: Arm, variant: Variant | None, config: dict,
+                   seed: int) -> GenerationRequest:
+    """The generation of one sample: the CoT template on the item or its variant."""
+    if variant is None:
+        return GenerationRequest(item, "cot", arm.template, sampler(config, seed))
+    return GenerationRequest(
+        item, "cot", arm.template, sampler(config, seed),
+        question=variant.text if variant.target == "question" else None,
+        options=variant.options, gold=variant.gold, variant_id=variant.id)
+
+
+def condition_of(variant: Variant | None) -> str:
+    """The condition name a sample's seed is drawn for: 'baseline' or the operator id."""
+    return "baseline" if variant is None else variant.operator_id
+
+
+def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
+                     runner_for: Callable[[ModelRecord], Runner]) -> DbpaPlan:
+    """Store the analysis, its arms, variants and sample jobs (idempotent).
+
+    Args:
+        db: the store.
+        spec: the analysis's settings.
+        runner_for: the runner of each model (used only to compute generation keys).
+
+    Returns:
+        The stored plan.
+
+    Raises:
+        NotFound: unknown dataset or model.
+        UserError: bad item ids, an empty dataset, or a name taken by other settings.
+    """
+    from workbench.audit.plan import question_variant, select_items
+    from workbench.audit.spec import AuditSpec
+    from workbench.models import resolve_model
+    from workbench.perturb import get_operator
+
+    ds_id = dataset_id(db, spec.dataset)
+    models = [resolve_model(db, name) for name in spec.models]
+    items = select_items(db, AuditSpec(dataset=spec.dataset, models=spec.models,
+                                       limit=spec.limit, item_ids=spec.item_ids))
+    audit = create_audit(db, spec.audit_name, "dbpa", ds_id, spec.config())
+    config = audit.config
+    arms = [add_arm(db, audit.id, arm_label(model.name, spec.template), model.id,
+                    spec.template) for model in models]
+    by_id = {model.id: model for model in models}
+    ops = [get_operator(op) for op in config["operators"]]
+    variants: dict[int, tuple[Variant, ...]] = {}
+    specs: list[JobSpec] = []
+    not_fired: set[int] = set()
+    k, mode, base = int(config["k"]), config["seeds"], int(config["seed"])
+    for item in items:
+        item_variants = tuple(question_variant(db, op, item, base) for op in ops)
+        variants[item.id or 0] = item_variants
+        not_fired.update(v.id for v in item_variants if not v.fired)
+        for arm in arms:
+            model = by_id[arm.model_id]
+            runner = runner_for(model)
+            conditions: list[Variant | None] = [None, *item_variants]
+            for variant in conditions:
+                role = "baseline" if variant is None else "perturbed"
+                for index in range(k):
+                    seed = sample_seed(mode, base, model.sha256, condition_of(variant), index)
+                    key = None
+                    if variant is None or variant.fired:
+                        key = runner.key(sample_request(item, arm, variant, config, seed))
+                    specs.append(JobSpec(
+                        arm_id=arm.id, item_id=item.id or 0, role=role, stage=1,
+                        variant_id=None if variant is None else variant.id,
+                        sample_index=index, seed=seed, generation_key=key))
+    add_jobs(db, audit.id, specs)
+    if not_fired:
+        ids = [job.id for job in list_jobs(db, audit.id, status="pending")
+               if job.variant_id in not_fired]
+        if ids:
+            mark_status(db, ids, "not_fired")
+    return DbpaPlan(audit, tuple(arms), by_id, tuple(items), variants)
+
+
+def load_variants(db: sqlite_utils.Database, audit_id: int) -> dict[int, Variant]:
+    """Every variant an analysis's jobs point at, by id."""
+    from workbench.audit.variants import get_variant
+
+    ids = [r[0] for r in db.execute(
+        "SELECT DISTINCT variant_id FROM jobs WHERE audit_id = ? AND variant_id IS NOT NULL",
+        [audit_id])]
+    return {i: v for i in ids if (v := get_variant(db, i)) is not None}
+
+
+def request_of_job(ctx: StudyContext, job: Job) -> GenerationRequest:
+    """The generation a DBPA job asks for (engine `Stage.request`)."""
+    variants = ctx.cache.setdefault("variants", {})
+    variant = None
+    if job.variant_id is not None:
+        if job.variant_id not in variants:
+            from workbench.audit.variants import get_variant
+
+            variants[job.variant_id] = get_variant(ctx.db, job.variant_id)
+        variant = variants[job.variant_id]
+    return sample_request(ctx.items[job.item_id], ctx.arm(job.arm_id), variant, ctx.config,
+                          int(job.seed))
+
