@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from store.errors import UserError
 from workbench.perturb.tokenize import Tokenizer, token_change_fraction
 
 FAMILIES_F = ("F1", "F2", "F3", "F4", "F5", "F6", "F7")
@@ -130,6 +131,10 @@ class Operator:
         example_input: the worked example shown by `paw operators`.
         example_options: answer options for the example (option shuffle only).
         example_gold: gold letter for the example (option shuffle only).
+        source: where the operator was defined ('builtin', a rules file, an entry point).
+        params: the settings `apply(params=...)` reads; any other key is refused (a
+            misspelt setting would otherwise be ignored silently). None: not declared
+            (user-defined operators), every key is passed through.
     """
 
     id: str
@@ -146,6 +151,7 @@ class Operator:
     example_options: dict[str, str] | None = None
     example_gold: str | None = None
     source: str = "builtin"
+    params: tuple[str, ...] | None = None
 
     def apply(
         self,
@@ -173,7 +179,16 @@ class Operator:
 
         Returns:
             A `PerturbResult`; `fired` is True exactly when the output changed.
+
+        Raises:
+            UserError: a key of `params` the operator does not read.
         """
+        if params and self.params is not None:
+            unknown = sorted(set(params) - set(self.params))
+            if unknown:
+                takes = ", ".join(self.params) or "no settings"
+                raise UserError(f"params: {self.id} has no setting {unknown[0]!r} (it takes "
+                                f"{takes})")
         ctx = Context(
             rng=seeded_rng(seed, item_key, self.id),
             seed=seed,

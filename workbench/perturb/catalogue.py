@@ -47,6 +47,7 @@ def _add(
     **extra: Any,
 ) -> None:
     block = family[0] if family[:1] in ("F", "M") and family[1:].isdigit() else family
+    extra.setdefault("params", ())  # a built-in declares every setting it reads
     _BUILTIN.append(
         Operator(id, family, variant, name, intent, locus, target, block, description, example,
                  fn, **extra)
@@ -70,7 +71,7 @@ for _v in "abc":
          chain.substitute_number,
          r"Shift one random numeric literal (regex \d+(?:\.\d+)?, reconstructed) by an offset "
          "from {-3,-1,+1,+2,+7}; results below 0 clamp to 0 and a no-op is not fired.",
-         EXAMPLE_CHAIN)
+         EXAMPLE_CHAIN, params=("skip_step_numbers",))
 for _v in "ab":
     _add(f"F4_insert_{_v}", "F4", _v, f"insert a filler note ({_v})", "P", "Sur", "chain",
          chain.insert_note,
@@ -136,7 +137,8 @@ M_BLOCK: list[str] = [op.id for op in _BUILTIN if op.block == "M"]
 _add("fixed_sentence", "baseline", "fixed", "fixed sentence (configurable)", None, None,
      "question", baselines.fixed_sentence,
      "Prepend a fixed, topically irrelevant sentence (seed 000). params: sentence = "
-     "family_member | profile_viewed | record_reviewed (default) | any text.", EXAMPLE_STEM)
+     "family_member | profile_viewed | record_reviewed (default) | any text.", EXAMPLE_STEM,
+     params=("sentence",))
 for _name, _sentence in baselines.FIXED_SENTENCES.items():
     _add(f"fixed_sentence_{_name}", "baseline", _name, f"fixed sentence: {_name}", None, None,
          "question", baselines.prepend(_sentence), f"Prepend seed 000's '{_sentence}'.",
@@ -145,7 +147,7 @@ _add("paraphrase_token_adjusted", "baseline", "table", "token-adjusted paraphras
      "question", paraphrase_operator(),
      "Deterministic table paraphrase whose token-change fraction matches params "
      "target_fraction (default 0.10) within tolerance (default 0.03); reports the fraction.",
-     EXAMPLE_STEM)
+     EXAMPLE_STEM, params=("target_fraction", "tolerance", "strict", "paraphraser"))
 for _key, _prefix in baselines.DEMOGRAPHIC_PREFIXES.items():
     _add(f"demo_prefix_{_key}", "demographic", _key, f"demographic prefix {_key}", None, None,
          "question", baselines.prepend(_prefix),
