@@ -78,8 +78,11 @@ def _decimals(column: str) -> int:
     return 2
 
 
-def format_number(value: Any, decimals: int = 2) -> str:
-    """One value as report text: '–' for missing, yes/no for booleans, ints as ints."""
+def format_number(value: Any, decimals: int | str = 2) -> str:
+    """One value as report text: '–' for missing, yes/no for booleans, ints as ints.
+
+    `decimals` "p" formats a p-value: three decimals, or two significant digits below 0.001.
+    """
     import numbers
 
     import numpy as np
@@ -91,6 +94,9 @@ def format_number(value: Any, decimals: int = 2) -> str:
     if isinstance(value, numbers.Integral):
         return str(int(value))
     if isinstance(value, numbers.Real):
+        if decimals == "p":
+            v = float(value)
+            return f"{v:.1e}" if 0 < v < 0.001 else f"{v:.3f}"
         return f"{float(value):.{decimals}f}"
     return str(value)
 
@@ -100,11 +106,14 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     columns = [str(c) for c in frame.columns]
+    # A builder may set frame.attrs["decimals"] = {column: int or "p"} where the defaults
+    # below do not fit (effects of 0.003, p-values).
+    overrides = frame.attrs.get("decimals", {})
     shown: dict[str, list[str]] = {}
     for column in columns:
         if column.endswith(("_low", "_high")) and column.rsplit("_", 1)[0] in columns:
             continue
-        decimals = _decimals(column)
+        decimals = overrides.get(column, _decimals(column))
         values = frame[column].tolist()
         low_name, high_name = f"{column}_low", f"{column}_high"
         if low_name in columns and high_name in columns:

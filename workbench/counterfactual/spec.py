@@ -1,0 +1,217 @@
+"""What a seed-000 study is: models, targeted edits, baselines, k seeded samples, as stored config.
+
+`StudySpec` holds everything that defines the plan. It is stored as the study's
+`config_json` and hashed into the default study name, so running the same command again
+finds the same study (and generates nothing new), while changing any setting makes a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from store.db import dumps
+from store.errors import UserError
+
+CONFIG_VERSION = 1
+"""Bumped if the meaning of the stored config changes."""
+
+ROLES: tuple[str, ...] = ("original", "target", "fixed", "paraphrase")
+"""Job roles of a study: the original prompt pᵢ, the targeted edit p′ᵢ and the two
+baselines p″ᵢ (fixed sentence, token-adjusted paraphrase). Every job of a comparison unit
+names the unit's targeted variant: 'original' and 'target' jobs in `jobs.variant_id`, the
+baselines in their variant's `details.reference_variant_id` (docs/counterfactual.md)."""
+
+BASELINES: dict[str, str] = {"paraphrase_adjusted": "paraphrase", "fixed_sentence": "fixed"}
+"""`--baselines` names → job role (§3.2: the token-adjusted paraphrase and the fixed sentence)."""
+
+PARAPHRASE_OPERATOR = "paraphrase_token_adjusted"
+"""The catalogue entry whose tags the paraphrase variants carry (the LLM is its paraphraser)."""
+
+FIXED_OPERATOR = "fixed_sentence"
+"""The catalogue's configurable fixed-sentence baseline."""
+
+DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 42)
+"""§4.1: "Each model generates three responses per prompt (seeds 0, 1, 42; temperature 0.7)"."""
+
+DEFAULT_TEMPERATURE = 0.7
+"""§4.1's sampling temperature."""
+
+DEFAULT_FIXED_SENTENCE = "family_member"
+"""§4.1's fixed sentence: "A family member came with me to the appointment."."""
+
+DEFAULT_TOLERANCE = 0.03
+"""Paraphrase: accepted when |achieved − target token-change fraction| ≤ this (absolute)."""
+
+DEFAULT_MAX_ATTEMPTS = 4
+"""Paraphrase: LLM attempts per (model, item, targeted edit) before the deterministic fallback."""
+
+MAX_TOKENS = {"direct": 16, "cot": 384}
+"""Default generation budget per mode (direct: the answer is read at the end of the prompt)."""
+
+TEMPLATE = {"direct": "direct@1", "cot": "neutral_cot@1"}
+"""Default prompt template per mode."""
+
+
+def default_seeds(k: int) -> tuple[int, ...]:
+    """The first k of 0, 1, 42, 43, 44, … (the paper's three, then the next integers)."""
+    seeds = list(DEFAULT_SEEDS[:k])
+    while len(seeds) < k:
+        seeds.append(DEFAULT_SEEDS[-1] + len(seeds) - len(DEFAULT_SEEDS) + 1)
+    return tuple(seeds)
+
+
+def resolve_targets(text: str | None) -> tuple[str, ...]:
+    """Targeted edits from a comma-separated `--targets` value (operator ids).
+
+    Any catalogue operator that edits the question stem counts, also user-defined ones and
+    the recall/precision controls; the seed-000 baselines are not targets.
+
+    Raises:
+        UserError: an unknown operator or one that does not edit the question.
+    """
+    from workbench.perturb import get_operator
+
+    ids: list[str] = []
+    for word in (w.strip() for w in (text or "").split(",")):
+        if not word:
+            continue
+        op = get_operator(word)
+        if op.target != "question" or op.family == "baseline":
+            raise UserError(f"--targets: expected operators that edit the question stem "
+                            f"(e.g. gender_swap, M2_sex, control_recall), got {word!r} "
+                            f"(target {op.target}, family {op.family})")
+        if word not in ids:
+            ids.append(word)
+    if not ids:
+        raise UserError("--targets: expected at least one operator id, got none")
+    return tuple(ids)
+
+
+def resolve_baselines(text: str | None) -> tuple[str, ...]:
+    """Baselines from a comma-separated `--baselines` value, in the order given.
+
+    Raises:
+        UserError: a name that is not a seed-000 baseline.
+    """
+    names: list[str] = []
+    for word in (w.strip() for w in (text or "").split(",")):
+        if not word:
+            continue
+        if word not in BASELINES:
+            raise UserError(f"--baselines: expected {', '.join(BASELINES)}, got {word!r}")
+        if word not in names:
+            names.append(word)
+    if not names:
+        raise UserError("--baselines: expected at least one baseline, got none")
+    return tuple(names)
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """The settings that define a study's plan.
+
+    Attributes:
+        dataset: dataset name.
+        models: registered model names (one arm each).
+        targets: targeted operator ids (`resolve_targets`).
+        baselines: 'paraphrase_adjusted' and/or 'fixed_sentence'.
+        seeds: one sampler seed per sample; k = len(seeds).
+        temperature: sampling temperature of every answer (0 = greedy: k identical samples).
+        mode: 'direct' (answer read at the end of the prompt, the paper's next-token
+            probabilities) or 'cot'.
+        template: prompt template id (default per mode).
+        max_tokens: generation budget (default per mode).
+        fixed_sentence: a `FIXED_SENTENCES` name or any sentence.
+        paraphraser: model name that paraphrases ('default' = embedded), or 'table' for the
+            deterministic paraphraser only.
+        tolerance: accepted |achieved − target| token-change fraction.
+        max_attempts: LLM attempts before the deterministic fallback.
+        seed: seed of every operator draw.
+        limit: first N items of the dataset.
+        item_ids: explicit item source ids instead of `limit`.
+        alternative: the regression's H1: 'less' (β_pert < 0) or 'greater'.
+        name: the study's name (default: derived from the other settings).
+    """
+
+    dataset: str
+    models: tuple[str, ...] = ("default",)
+    targets: tuple[str, ...] = ("gender_swap",)
+    baselines: tuple[str, ...] = tuple(BASELINES)
+    seeds: tuple[int, ...] = DEFAULT_SEEDS
+    temperature: float = DEFAULT_TEMPERATURE
+    mode: str = "direct"
+    template: str | None = None
+    max_tokens: int | None = None
+    fixed_sentence: str = DEFAULT_FIXED_SENTENCE
+    paraphraser: str = "default"
+    tolerance: float = DEFAULT_TOLERANCE
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    seed: int = 0
+    limit: int | None = None
+    item_ids: tuple[str, ...] | None = None
+    alternative: str = "less"
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        checks = [
+            (bool(self.models), "--models: expected at least one model name, got none"),
+            (bool(self.seeds), "--seeds: expected at least one seed, got none"),
+            (len(set(self.seeds)) == len(self.seeds),
+             f"--seeds: expected distinct seeds, got {','.join(map(str, self.seeds))}"),
+            (self.temperature >= 0, f"--temperature: expected ≥ 0, got {self.temperature}"),
+            (self.mode in MAX_TOKENS, f"--mode: expected direct or cot, got {self.mode!r}"),
+            (0 < self.tolerance < 1, f"--tolerance: expected a fraction in (0, 1), got "
+                                     f"{self.tolerance}"),
+            (1 <= self.max_attempts <= 20, f"--attempts: expected 1..20, got "
+                                           f"{self.max_attempts}"),
+            (self.limit is None or self.limit >= 1,
+             f"--limit: expected a positive number, got {self.limit}"),
+            (self.max_tokens is None or self.max_tokens >= 1,
+             f"--max-tokens: expected a positive number, got {self.max_tokens}"),
+            (self.alternative in ("less", "greater"),
+             f"--alternative: expected less or greater, got {self.alternative!r}"),
+            (bool(self.fixed_sentence.strip()), "--fixed-sentence: expected a name or text"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise UserError(message)
+        resolve_baselines(",".join(self.baselines))
+        if self.template is not None:
+            from workbench.models.templates import get_template
+
+            template = get_template(self.template)
+            if template.mode != self.mode:
+                raise UserError(f"--template: {template.id} is a {template.mode} template, "
+                                f"not usable with --mode {self.mode}")
+
+    @property
+    def k(self) -> int:
+        """Samples per prompt."""
+        return len(self.seeds)
+
+    def config(self) -> dict[str, Any]:
+        """The stored form (`audits.config_json`): every setting except the name."""
+        from workbench.models.templates import get_template
+
+        template = get_template(self.template or TEMPLATE[self.mode]).id
+        return {
+            "version": CONFIG_VERSION, "dataset": self.dataset, "models": list(self.models),
+            "targets": list(self.targets), "baselines": list(self.baselines),
+            "seeds": list(self.seeds), "temperature": self.temperature, "mode": self.mode,
+            "template": template, "max_tokens": self.max_tokens or MAX_TOKENS[self.mode],
+            "fixed_sentence": self.fixed_sentence, "paraphraser": self.paraphraser,
+            "tolerance": self.tolerance, "max_attempts": self.max_attempts, "seed": self.seed,
+            "limit": self.limit,
+            "item_ids": None if self.item_ids is None else list(self.item_ids),
+            "alternative": self.alternative,
+        }
+
+    @property
+    def study_name(self) -> str:
+        """`name`, or `<dataset>-study-<8 hex of the config hash>` (equal settings, one study)."""
+        if self.name:
+            return self.name
+        digest = hashlib.sha256(dumps(self.config()).encode()).hexdigest()[:8]
+        return f"{self.dataset}-study-{digest}"
