@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from annotate.codebook import applicable_fields
+from annotate.codebook import FIELDS, applicable_fields, robustness_test
 from annotate.people import Person, require
 from store.db import loads
 from store.errors import NotFound, UserError
@@ -185,7 +185,7 @@ def scrub(text: str | None, names: list[str]) -> str | None:
 
 _CASE_SQL = """
 SELECT c.id, c.code, c.set_id, s.name AS set_name, c.ask_harm, c.ask_chain_registration,
-       i.kind, i.question, i.context, i.options_json, i.gold,
+       c.stratum, i.kind, i.question, i.context, i.options_json, i.gold,
        v.text AS edited, v.options_json AS variant_options, v.gold AS variant_gold,
        b.answer AS answer_before, p.answer AS answer_after, p.output AS chain_after
 FROM annotation_cases c
@@ -258,7 +258,10 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
     before, after = row["answer_before"], row["answer_after"]
     flipped = before is not None and after is not None and before != after
     chain = None
-    if row["ask_chain_registration"]:
+    fields = applicable_fields(row, labels)
+    # The reasoning is shown when a field asked needs it (chain registration; seed 003's
+    # stereotype evidence); the stratum only picks the fields and is never put in the view.
+    if row["ask_chain_registration"] or any("chain" in FIELDS[f].needs for f in fields):
         chain = scrub(row["chain_after"], names if names is not None else _identity_names(db))
     return CaseView(
         code=row["code"], set_name=row["set_name"], position=position or 0, total=int(total),
@@ -271,7 +274,7 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
         answer_after=after if flipped else None, chain_after=chain,
         ask_harm=bool(row["ask_harm"]),
         ask_chain_registration=bool(row["ask_chain_registration"]),
-        fields=applicable_fields(row, labels),
+        fields=fields,
         my_labels=tuple((f, v) for f, v in labels.items()),
     )
 
@@ -326,7 +329,8 @@ def views_in_order(db: sqlite_utils.Database, set_id: int, person: Person) -> li
     mine = labels_by_case(db, person, set_id)
     total = db.execute("SELECT COUNT(*) FROM annotation_cases WHERE set_id = ?",
                        [set_id]).fetchone()[0]
-    names = _identity_names(db) if any(r["ask_chain_registration"] for r in rows) else []
+    names = (_identity_names(db) if any(r["ask_chain_registration"] or robustness_test(r)
+                                        for r in rows) else [])
     views = [_view(db, row, person, mine.get(row["code"], {}), position=at + 1, total=total,
                    names=names) for at, row in enumerate(rows)]
     if not views and total:

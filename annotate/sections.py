@@ -84,6 +84,10 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
                         key=f"clinician_validation_{set_name}")]
     (_, a_name), (_, b_name) = pair
     names = (a_name, b_name)
+    from annotate.robustness import is_robustness_set, robustness_set_sections
+
+    if is_robustness_set(db, the_set.id):  # seed 003: the judge's verdicts were checked
+        return robustness_set_sections(db, set_name, names)
     sections = [Section(
         f"Table 12: clinician validation ({set_name})", _frame(_table12(db, set_name, names),
                                                                 "label"),

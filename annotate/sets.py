@@ -194,7 +194,8 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
 
     Args:
         db: the store.
-        audit_id: the audit whose fired M-block jobs are sampled.
+        audit_id: the audit whose fired M-block jobs are sampled (a robustness run: its
+            judge verdicts, by test × dataset × model; `annotate.robustness`).
         size: number of cases wanted (fewer if the audit has fewer distinct edits).
         per_family: at most this many cases per operator family (None: no cap).
         seed: sampling seed; the same seed on the same audit draws the same cases.
@@ -231,6 +232,13 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         name = f"audit{audit_id}-set{n + 1}"
     if db.execute("SELECT 1 FROM annotation_sets WHERE name = ?", [name]).fetchone():
         raise UserError(f"name: annotation set {name!r} already exists")
+    if db.execute("SELECT kind FROM audits WHERE id = ?", [audit_id]).fetchone()[0] == \
+            "robustness":  # seed 003: the run's judge verdicts are the case source
+        from annotate.robustness import create_robustness_set
+
+        create_robustness_set(db, audit_id, size, seed=seed, name=name, raters=raters,
+                              coordinator=coordinator)
+        return get_set(db, name)
     units = _units(db, audit_id)
     if not units:
         raise UserError(f"audit {audit[0]!r}: no fired M-block generations to annotate yet "

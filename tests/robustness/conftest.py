@@ -106,3 +106,24 @@ def make_engine(db: sqlite_utils.Database) -> Callable[..., AuditEngine]:
         return engine
 
     return make
+
+
+@pytest.fixture
+def marked(monkeypatch):
+    """The direction prompt names the prefix only through its answers; mark male_black's
+    prompt by its answer text so the scripted judge can tell the two Black prefixes apart."""
+    from workbench.robustness import plan
+
+    original = plan.direction_request
+
+    def marked_request(item, variant, baseline, prefixed, config):
+        request = original(item, variant, baseline, prefixed, config)
+        if variant.operator_id == "demo_prefix_male_black":
+            messages = list(request.messages)
+            messages[-1] = dict(messages[-1], content=messages[-1]["content"] +
+                                " PREFIX-male-black")
+            object.__setattr__(request, "messages", tuple(messages))
+        return request
+
+    monkeypatch.setattr(plan, "direction_request", marked_request)
+    monkeypatch.setattr("workbench.robustness.execute.direction_request", marked_request)

@@ -12,105 +12,13 @@ from analysis.fragility_profiles import compute_profiles
 from analysis.reports import build_run_report
 from store.errors import UserError
 from store.jobs import list_jobs
-from tests.robustness.conftest import FakeEmbedder
+from tests.robustness.helpers import fake_embed, hand, scripted_run, scripted_spec
 from workbench.audit.events import AuditFinished, BlockProgress
 from workbench.robustness import RobustnessSpec, run_robustness
-from workbench.robustness.edd import embed_explanations
-from workbench.robustness.prompts import CFV_JUDGE_RUBRIC, DIRECTION_RUBRIC, FLAGS_RUBRIC
-
-ITEMS = ("demo-001", "demo-002", "demo-003")
-"""Golds A, B, C; the seed-0 CFV targets are B, D, A (choose_target)."""
-
-MARK = {"demo-001": "crushing substernal", "demo-002": "sudden pleuritic",
-        "demo-003": "around the umbilicus"}
-
-
-def _item_of(text: str) -> str | None:
-    return next((sid for sid, mark in MARK.items() if mark in text), None)
-
-
-def hand(prompt: str, sampler) -> str:
-    """Scripted so that every number of the profile is known (see the test below).
-
-    Baselines: demo-001 A (correct), demo-002 A (wrong), demo-003 C (correct).
-    Black prefixes answer B (a change on every item), the others repeat the baseline.
-    CFV: demo-003 a real change re-answered with its target A (judged plausible and limited:
-    valid); demo-001 no 'New case:' (format failure); demo-002 restates its target's text
-    (circular). Direction: male_black 'Answer: A', female_black garbage (unparsed).
-    Flags: Black prefixes one disease-association flag; female_hispanic malformed.
-    """
-    last = prompt.rsplit("User: ", 1)[-1]
-    head = last.split("\n", 1)[0]
-    if CFV_JUDGE_RUBRIC[:60] in prompt:
-        return "Plausible: yes\nLimited: yes"
-    if DIRECTION_RUBRIC[:60] in prompt:
-        return "Answer: A" if "PREFIX-male-black" in prompt else "I am not sure."
-    if FLAGS_RUBRIC[:60] in prompt:
-        if "Black" in head:
-            return 'Flag: disease association | clinically misleading | "Black"'
-        if "Hispanic female" in head:
-            return "Flag: lifestyle"
-        return "Flags: none"
-    if "Target answer:" in last:
-        sid = _item_of(last.split("Target answer:")[0])
-        if sid == "demo-003":
-            return ("Change: the pain stays periumbilical and diarrhoea is added.\n"
-                    "New case: A boy has periumbilical pain and watery diarrhoea [demo-003 "
-                    "changed]. Which of the following is the most likely diagnosis?")
-        if sid == "demo-002":
-            return ("Change: the ECG shows it.\nNew case: A woman has acute pericarditis on "
-                    "her ECG [demo-002 changed]. Which of the following is the most likely "
-                    "diagnosis?")
-        return "I would change the ECG leads."
-    if "[demo-003 changed]" in last:
-        return "Step 1: Diarrhoea points to gastroenteritis.\nAnswer: A"
-    if "[demo-002 changed]" in last:
-        return "Step 1: Pericarditis.\nAnswer: D"
-    sid = _item_of(last)
-    if "Black" in last:
-        return f"Step 1: The prefix for {sid} changes my mind.\nAnswer: B"
-    answer = {"demo-001": "A", "demo-002": "A", "demo-003": "C"}[sid]
-    return f"Step 1: The findings of {sid} point to {answer}.\nAnswer: {answer}"
-
-
-def _spec(**kw) -> RobustnessSpec:
-    base = dict(dataset="demo", models=("fake",), item_ids=ITEMS, judge="fake",
-                embedder="fake-letters", max_tokens=64)
-    base.update(kw)
-    return RobustnessSpec(**base)
-
-
-def _embed(db, plan, emit) -> int:
-    return embed_explanations(db, plan.audit.id, "fake-letters", FakeEmbedder(), emit)
-
-
-def _run(db, engine, **kw):
-    return run_robustness(db, _spec(**kw), engine=engine, embed=_embed)
-
-
-@pytest.fixture
-def marked(monkeypatch):
-    """The direction prompt names the prefix only through its answers; mark male_black's
-    prompt by its answer text so the scripted judge can tell the two Black prefixes apart."""
-    from workbench.robustness import plan
-
-    original = plan.direction_request
-
-    def marked_request(item, variant, baseline, prefixed, config):
-        request = original(item, variant, baseline, prefixed, config)
-        if variant.operator_id == "demo_prefix_male_black":
-            messages = list(request.messages)
-            messages[-1] = dict(messages[-1], content=messages[-1]["content"] +
-                                " PREFIX-male-black")
-            object.__setattr__(request, "messages", tuple(messages))
-        return request
-
-    monkeypatch.setattr(plan, "direction_request", marked_request)
-    monkeypatch.setattr("workbench.robustness.execute.direction_request", marked_request)
 
 
 def test_profile_numbers_by_hand(demo_db, fake_model, make_engine, marked) -> None:
-    outcome = _run(demo_db, make_engine(hand))
+    outcome = scripted_run(demo_db, make_engine(hand))
     assert not outcome.stopped and set(outcome.job_counts) <= {"done", "not_fired"}
     p = compute_profiles(load_robustness(demo_db, outcome.audit), n_boot=0, seed=0)
     arm = p.arms[0]
@@ -141,7 +49,7 @@ def test_profile_numbers_by_hand(demo_db, fake_model, make_engine, marked) -> No
 
 def test_judgements_stored_with_unparsed_ones_and_rerun_does_nothing(
         demo_db, fake_model, make_engine, marked) -> None:
-    first = _run(demo_db, make_engine(hand))
+    first = scripted_run(demo_db, make_engine(hand))
     rows = demo_db.execute("SELECT kind, verdict, evidence FROM judgements").fetchall()
     kinds: dict[str, list[str]] = {}
     for kind, verdict, _ in rows:
@@ -153,13 +61,13 @@ def test_judgements_stored_with_unparsed_ones_and_rerun_does_nothing(
     assert all(ev["problem"] for ev in unparsed)
     assert first.judgements == len(rows) and first.embedded == 21
     engine = make_engine(hand)
-    again = _run(demo_db, engine)
+    again = scripted_run(demo_db, engine)
     assert (again.generated, again.judgements, again.embedded) == (0, 0, 0)
     assert all(not backend.calls for backend in engine.backends)  # nothing generated
 
 
 def test_format_failure_is_a_not_fired_variant(demo_db, fake_model, make_engine, marked) -> None:
-    outcome = _run(demo_db, make_engine(hand), tests=("cfv",))
+    outcome = scripted_run(demo_db, make_engine(hand), tests=("cfv",))
     answers = list_jobs(demo_db, outcome.audit_id, role="cfv_answer")
     assert sorted(j.status for j in answers) == ["done", "done", "not_fired"]
     reason = demo_db.execute("SELECT reason FROM variants WHERE operator_id = 'cfv_change' "
@@ -172,7 +80,7 @@ def test_format_failure_is_a_not_fired_variant(demo_db, fake_model, make_engine,
 
 def test_progress_blocks_complete(demo_db, fake_model, make_engine, marked) -> None:
     events = []
-    run_robustness(demo_db, _spec(), engine=make_engine(hand), embed=_embed,
+    run_robustness(demo_db, scripted_spec(), engine=make_engine(hand), embed=fake_embed,
                    on_event=events.append)
     last = {}
     for event in events:
@@ -191,10 +99,10 @@ def test_stop_then_resume(demo_db, fake_model, make_engine, marked) -> None:
         calls["n"] += 1
         return calls["n"] > 5
 
-    stopped = run_robustness(demo_db, _spec(), engine=make_engine(hand), embed=_embed,
+    stopped = run_robustness(demo_db, scripted_spec(), engine=make_engine(hand), embed=fake_embed,
                              should_stop=stop)
     assert stopped.stopped
-    done = _run(demo_db, make_engine(hand))
+    done = scripted_run(demo_db, make_engine(hand))
     assert not done.stopped and done.generated > 0
     p = compute_profiles(load_robustness(demo_db, done.audit), n_boot=0, seed=0)
     assert p.arms[0].estimates["cfv_valid"].value == pytest.approx(1 / 3)
@@ -202,7 +110,7 @@ def test_stop_then_resume(demo_db, fake_model, make_engine, marked) -> None:
 
 def test_report_has_every_section_and_two_figures(demo_db, fake_model, make_engine,
                                                   marked) -> None:
-    outcome = _run(demo_db, make_engine(hand))
+    outcome = scripted_run(demo_db, make_engine(hand))
     report = build_run_report(demo_db, outcome.audit, n_boot=20)
     keys = [s.json_key for s in report.sections]
     assert keys[:3] == ["profiles", "cfv_outcomes", "cfv_failures"]
@@ -219,14 +127,14 @@ def test_bad_input_is_one_clear_error(demo_db, fake_model, make_engine) -> None:
     with pytest.raises(UserError, match="--models"):
         RobustnessSpec(dataset="demo", models=())
     with pytest.raises(Exception, match="nope"):
-        _run(demo_db, make_engine(hand), judge="nope")
+        scripted_run(demo_db, make_engine(hand), judge="nope")
     with pytest.raises(UserError, match="items"):
-        _run(demo_db, make_engine(hand), item_ids=("demo-999",))
+        scripted_run(demo_db, make_engine(hand), item_ids=("demo-999",))
 
 
 def test_flag_quotes_are_checked_against_the_explanation(demo_db, fake_model, make_engine,
                                                           marked) -> None:
-    outcome = _run(demo_db, make_engine(hand))
+    outcome = scripted_run(demo_db, make_engine(hand))
     p = compute_profiles(load_robustness(demo_db, outcome.audit), n_boot=0, seed=0)
     # The scripted flag quotes "Black", which the prefixed explanations never contain
     # ("The prefix for demo-00x changes my mind"): all six quotes are not found.

@@ -195,8 +195,10 @@ def proposal_variant(db: sqlite_utils.Database, item: Item, proposal: Generation
     else:
         details["circular"] = is_circular(item.question, parsed.case, target,
                                           item.options.get(target, ""))
+        # The variant's gold is the target: the answer the changed case is meant to have
+        # (what a clinician checking the change is shown as the gold).
         result = PerturbResult(CFV_OPERATOR, True, parsed.case, None, parsed.change, None,
-                               token_change_fraction=round(
+                               gold=target, token_change_fraction=round(
                                    token_change_fraction(item.question, parsed.case), 6),
                                details=details)
     return store_variant(db, CFV_OP, result, item_id=item.id or 0, seed=seed,

@@ -1,0 +1,176 @@
+"""Clinicians check a robustness run's judge (beyond the paper): sampling by test × model,
+blinded views with the right fields and evidence, judge-vs-clinician kappa and
+precision/recall worked out by hand, report sections, and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from annotate.adjudicate import adjudicate, final_labels
+from annotate.agreement import all_agreements
+from annotate.events import record_label, start_session
+from annotate.people import register
+from annotate.robustness import judge_validation
+from annotate.sections import annotation_sections
+from annotate.sets import create_set, rater_queue
+from tests.robustness.helpers import hand, scripted_run
+
+PW = "correct horse battery"
+
+
+@pytest.fixture
+def run_and_people(demo_db, fake_model, make_engine, marked):
+    """The scripted run of test_execute (3 items; parsed verdicts: CFV 2 — demo-003 valid,
+    demo-002 circular by rule —, direction 3 'more aggressive', flags 15: 6 flagged, 9 none)
+    and raters alice, bob, coordinator carol."""
+    outcome = scripted_run(demo_db, make_engine(hand))
+    people = {"alice": register(demo_db, "alice", "rater", PW),
+              "bob": register(demo_db, "bob", "rater", PW),
+              "carol": register(demo_db, "carol", "coordinator", PW)}
+    return outcome, people
+
+
+def _set(db, outcome, people, size=10):
+    return create_set(db, outcome.audit_id, size, seed=7, raters=("alice", "bob"),
+                      coordinator=people["carol"])
+
+
+def test_sample_is_stratified_by_test_and_balanced_over_verdicts(demo_db, run_and_people):
+    outcome, people = run_and_people
+    the_set = _set(demo_db, outcome, people)
+    model = "fake/neutral_cot@1"
+    # Equal allocation: all 2 CFV and 3 direction units, the rest (5) from the 15 flags.
+    assert the_set.strata == {f"cfv|demo|{model}": 2, f"direction|demo|{model}": 3,
+                              f"flags|demo|{model}": 5}
+    flags = demo_db.execute(
+        "SELECT COUNT(*) FROM annotation_cases c JOIN judgements j ON j.subject_generation_id "
+        "= c.perturbed_generation_id AND j.kind = 'stereotype_flags' WHERE c.set_id = ? "
+        "AND c.stratum LIKE 'flags|%' AND j.verdict = 'flagged'", [the_set.id]).fetchone()[0]
+    assert flags == 3  # flagged, none, flagged, none, flagged
+    again = create_set(demo_db, outcome.audit_id, 10, seed=7, name="again")
+    codes = lambda s: sorted(r[0] for r in demo_db.execute(  # noqa: E731
+        "SELECT variant_id || '/' || perturbed_generation_id || '/' || stratum FROM "
+        "annotation_cases WHERE set_id = ?", [s]))
+    assert codes(again.id) == codes(the_set.id)  # same seed, same cases
+
+
+def test_views_ask_the_test_fields_show_the_evidence_and_stay_blinded(demo_db, run_and_people):
+    outcome, people = run_and_people
+    _set(demo_db, outcome, people)
+    views = rater_queue(demo_db, "audit1-set1", people["alice"])
+    by_fields = {}
+    for view in views:
+        by_fields.setdefault(view.fields, []).append(view)
+    assert set(by_fields) == {("cfv_validity", "note"), ("direction", "note"),
+                              ("stereotype", "note")}
+    for view in by_fields[("cfv_validity", "note")]:
+        # The changed case is the edited question; the target is marked as its gold.
+        assert "changed]" in view.edited_question and view.gold in ("A", "D")
+        assert view.chain_after is None
+    for view in by_fields[("direction", "note")]:
+        assert view.flipped and view.answer_before and view.answer_after
+        assert "The patient is a 45-year-old" in view.edited_question
+    for view in by_fields[("stereotype", "note")]:
+        assert view.chain_after and view.chain_after.startswith("Step 1:")
+    text = json.dumps([v.to_dict() for v in views])
+    for secret in ("fake", "neutral_cot", "judge", "flagged", "plausible", "cfv|", "flags|"):
+        assert secret not in text, secret
+
+
+def _label_all(db, people, set_name, values):
+    """alice and bob label every case: values[test] -> (alice's, bob's) labels."""
+    sessions = {n: start_session(db, people[n], set_name) for n in ("alice", "bob")}
+    for code, stratum in db.execute("SELECT code, stratum FROM annotation_cases"):
+        test = stratum.split("|")[0]
+        for who, labels in zip(("alice", "bob"), values[test](code)):
+            for field, value in labels.items():
+                record_label(db, people[who], sessions[who], code, field, value)
+
+
+def test_judge_vs_clinicians_by_hand(demo_db, run_and_people):
+    outcome, people = run_and_people
+    the_set = _set(demo_db, outcome, people)
+    direction_codes = sorted(r[0] for r in demo_db.execute(
+        "SELECT code FROM annotation_cases WHERE stratum LIKE 'direction|%'"))
+    both = lambda labels: lambda code: (labels, labels)  # noqa: E731
+    values = {
+        "cfv": both({"cfv_validity": "valid_change"}),
+        # bob disagrees on one direction case: it is pending, so it does not count.
+        "direction": lambda code: ({"direction": "lateral"},
+                                   {"direction": "less_aggressive" if code ==
+                                    direction_codes[0] else "lateral"}),
+        "flags": both({"stereotype": "clinically_misleading",
+                       "stereotype_category": "disease_association"}),
+    }
+    _label_all(demo_db, people, the_set.name, values)
+    got = {(v.test, v.model): v for v in judge_validation(demo_db, the_set.name)}
+    assert set(got) == {(t, m) for t in ("cfv", "direction", "flags")
+                        for m in (None, "fake/neutral_cot@1")}
+    cfv = got[("cfv", None)]
+    # Judge: demo-003 valid_change, demo-002 circular; clinicians: both valid_change.
+    # TP 1, FN 1 -> precision 1/1, recall 1/2; raw agreement 1/2.
+    assert (cfv.n, cfv.tp, cfv.fp, cfv.fn, cfv.tn) == (2, 1, 0, 1, 0)
+    assert cfv.precision == 1.0 and cfv.recall == 0.5
+    assert cfv.agreement.raw_agreement == 0.5
+    direction = got[("direction", None)]
+    # 2 decided cases (one pending): judge more_aggressive, clinicians lateral: FP 2.
+    assert (direction.n, direction.tp, direction.fp) == (2, 0, 2)
+    assert direction.precision == 0.0 and direction.recall is None
+    assert direction.agreement.raw_agreement == 0.0
+    flags = got[("flags", None)]
+    # 5 cases: judge flagged 3 (clinically misleading), none 2; clinicians all flagged
+    # clinically misleading: TP 3, FN 2; full agreement 3/5; categories match 3/3.
+    assert (flags.n, flags.tp, flags.fp, flags.fn, flags.tn) == (5, 3, 0, 2, 0)
+    assert flags.precision == 1.0 and flags.recall == pytest.approx(0.6)
+    assert flags.agreement.raw_agreement == pytest.approx(0.6)
+    assert flags.category_match == (3, 3)
+    # Kappa of the flags table by hand: categories (none, misleading, inappropriate,
+    # dangerous); judge rows none 2, misleading 3; clinicians all misleading.
+    # p_o = 3/5; p_e = (3/5)(5/5) = 3/5; kappa = (p_o - p_e)/(1 - p_e) = 0.
+    assert flags.agreement.kappa == pytest.approx(0.0)
+    # Adjudicating the pending direction case brings it in.
+    adjudicate(demo_db, people["carol"], direction_codes[0], "direction", "more_aggressive",
+               "the second answer adds surgery")
+    assert final_labels(demo_db, the_set.name)[(direction_codes[0], "direction")].value == \
+        "more_aggressive"
+    direction = next(v for v in judge_validation(demo_db, the_set.name)
+                     if v.test == "direction" and v.model is None)
+    assert (direction.n, direction.tp, direction.fp) == (3, 1, 2)
+
+
+def test_report_sections_and_agreement_fields(demo_db, run_and_people):
+    outcome, people = run_and_people
+    the_set = _set(demo_db, outcome, people)
+    both = lambda labels: lambda code: (labels, labels)  # noqa: E731
+    _label_all(demo_db, people, the_set.name, {
+        "cfv": both({"cfv_validity": "too_dramatic"}), "direction": both({"direction": "lateral"}),
+        "flags": both({"stereotype": "none"})})
+    keys = [s.json_key for s in annotation_sections(demo_db, outcome.audit_id)]
+    assert keys == [f"judge_validation_{the_set.name}", f"agreement_{the_set.name}"]
+    fields = {a.field for a in all_agreements(demo_db, the_set.name)}
+    assert fields == {"cfv_validity", "direction", "stereotype", "stereotype_category"}
+
+
+def test_cli_create_from_a_robustness_run(demo_db, run_and_people, tmp_path):
+    from tests.annotate.conftest import save_to_file
+    from workbench.cli import cli
+
+    outcome, _ = run_and_people
+    path = save_to_file(demo_db, tmp_path / "paw.db")
+    env = {"PAW_DB": path, "PW": PW}
+    run = lambda *args: CliRunner().invoke(cli, list(args), env=env)  # noqa: E731
+    result = run("annotate", "create", "--robustness", outcome.audit, "--size", "4", "--seed",
+                 "3", "--raters", "alice,bob", "--coordinator", "carol", "--passphrase-env",
+                 "PW")
+    assert result.exit_code == 0, result.output
+    assert "created set audit1-set1: 4 cases" in result.output
+    assert "cfv / demo / fake/neutral_cot@1" in result.output
+    both = run("annotate", "create", "--robustness", "1", "--audit", "1", "--size", "4",
+               "--raters", "alice,bob", "--coordinator", "carol", "--passphrase-env", "PW")
+    assert both.exit_code != 0 and "one of --audit or --robustness" in both.output
+    missing = run("annotate", "create", "--robustness", "nope", "--size", "4", "--raters",
+                  "alice,bob", "--coordinator", "carol", "--passphrase-env", "PW")
+    assert missing.exit_code != 0
