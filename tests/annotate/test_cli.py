@@ -185,3 +185,23 @@ def test_annotate_and_coordinate_launch_the_tui_with_an_authenticated_person(env
     result = run(env, "annotate", "--rater", "dave", "--passphrase-env", "PW")
     assert "not one of the two raters" in str(result.exception)
     assert len(calls) == 2
+
+
+def test_report_annotation_sections_need_the_coordinator_and_carry_the_head(env):
+    codes = setup_set(env)
+    for rater in ("alice", "bob"):
+        run(env, "label", codes[0], "--rater", rater, "--field", "gold_shift", "--value", "1",
+            "--passphrase-env", "PW")
+    plain = run(env, "report", "--audit", "audit-1", "--json", "--n-boot", "0")
+    assert plain.exit_code == 0, plain.output
+    assert "annotation sections left out" in plain.output
+    titles = [t["title"] for t in json.loads(plain.stdout)["tables"].values()]
+    result = run(env, "report", "--audit", "audit-1", "--json", "--n-boot", "0", *AS_CAROL)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    added = [t["title"] for t in data["tables"].values() if t["title"] not in titles]
+    assert added and not any("agreement" in t.lower() for t in titles)
+    head = open_db(env["PAW_DB"]).execute(
+        "SELECT hash FROM record_log ORDER BY id DESC LIMIT 1").fetchone()[0]
+    assert data["meta"]["annotation_record_head"] == head
+    assert f"annotation record head {head} (verified)" in result.output

@@ -25,12 +25,44 @@ def _default_out(name: str, fmt: str) -> Path:
     return Path(f"{safe}-report.{fmt}")
 
 
-def extra_sections(db, audit_id: int) -> list:
+def extra_sections(db, audit_id: int, coordinator=None) -> list:
     """Sections other packages add to a run's report (the clinician tables, when a set
-    was drawn from this run)."""
+    was drawn from this run and a coordinator signed in: they show every rater's labels
+    and agreement, which are the coordinator's alone)."""
     from annotate.sections import annotation_sections
 
+    if coordinator is None:
+        return []
     return list(annotation_sections(db, audit_id))
+
+
+def _annotation_access(db, audit_ids: list[int], coordinator: str | None,
+                       passphrase_env: str | None):
+    """The signed-in coordinator when the run has annotation sets and one was named."""
+    from workbench.cli.signin import login_coordinator
+
+    marks = ",".join("?" * len(audit_ids)) or "NULL"
+    has_sets = db.execute(f"SELECT 1 FROM annotation_sets WHERE audit_id IN ({marks}) LIMIT 1",
+                          audit_ids).fetchone() is not None
+    if not has_sets:
+        return None
+    if coordinator is None:
+        click.echo("annotation sections left out: they are the coordinator's (add "
+                   "--coordinator NAME)", err=True)
+        return None
+    return login_coordinator(db, coordinator, passphrase_env, "the annotation sections")
+
+
+def _stamp_record(db, report) -> None:
+    """Put the annotation record head the sections were computed from on the report."""
+    from annotate.verify import verify_record
+
+    checked = verify_record(db)
+    report.meta["annotation_record_head"] = checked.head_hash
+    report.meta["annotation_record_ok"] = checked.ok
+    state = "verified" if checked.ok else (
+        "DOES NOT VERIFY (see `paw verify --details --coordinator NAME`)")
+    click.echo(f"annotation record head {checked.head_hash} ({state})", err=True)
 
 
 def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...] | None]:
@@ -64,10 +96,16 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Bootstrap replicates per 95% CI (0 = no CIs).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Bootstrap / permutation seed.")
+@click.option("--coordinator", metavar="NAME",
+              help="Include the annotation sections (every rater's labels, agreement): "
+                   "the coordinator's passphrase is asked for.")
+@click.option("--passphrase-env", metavar="VAR",
+              help="Read the coordinator's passphrase from environment variable VAR.")
 @db_option
 def report_command(audit: str | None, study: str | None, dbpa: str | None,
                    robustness: str | None, panel: str | None, fmt: str | None,
                    out: str | None, as_json: bool, n_boot: int, seed: int,
+                   coordinator: str | None, passphrase_env: str | None,
                    db_path: str) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
     with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
@@ -85,11 +123,15 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
         from analysis.panel import build_panel_report
 
         report = build_panel_report(db, panel, n_boot=n_boot, seed=seed)
-        for audit_id in report.meta["audit_ids"]:
-            report.sections.extend(extra_sections(db, int(audit_id)))
+        audit_ids = [int(a) for a in report.meta["audit_ids"]]
     else:
         report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
-        report.sections.extend(extra_sections(db, int(report.meta["audit_id"])))
+        audit_ids = [int(report.meta["audit_id"])]
+    who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
+    for audit_id in audit_ids:
+        report.sections.extend(extra_sections(db, audit_id, who))
+    if who is not None:
+        _stamp_record(db, report)
     if as_json or fmt == "json" or (fmt is None and out and Path(out).suffix == ".json"):
         text = report.to_json()
         if out is None:
