@@ -129,7 +129,11 @@ def _tui(name: str):
 
 
 @annotate_group.command("create")
-@click.option("--audit", required=True, help="Audit id or name whose perturbed cases to sample.")
+@click.option("--audit", help="Audit id or name whose perturbed cases to sample.")
+@click.option("--robustness", metavar="NAME_OR_ID",
+              help="Instead of --audit: a seed-003 robustness run (`paw robustness`) whose "
+                   "judge verdicts (CFV, direction, stereotype flags) the raters check, "
+                   "stratified by test x dataset x model.")
 @click.option("--size", type=int, required=True, help="Number of cases to draw.")
 @click.option("--raters", "raters", required=True, metavar="A,B",
               help="The set's two raters (registered): only they label it, and agreement "
@@ -146,9 +150,9 @@ def _tui(name: str):
               help="Cases of M2/M4/M5 asked the chain-registration question (default: all).")
 @_passphrase_env
 @db_option
-def annotate_create(audit: str, size: int, raters: str, coordinator: str, per_family: int,
-                    seed: int, name: str | None, chain_size: int | None,
-                    passphrase_env: str | None, db_path: str) -> None:
+def annotate_create(audit: str | None, robustness: str | None, size: int, raters: str,
+                    coordinator: str, per_family: int, seed: int, name: str | None,
+                    chain_size: int | None, passphrase_env: str | None, db_path: str) -> None:
     """Draw a stratified, seeded sample of an audit's perturbed cases for two raters.
 
     Strata: operator family × dataset × model, drawn in turn (equal allocation); both
@@ -156,10 +160,18 @@ def annotate_create(audit: str, size: int, raters: str, coordinator: str, per_fa
     """
     from annotate.sets import create_set
 
+    if (audit is None) == (robustness is None):
+        raise click.UsageError("give one of --audit or --robustness")
     db = open_store(db_path)
+    if robustness is not None:
+        from store.runs import find_run
+
+        audit_id = find_run(db, robustness, ("robustness",)).id
+    else:
+        audit_id = _audit_id(db, audit or "")
     pair = split_pair(raters)
     person = login_coordinator(db, coordinator, passphrase_env, "creating a set")
-    the_set = create_set(db, _audit_id(db, audit), size, per_family=per_family or None,
+    the_set = create_set(db, audit_id, size, per_family=per_family or None,
                          seed=seed, name=name, chain_size=chain_size, raters=pair,
                          coordinator=person)
     click.echo(f"created set {the_set.name}: {the_set.size} cases "
