@@ -152,12 +152,34 @@ def contingency(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(np.asarray(a) * k + np.asarray(b), minlength=k * k).reshape(k, k)
 
 
+# Tables are handled flat, cell (a, b) at index a·k + b, and every sum over a table's cells or
+# margins is a product with a small 0/1 matrix: numpy reduces tiny trailing axes slowly, and
+# the bootstrap and the power simulation evaluate millions of 2×2 tables.
+
+
+def _flat(tables: np.ndarray) -> tuple[np.ndarray, int]:
+    tables = np.asarray(tables, dtype=float)
+    k = tables.shape[-1]
+    return tables.reshape(*tables.shape[:-2], k * k), k
+
+
+def _margin_maps(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows map (k², k), columns map (k², k), diagonal indicator (k²,))."""
+    eye = np.eye(k)
+    return np.repeat(eye, k, axis=0), np.tile(eye, (k, 1)), eye.ravel()
+
+
+def _proportions(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    flat, k = _flat(tables)
+    n = flat @ np.ones(k * k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return flat / n[..., None], n, k
+
+
 def flip_rate_from_tables(tables: np.ndarray) -> np.ndarray:
     """Share of off-diagonal pairs (answer changed) of each (..., k, k) table; NaN if empty."""
-    tables = np.asarray(tables, dtype=float)
-    n = tables.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, 1.0 - np.trace(tables, axis1=-2, axis2=-1) / n, np.nan)
+    p, n, k = _proportions(tables)
+    return np.where(n > 0, 1.0 - p @ _margin_maps(k)[2], np.nan)
 
 
 def mi_from_tables(tables: np.ndarray) -> np.ndarray:
@@ -165,15 +187,14 @@ def mi_from_tables(tables: np.ndarray) -> np.ndarray:
 
     Always defined for a non-empty table: a constant answer in either arm gives MI = 0.
     """
-    tables = np.asarray(tables, dtype=float)
-    n = tables.sum(axis=(-2, -1), keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = tables / n
-        expected = p.sum(axis=-1, keepdims=True) * p.sum(axis=-2, keepdims=True)
-        terms = np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / np.where(p > 0, expected,
-                                                                               1.0)), 0.0)
-    value = terms.sum(axis=(-2, -1)) / math.log(LOG_BASE)
-    return np.where(n[..., 0, 0] > 0, np.maximum(value, 0.0), np.nan)
+    from scipy.special import xlogy
+
+    p, n, k = _proportions(tables)
+    rows_map, cols_map, _ = _margin_maps(k)
+    expected = ((p @ rows_map) @ rows_map.T) * ((p @ cols_map) @ cols_map.T)
+    # xlogy(0, ·) = 0, and p > 0 implies expected > 0.
+    value = (xlogy(p, p) - xlogy(p, expected)) @ np.ones(k * k) / math.log(LOG_BASE)
+    return np.where(n > 0, np.maximum(value, 0.0), np.nan)
 
 
 def phi_from_tables(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -190,13 +211,13 @@ def phi_from_tables(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns:
         (φ, degenerate) arrays of the tables' batch shape; φ is NaN for an empty table.
     """
-    tables = np.asarray(tables, dtype=float)
-    n = tables.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = tables / n[..., None, None]
-        rows, cols = p.sum(axis=-1), p.sum(axis=-2)
-        numerator = np.trace(p, axis1=-2, axis2=-1) - (rows * cols).sum(axis=-1)
-        denominator = np.sqrt((1.0 - (rows ** 2).sum(axis=-1)) * (1.0 - (cols ** 2).sum(axis=-1)))
+    p, n, k = _proportions(tables)
+    rows_map, cols_map, diagonal = _margin_maps(k)
+    rows, cols = p @ rows_map, p @ cols_map
+    ones = np.ones(k)
+    numerator = p @ diagonal - (rows * cols) @ ones
+    with np.errstate(invalid="ignore"):
+        denominator = np.sqrt((1.0 - (rows ** 2) @ ones) * (1.0 - (cols ** 2) @ ones))
     degenerate = (n > 0) & ~(denominator > 1e-15)
     phi = np.where(degenerate, 0.0, numerator / np.where(degenerate, 1.0, denominator))
     return np.where(n > 0, np.clip(phi, -1.0, 1.0), np.nan), degenerate
@@ -303,8 +324,13 @@ def answer_cells(orig: np.ndarray, target: np.ndarray, base: np.ndarray, k: int)
 
 def cell_tables(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(original × targeted, original × baseline) k×k tables from (..., k³) cell counts."""
-    cube = np.asarray(counts).reshape(*np.shape(counts)[:-1], k, k, k)
-    return cube.sum(axis=-1), cube.sum(axis=-2)
+    counts = np.asarray(counts, dtype=float)
+    pair = np.repeat(np.eye(k * k), k, axis=0)  # cell (o, t, b) → (o, t)
+    skip = np.zeros((k ** 3, k * k))  # cell (o, t, b) → (o, b)
+    cell = np.arange(k ** 3)
+    skip[cell, (cell // (k * k)) * k + cell % k] = 1.0
+    shape = (*counts.shape[:-1], k, k)
+    return (counts @ pair).reshape(shape), (counts @ skip).reshape(shape)
 
 
 def bootstrap_counts(cells: np.ndarray, n_cells: int, n_boot: int,

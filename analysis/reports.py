@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 BUILDERS: dict[str, str] = {
     "audit": "analysis.report:build_report",
     "run": "analysis.report:build_report",
+    "study": "analysis.counterfactual_report:build_report",
     "robustness": "analysis.fragility_report:build_report",
 }
 """Report builder of each `audits.kind`."""

@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.backup",
     "workbench.cli.models",
     "workbench.cli.audit",
+    "workbench.cli.study",
     "workbench.cli.robustness",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""

@@ -1,0 +1,230 @@
+"""`paw study` (seed 000: targeted edits against baselines, k samples) and `paw power` (Appendix F)."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli.options import db_option, open_store
+from workbench.cli.progress import ProgressReporter
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    return tuple(w.strip() for w in (text or "").split(",") if w.strip())
+
+
+def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, ...]:
+    """Comma-separated numbers, each also as START:STOP:STEP (inclusive of STOP)."""
+    from store.errors import UserError
+
+    values: list[float] = []
+    for word in _split(text):
+        try:
+            if ":" in word:
+                start, stop, step = (float(x) for x in word.split(":"))
+                if step <= 0 or stop < start:
+                    raise ValueError
+                count = int(round((stop - start) / step)) + 1
+                values += [round(start + i * step, 10) for i in range(count)]
+            else:
+                values.append(float(word))
+        except ValueError:
+            raise UserError(f"{option}: expected numbers or START:STOP:STEP, comma-separated, "
+                            f"got {word!r}") from None
+    if not values:
+        raise UserError(f"{option}: expected at least one value, got none")
+    if integer:
+        if any(v != int(v) for v in values):
+            raise UserError(f"{option}: expected whole numbers, got {text!r}")
+        return tuple(int(v) for v in values)
+    return tuple(values)
+
+
+@click.command("study")
+@click.option("--dataset", "dataset_name", required=True, help="Dataset name (`paw datasets`).")
+@click.option("--models", default="default", show_default=True,
+              help="Comma-separated registered model names (one arm each; 'default' is the "
+                   "embedded SmolLM2-135M).")
+@click.option("--targets", default="gender_swap", show_default=True,
+              help="Comma-separated targeted operators that edit the question (`paw "
+                   "operators`), e.g. gender_swap,control_recall,control_precision.")
+@click.option("--baselines", default="paraphrase_adjusted,fixed_sentence", show_default=True,
+              help="paraphrase_adjusted (LLM paraphrase matched to each edit's token-change "
+                   "fraction) and/or fixed_sentence.")
+@click.option("--samples", type=click.IntRange(min=1), help="k samples per prompt (default: "
+              "as many as --seeds; with no --seeds the first k of 0, 1, 42, 43, …).")
+@click.option("--seeds", help="Comma-separated sampler seeds, one per sample [default: 0,1,42].")
+@click.option("--temperature", type=click.FloatRange(min=0), default=0.7, show_default=True,
+              help="Sampling temperature of every answer (0: greedy, k identical samples).")
+@click.option("--mode", type=click.Choice(["direct", "cot"]), default="direct",
+              show_default=True, help="direct: the answer distribution is the next token "
+              "after 'Answer:' (the paper's); cot: after a sampled chain of thought.")
+@click.option("--template", help="Prompt template id (default: direct@1 or neutral_cot@1).")
+@click.option("--max-tokens", type=click.IntRange(min=1),
+              help="Tokens per answer (default: 16 direct, 384 cot).")
+@click.option("--fixed-sentence", default="family_member", show_default=True,
+              help="Fixed-sentence baseline: family_member | profile_viewed | record_reviewed "
+                   "| any sentence.")
+@click.option("--paraphraser", default="default", show_default=True,
+              help="Model that writes the paraphrases, or 'table' for the deterministic "
+                   "paraphraser only.")
+@click.option("--tolerance", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+              default=0.03, show_default=True,
+              help="Accepted |achieved − target| token-change fraction of a paraphrase.")
+@click.option("--attempts", type=click.IntRange(min=1, max=20), default=4, show_default=True,
+              help="LLM paraphrase attempts before the deterministic fallback.")
+@click.option("--alternative", type=click.Choice(["less", "greater"]), default="less",
+              show_default=True, help="Regression H1: β_pert < 0 (less) or > 0.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of every operator draw.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
+@click.option("--name", help="Study name (default: derived from the settings, so the same "
+                             "command resumes the same study).")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="CPU threads (default: the cores other work leaves idle).")
+@click.option("--gpu-layers", type=int, default=0, show_default=True,
+              help="Layers to offload to a GPU (-1: all).")
+@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens.")
+@db_option
+def study_command(dataset_name: str, models: str, targets: str, baselines: str,
+                  samples: int | None, seeds: str | None, temperature: float, mode: str,
+                  template: str | None, max_tokens: int | None, fixed_sentence: str,
+                  paraphraser: str, tolerance: float, attempts: int, alternative: str,
+                  seed: int, limit: int | None, item_ids: str | None, name: str | None,
+                  threads: int | None, gpu_layers: int, ctx: int | None, db_path: str) -> None:
+    """Run a seed-000 counterfactual study: targeted edits against baselines.
+
+    For every item and targeted edit, the original prompt, the edited prompt and each
+    baseline (a fixed sentence prepended; an LLM paraphrase changing the same fraction of
+    the audited model's tokens, measured and retried) are each answered k times with
+    explicit seeds; the answer is the majority vote, the option distribution is read at
+    the answer position. Everything is stored as it finishes: run the same command again
+    to resume; a finished study generates nothing new. Then `paw report --study NAME`.
+    """
+    from store.errors import UserError
+    from workbench.audit import AuditEngine
+    from workbench.counterfactual import (
+        StudySpec,
+        default_seeds,
+        resolve_baselines,
+        resolve_targets,
+        run_study,
+    )
+
+    chosen = _numbers(seeds, "--seeds", integer=True) if seeds else default_seeds(samples or 3)
+    if samples is not None and samples != len(chosen):
+        raise UserError(f"--samples: expected {len(chosen)} (one per --seeds value), got "
+                        f"{samples}")
+    spec = StudySpec(dataset=dataset_name, models=_split(models),
+                     targets=resolve_targets(targets), baselines=resolve_baselines(baselines),
+                     seeds=tuple(int(s) for s in chosen), temperature=temperature, mode=mode,
+                     template=template, max_tokens=max_tokens, fixed_sentence=fixed_sentence,
+                     paraphraser=paraphraser, tolerance=tolerance, max_attempts=attempts,
+                     seed=seed, limit=limit,
+                     item_ids=_split(item_ids) if item_ids else None,
+                     alternative=alternative, name=name)
+    db = open_store(db_path)
+    engine = AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    try:
+        with ProgressReporter() as progress:
+            outcome = run_study(db, spec, engine=engine, on_event=progress)
+    finally:
+        engine.close()
+    state = "stopped" if outcome.stopped else "finished"
+    click.echo(f"study {outcome.study} {state}: {outcome.generated} new generation(s); "
+               f"report with `paw report --study {outcome.study}`")
+
+
+@click.command("power")
+@click.option("--study", metavar="NAME_OR_ID",
+              help="Take the logits z of this study's original prompts (one condition per "
+                   "model × task).")
+@click.option("--synthetic", type=click.IntRange(min=2), metavar="N",
+              help="Instead: N synthetic logits z ~ Normal(--z-mean, --z-sd).")
+@click.option("--z-mean", type=float, default=0.0, show_default=True,
+              help="Mean of the synthetic logits.")
+@click.option("--z-sd", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              help="Standard deviation of the synthetic logits.")
+@click.option("--sigma", default="0,0.25,0.5,1.0", show_default=True,
+              help="Baseline noise levels σ (comma-separated, or START:STOP:STEP).")
+@click.option("--sigma-pert", default="0:3:0.25", show_default=True,
+              help="Perturbation effects σ_pert (comma-separated, or START:STOP:STEP).")
+@click.option("--sims", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Simulations per (σ, σ_pert) cell.")
+@click.option("--n-boot", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Bootstrap replicates of the MI, φ and flip-rate tests.")
+@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="One-sided significance level.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md",
+              show_default=True, help="Report format (the PNG curves are written beside it).")
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Report file (default: power-<study or synthetic>.<format>).")
+@db_option
+def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd: float,
+                  sigma: str, sigma_pert: str, sims: int, n_boot: int, alpha: float,
+                  seed: int, fmt: str, out: str | None, db_path: str) -> None:
+    """Simulate the power of the five tests in logit space (seed 000, Appendix F).
+
+    Perturbation and baseline arms are drawn around the original logits as in Eq. 8
+    (logit_pert = z + ε_pert + ε, logit_base = z + ε′); JSD and KL are tested with the
+    paired t-test, MI, φ and flip rate with the paired bootstrap, at every σ and σ_pert.
+    Writes power curves (PNG) and the table; prints the false-positive rate at σ_pert = 0.
+    """
+    import time
+    from pathlib import Path
+
+    import numpy as np
+
+    from analysis.power import false_positive_rate, power_grid, power_report
+    from store.errors import UserError
+    from workbench.audit.events import BlockProgress, StageStarted
+
+    if (study is None) == (synthetic is None):
+        raise UserError("paw power: expected exactly one of --study or --synthetic N")
+    sigmas = _numbers(sigma, "--sigma")
+    perts = _numbers(sigma_pert, "--sigma-pert")
+    if min(sigmas) < 0 or min(perts) < 0:
+        raise UserError("--sigma/--sigma-pert: expected values ≥ 0")
+    if study is not None:
+        from analysis.counterfactual_data import load_study, prompt_logits
+
+        db = open_store(db_path)
+        data = load_study(db, study)
+        logits = prompt_logits(data.prompts)
+        conditions = {f"{m} · {t}": g["z"].to_numpy() for (m, t), g in
+                      logits.groupby(["model", "task"], sort=False) if len(g) >= 2}
+        if not conditions:
+            raise UserError(f"study {data.info['name']!r}: expected at least 2 original "
+                            "prompts with an option distribution per model and task, got none")
+        source = data.info["name"]
+    else:
+        rng = np.random.default_rng(seed)
+        conditions = {f"synthetic N={synthetic}, z ~ N({z_mean:g}, {z_sd:g}²)":
+                      rng.normal(z_mean, z_sd, synthetic)}
+        source = "synthetic"
+    cells = len(conditions) * len(sigmas) * len(perts)
+    started = time.perf_counter()
+    with ProgressReporter() as progress:
+        progress(StageStarted("power", "simulation", cells))
+        grid = power_grid(conditions, sigmas, perts, sims=sims, n_boot=n_boot, alpha=alpha,
+                          seed=seed, on_cell=lambda d, t: progress(BlockProgress("cells", d, t)))
+    elapsed = time.perf_counter() - started
+    meta = {"source": source, "conditions": len(conditions), "sigma": list(sigmas),
+            "sigma_pert": list(perts), "sims": sims, "n_boot": n_boot, "alpha": alpha,
+            "seed": seed, "seconds": round(elapsed, 1)}
+    report = power_report(grid, meta, conditions)
+    path = Path(out or f"power-{source}.{fmt}")
+    if fmt == "json":
+        path.write_text(report.to_json(), encoding="utf-8")
+        pngs: tuple = ()
+    else:
+        path, pngs = report.write(path, fmt)
+    fpr = false_positive_rate(grid)
+    click.echo(f"{cells} cells × {sims} simulations in {elapsed:.1f} s; mean false-positive "
+               f"rate at σ_pert = 0 (σ > 0): {fpr['mean']:.3f} (max {fpr['max']:.3f}, "
+               f"α = {alpha})")
+    click.echo(f"wrote {path}" + (f" and {', '.join(str(p) for p in pngs)}" if pngs else ""))
+
+
+commands = [study_command, power_command]
