@@ -164,8 +164,8 @@ def rater_pair(db: sqlite_utils.Database, set_id: int, raters: tuple[str, str] |
     """The two raters compared: ((id, name) of A, (id, name) of B), or None if not two.
 
     Default: the two raters named when the set was created (rater A = rows of the
-    confusion); for sets from before raters were named, the two who labelled most cases,
-    the lower id as A.
+    confusion); never "whoever labelled most": a set drawn without raters (PAW 0.1) has
+    no pair until a coordinator names it (`paw annotate assign`), so None.
     """
     named = _named_pair(db, set_id)
     if raters is None and named is not None:
@@ -178,10 +178,7 @@ def rater_pair(db: sqlite_utils.Database, set_id: int, raters: tuple[str, str] |
         if raters[0] not in by_name or raters[1] not in by_name:
             return None
         return by_name[raters[0]], by_name[raters[1]]
-    if len(known) < 2:
-        return None
-    first, second = sorted(known[:2])  # stable row/column order: lower id is rater A
-    return first, second
+    return None
 
 
 _FORMS = (False, True)  # the full field, then its binary collapse
