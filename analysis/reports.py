@@ -27,6 +27,7 @@ BUILDERS: dict[str, str] = {
     "run": "analysis.report:build_report",
     "study": "analysis.counterfactual_report:build_report",
     "robustness": "analysis.fragility_report:build_report",
+    "dbpa": "analysis.dbpa:build_report",
 }
 """Report builder of each `audits.kind`."""
 

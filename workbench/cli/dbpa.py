@@ -1,0 +1,125 @@
+"""`paw dbpa`: distribution-based perturbation analysis (seed 001) of free-text answers."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli.options import db_option, open_store
+from workbench.cli.progress import ProgressReporter
+
+
+def _words(text: str | None) -> tuple[str, ...] | None:
+    from workbench.dbpa.spec import split_words
+
+    return None if text is None else split_words(text)
+
+
+@click.command("dbpa")
+@click.option("--dataset", "dataset_name", required=True, help="Dataset name (`paw datasets`).")
+@click.option("--model", default="default", show_default=True,
+              help="Registered model whose answers are tested ('default': embedded SmolLM2).")
+@click.option("--model-swap", metavar="REFERENCE,CANDIDATE",
+              help="Two models: the candidate's answers to the same questions are the "
+                   "intervention (alignment, the paper's case study 3); replaces --model.")
+@click.option("--operators", default=None,
+              help="Question operators, comma-separated (as `paw audit --operators`; chain "
+                   "operators are refused). Default: M2_sex,M3_distractor_a,M4_negation_a,"
+                   "M5_severity_a; 'none' with --model-swap.")
+@click.option("--k", type=int, default=10, show_default=True,
+              help="Free-text samples per (item, condition); at least 2.")
+@click.option("--temperature", type=float, default=0.7, show_default=True,
+              help="Sampling temperature of every sample (no top-k/top-p filter).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True,
+              help="Tokens each sample may generate.")
+@click.option("--embedders", default="tfidf", show_default=True,
+              help="Comma-separated: tfidf, minilm (pip install -e '.[embed]'), "
+                   "llama:MODEL[:mean|last|cls] (e.g. llama:default).")
+@click.option("--distance", "distances", default="jsd", show_default=True,
+              help="Comma-separated discrepancies: jsd, energy, energy_emb (docs/dbpa.md).")
+@click.option("--perms", type=int, default=1000, show_default=True,
+              help="Permutations B of each test; p = (1 + count)/(1 + B).")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance level after family-wise correction.")
+@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
+              default="holm", show_default=True,
+              help="Family-wise correction over each family of tests (docs/dbpa.md).")
+@click.option("--should-change", metavar="OPS",
+              help="Perturbations that should change the answers (TPR/FPR, ROC); default: "
+                   "intent tag D.")
+@click.option("--should-not-change", metavar="OPS",
+              help="Perturbations that should not; default: intent tag P.")
+@click.option("--seeds", type=click.Choice(["independent", "shared"]), default="independent",
+              show_default=True,
+              help="independent: each condition draws its own sample seeds; shared: sample i "
+                   "of every condition uses seed+i (breaks the null; docs/dbpa.md).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the operator draws and the sample seeds.")
+@click.option("--template", default="neutral_cot@1", show_default=True,
+              help="Chain-of-thought prompt template of every sample.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
+@click.option("--name", help="Analysis name (default: derived from the settings, so the same "
+                             "command resumes it).")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="CPU threads (default: the cores other work leaves idle).")
+@click.option("--out", type=click.Path(dir_okay=False),
+              help="Also write the report here (.md, .html or .json).")
+@db_option
+def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operators: str | None,
+                 k: int, temperature: float, max_tokens: int, embedders: str, distances: str,
+                 perms: int, alpha: float, correction: str, should_change: str | None,
+                 should_not_change: str | None, seeds: str, seed: int, template: str,
+                 limit: int | None, item_ids: str | None, name: str | None,
+                 threads: int | None, out: str | None, db_path: str) -> None:
+    """Test whether each perturbation changes the model's whole answer distribution (DBPA).
+
+    Per item: k seeded free-text chain-of-thought answers to the original question and k to
+    each perturbed one (or to the same question from a second model with --model-swap);
+    every answer embedded; P0 = cosine similarities within the baseline, P1 = across the
+    conditions; ω(P0, P1) against B random re-splits of the pooled 2k answers. Every
+    (embedder x distance) asked for is run on the same samples, and the report's first
+    table shows which decisions flip between them. Run the same command again to resume;
+    then `paw report --dbpa NAME`.
+    """
+    from workbench.audit.spec import resolve_templates
+    from workbench.dbpa import DbpaSpec, resolve_dbpa_operators, run_dbpa
+    from workbench.dbpa.spec import split_words
+    from workbench.embed import parse_embedders
+
+    models = split_words(model_swap) if model_swap else (model,)
+    ops = resolve_dbpa_operators("none" if model_swap and operators is None else operators)
+    spec = DbpaSpec(
+        dataset=dataset_name, models=models, model_swap=model_swap is not None, operators=ops,
+        k=k, temperature=temperature, max_tokens=max_tokens, seed=seed, seeds=seeds,
+        template=resolve_templates(template)[0], limit=limit,
+        item_ids=_words(item_ids) or None, embedders=parse_embedders(embedders),
+        distances=split_words(distances), permutations=perms, alpha=alpha,
+        correction=correction, should_change=_words(should_change),
+        should_not_change=_words(should_not_change), name=name)
+    db = open_store(db_path)
+    with ProgressReporter() as progress:
+        outcome = run_dbpa(db, spec, on_event=progress, threads=threads)
+    state = "stopped" if outcome.stopped else "done"
+    click.echo(f"dbpa {outcome.audit}: {state}; {outcome.generated} new sample(s), "
+               f"{outcome.tests_computed} test result(s) computed; report with "
+               f"`paw report --dbpa {outcome.audit}`")
+    if out:
+        _write(db, outcome.audit, out)
+
+
+def _write(db, name: str, out: str) -> None:
+    from pathlib import Path
+
+    from analysis.reports import build_run_report
+
+    report = build_run_report(db, name, kind="dbpa")
+    suffix = Path(out).suffix.lower()
+    if suffix == ".json":
+        Path(out).write_text(report.to_json(), encoding="utf-8")
+        click.echo(f"report: {out}")
+        return
+    written, pngs = report.write(out, "html" if suffix in (".html", ".htm") else "md")
+    click.echo(f"report: {written}" + (f" (ROC: {', '.join(map(str, pngs))})" if pngs else ""))
+
+
+commands = [dbpa_command]
