@@ -10,7 +10,6 @@ import click
 
 from store.errors import UserError
 from workbench import __version__
-from workbench.cli.options import DB_META_KEY, group_db_option
 
 COMMAND_MODULES: list[str] = [
     "workbench.cli.data",
@@ -24,24 +23,19 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.study",
     "workbench.cli.robustness",
     "workbench.cli.dbpa",
-    "workbench.cli.ui",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="paw")
-@group_db_option
-@click.pass_context
-def cli(ctx: click.Context, db_path: str) -> None:
+def cli() -> None:
     """PAW, the Perturbation Audit Workbench: audit how clinical language models react
     to edits of their input and of their own chain of thought, offline.
 
-    Every command works on one database file: --db PATH before the command (paw --db x.db
-    audits) or after it (paw audits --db x.db; this one wins), else the PAW_DB environment
-    variable, else ./paw.db. Start with `paw demo`, then `paw audits` and `paw flips`.
+    Every command takes --db PATH (or the PAW_DB environment variable; default ./paw.db).
+    Start with `paw demo`.
     """
-    ctx.meta[DB_META_KEY] = db_path
 
 
 for _name in COMMAND_MODULES:
