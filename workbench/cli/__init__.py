@@ -10,6 +10,7 @@ import click
 
 from store.errors import UserError
 from workbench import __version__
+from workbench.cli.options import DB_META_KEY, group_db_option
 
 COMMAND_MODULES: list[str] = [
     "workbench.cli.data",
@@ -29,13 +30,17 @@ COMMAND_MODULES: list[str] = [
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="paw")
-def cli() -> None:
+@group_db_option
+@click.pass_context
+def cli(ctx: click.Context, db_path: str) -> None:
     """PAW, the Perturbation Audit Workbench: audit how clinical language models react
     to edits of their input and of their own chain of thought, offline.
 
-    Every command takes --db PATH (or the PAW_DB environment variable; default ./paw.db).
-    Start with `paw demo`.
+    Every command works on one database file: --db PATH before the command (paw --db x.db
+    audits) or after it (paw audits --db x.db; this one wins), else the PAW_DB environment
+    variable, else ./paw.db. Start with `paw demo`, then `paw audits` and `paw flips`.
     """
+    ctx.meta[DB_META_KEY] = db_path
 
 
 for _name in COMMAND_MODULES:

@@ -9,16 +9,43 @@ import click
 
 from store.db import DEFAULT_DB
 
-db_option: Callable[[Any], Any] = click.option(
+DB_META_KEY = "paw.db_path"
+"""Where `paw --db PATH` (the group option) leaves its value in the shared `ctx.meta`."""
+
+
+def group_db_path() -> str:
+    """The database a command uses when its own `--db` is not given: `paw --db PATH` before
+    the command, else `PAW_DB`, else ./paw.db (the group option resolves the last two)."""
+    import os
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(DB_META_KEY):
+        return str(ctx.meta[DB_META_KEY])
+    return os.environ.get("PAW_DB") or DEFAULT_DB
+
+
+group_db_option: Callable[[Any], Any] = click.option(
     "--db",
     "db_path",
     envvar="PAW_DB",
     default=DEFAULT_DB,
     show_default=True,
     type=click.Path(dir_okay=False),
-    help="SQLite database file (also read from PAW_DB).",
+    help="SQLite database file for the command (also read from PAW_DB).",
 )
-"""`--db PATH`: the store every command reads and writes."""
+"""`paw --db PATH COMMAND`: the same option before the command (see `db_option`)."""
+
+db_option: Callable[[Any], Any] = click.option(
+    "--db",
+    "db_path",
+    default=group_db_path,
+    show_default="paw --db, else PAW_DB, else paw.db",
+    type=click.Path(dir_okay=False),
+    help="SQLite database file.",
+)
+"""`--db PATH`: the store every command reads and writes. Given after the command it wins;
+otherwise the value given before it (`paw --db PATH COMMAND`), `PAW_DB` or ./paw.db — no
+envvar here, so `paw --db` beats `PAW_DB` as it should."""
 
 
 def open_store(db_path: str, *, create: bool = False):
