@@ -1,0 +1,718 @@
+"""The flipped edits of an audit, one page at a time: the queries of `paw flips` and the UI's
+flip inspector (one place, so both show the same rows and the same case).
+
+An *edit* is an answered perturbed job (`m_block`, `f_block`, `shuffle`); it *flips* when its
+answer differs from its arm's baseline answer (for the shuffle: when the chosen option's text
+differs) — the rule of `analysis.frames.observations`, applied per row. What the list filters,
+counts and sorts on is kept in the derived table `flip_index` (m007), filled by `index_flips`
+as answers arrive, so a filter change is one indexed `COUNT(*)` and one `LIMIT`/`OFFSET`
+page over that table, never a load of the audit's chains; a test checks the index against
+`observations` and `definitions.chain_updated`. `flip_case` reads one case from the base
+tables, so it is always current.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlite_utils
+
+from analysis.definitions import JOINT_FAMILIES, chain_updated
+from analysis.frames import resolve_audit
+from analysis.textdiff import Span, edit_spans
+from store.db import loads, transaction
+from store.errors import NotFound, UserError
+
+PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block", "shuffle")
+"""Job roles whose answers are edits (the roles `observations` reads)."""
+
+ROLE_BLOCK: dict[str, str] = {"m_block": "M", "f_block": "F", "shuffle": "shuffle"}
+"""The block a perturbed role belongs to (what `--block` filters on)."""
+
+ORDERS: dict[str, str] = {
+    "id": "fi.job_id",
+    "-id": "fi.job_id DESC",
+    "jsd": "fi.jsd DESC NULLS LAST, fi.job_id",
+    "family": "fi.family, fi.operator_id, fi.job_id",
+    "operator": "fi.operator_id, fi.job_id",
+    "item": "fi.item_id, fi.job_id",
+    "arm": "fi.arm_id, fi.job_id",
+}
+"""Sort orders of `list_flips` (each ends on the job id, so pages never overlap)."""
+
+JUDGE_VALUES: tuple[str, ...] = ("yes", "no", "none")
+"""Judge-verdict filter values: an LLM judge said yes / said no / no verdict stored."""
+
+_JUDGE_METHODS = "ju.kind = 'chain_registration' AND ju.method LIKE 'llm_judge:%'"
+# Without `INDEXED BY` SQLite (no ANALYZE statistics) walks the UNIQUE (kind, method,
+# subject) index by kind: every verdict per row, 34 s for a count at 50,000 edits.
+_JUDGEMENTS = "judgements ju INDEXED BY idx_judgements_subject"
+
+
+@dataclass(frozen=True)
+class FlipFilter:
+    """Which edits to list. Empty tuples and None mean "any".
+
+    Attributes:
+        flipped: True: flips only (default); False: edits whose answer was kept; None: every
+            answered edit, excluded ones (unparsed answers) included.
+        arms: arm labels, arm ids or model names.
+        blocks: 'M', 'F', 'shuffle'.
+        families: operator families ('M4', 'F1', 'shuffle', …).
+        operators: operator ids ('M4_negation_a', …).
+        intents: 'D' (destructive) and/or 'P' (preserving).
+        chain_updated: the token rule's verdict on the post-edit chain (M2/M4/M5 only).
+        judge: 'yes', 'no' (some LLM judge's verdict) or 'none' (no verdict stored).
+        dataset: dataset name (narrows `list_flips(audit=None)` to that dataset's audits).
+        text: free text, case-insensitive, matched against the item id and question, the
+            operator id and the edit's words (old, new).
+    """
+
+    flipped: bool | None = True
+    arms: tuple[str, ...] = ()
+    blocks: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+    operators: tuple[str, ...] = ()
+    intents: tuple[str, ...] = ()
+    chain_updated: bool | None = None
+    judge: str | None = None
+    dataset: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class FlipRow:
+    """One line of the flip list.
+
+    Attributes:
+        id: the perturbed job's id (the case id `flip_case` takes).
+        audit_id, audit: the audit.
+        arm_id, arm, model: the arm (label) and its model's name.
+        item_id, item, dataset: the item (its id in the dataset) and the dataset.
+        role, block, family, operator_id, intent: what the edit was.
+        base_answer, answer: the arm's baseline answer and the answer after the edit.
+        flipped: the answer changed (None when excluded).
+        excluded: None when usable, else 'unparsed' or 'baseline_unparsed'.
+        chain_updated: token-rule verdict (M2/M4/M5), else None.
+        judge: LLM-judge verdicts, e.g. ('no',), empty when none is stored.
+        jsd: JSD in bits between the option distributions before and after (or None).
+    """
+
+    id: int
+    audit_id: int
+    audit: str
+    arm_id: int
+    arm: str
+    model: str
+    item_id: int
+    item: str
+    dataset: str
+    role: str
+    block: str
+    family: str
+    operator_id: str
+    intent: str | None
+    base_answer: str | None
+    answer: str | None
+    flipped: bool | None
+    excluded: str | None
+    chain_updated: bool | None
+    judge: tuple[str, ...]
+    jsd: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {name: (list(value) if isinstance(value, tuple) else value)
+                for name, value in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class FlipPage:
+    """A page of `list_flips`: the rows, the total the filter matches, and where it starts."""
+
+    rows: tuple[FlipRow, ...]
+    total: int
+    offset: int
+    limit: int
+    audit_ids: tuple[int, ...] = ()
+
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, or None on the last."""
+        end = self.offset + len(self.rows)
+        return end if end < self.total else None
+
+
+@dataclass(frozen=True)
+class FlipCase:
+    """Everything one case shows (`paw flips show`, the inspector's detail pane).
+
+    Texts are as stored; spans are half-open character ranges into them (word diff of the
+    original and the edited text, `analysis.textdiff.edit_spans`). Option lists are
+    (label, text) in stored order; distributions are (label, probability) in the same order.
+
+    Attributes:
+        id, status: the perturbed job and its status ('done', 'pending', 'not_fired', …).
+        audit_id, audit, arm_id, arm, model, dataset, item_id, item: where it belongs.
+        role, block, operator_id, family, intent, locus, variant_id, fired, reason: the edit.
+        old, new: the operator's recorded (old, new) diff.
+        kind, context: the item's kind ('mcq'/'binary') and passage.
+        question, edited_question: before and after (the same text for F-block and shuffle).
+        question_spans: (removed spans of `question`, inserted spans of `edited_question`).
+        options_before, options_after: the options (after: permuted by a shuffle).
+        gold_before, gold_after: the gold label before and after (remapped by a shuffle).
+        base_answer, answer: parsed answers; base_text, answer_text: their options' texts.
+        flipped, excluded: as in `FlipRow` (None/'not_generated' when not answered yet).
+        probs_before, probs_after: the option distributions, in option order.
+        jsd: their JSD in bits (a shuffle's matched by option text).
+        chain_updated: the token rule on the post-edit chain (M2/M4/M5), else None.
+        judge: (method, verdict) of every chain-registration verdict stored.
+        baseline_output: the arm's full baseline chain (its answer to the original).
+        original_chain, edited_chain, chain_spans: F-block only — the baseline chain the
+            operator edited (final answer stripped), the edited chain the model continued
+            from, and their diff spans.
+        output: the model's text after the edit (M-block/shuffle: its new chain; F-block:
+            the continuation of the edited chain).
+        generation_id, base_generation_id: the two generations (None if missing).
+    """
+
+    id: int
+    status: str
+    audit_id: int
+    audit: str
+    arm_id: int
+    arm: str
+    model: str
+    dataset: str
+    item_id: int
+    item: str
+    role: str
+    block: str
+    operator_id: str
+    family: str
+    intent: str | None
+    locus: str | None
+    variant_id: int
+    fired: bool
+    reason: str | None
+    old: str | None
+    new: str | None
+    kind: str
+    context: str | None
+    question: str
+    edited_question: str
+    question_spans: tuple[tuple[Span, ...], tuple[Span, ...]]
+    options_before: tuple[tuple[str, str], ...]
+    options_after: tuple[tuple[str, str], ...]
+    gold_before: str
+    gold_after: str
+    base_answer: str | None
+    answer: str | None
+    base_text: str | None
+    answer_text: str | None
+    flipped: bool | None
+    excluded: str | None
+    probs_before: tuple[tuple[str, float], ...]
+    probs_after: tuple[tuple[str, float], ...]
+    jsd: float | None
+    chain_updated: bool | None
+    judge: tuple[tuple[str, str | None], ...]
+    baseline_output: str | None
+    original_chain: str | None
+    edited_chain: str | None
+    chain_spans: tuple[tuple[Span, ...], tuple[Span, ...]] = field(default=((), ()))
+    output: str | None = None
+    generation_id: int | None = None
+    base_generation_id: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (tuples as lists)."""
+        def plain(value: Any) -> Any:
+            if isinstance(value, tuple):
+                return [plain(v) for v in value]
+            return value
+        return {name: plain(value) for name, value in self.__dict__.items()}
+
+
+# ---------------------------------------------------------------- the per-edit rule
+
+
+def _norm(text: str | None) -> str | None:
+    return None if text is None else " ".join(text.split()).casefold()
+
+
+def derive(role: str, answer: str | None, parse_status: str | None, base_answer: str | None,
+           base_status: str | None, item_options: dict | None,
+           variant_options: dict | None) -> tuple[str | None, bool | None]:
+    """(excluded, flipped) of one answered edit, as `analysis.frames.observations` decides.
+
+    Args:
+        role: the job role.
+        answer, parse_status: the edited answer's generation.
+        base_answer, base_status: the arm's baseline generation.
+        item_options: the item's options; variant_options: a shuffle's permuted options.
+    """
+    if answer is None or parse_status != "ok":
+        return "unparsed", None
+    if base_answer is None or base_status != "ok":
+        return "baseline_unparsed", None
+    if role == "shuffle":
+        shown = variant_options if isinstance(variant_options, dict) else item_options
+        after = (shown or {}).get(answer)
+        before = (item_options or {}).get(base_answer)
+        return None, _norm(after) != _norm(before)
+    return None, answer != base_answer
+
+
+def matched_distributions(before: dict | None, after: dict | None, item_options: dict | None,
+                          variant_options: dict | None) -> tuple[list[float], list[float]] | None:
+    """The two option distributions as aligned vectors over the baseline's labels.
+
+    A shuffle permutes the labels, so its distribution is matched by option text (the
+    probability of the label now showing each original option); otherwise by label.
+    None when a distribution is missing or the labels do not match.
+    """
+    if not isinstance(before, dict) or not isinstance(after, dict) or not before:
+        return None
+    labels = list(before)
+    if isinstance(variant_options, dict) and isinstance(item_options, dict):
+        by_text = {_norm(text): label for label, text in variant_options.items()}
+        moved = [by_text.get(_norm(item_options.get(label))) for label in labels]
+        if any(m is None or m not in after for m in moved):
+            return None
+        return [float(before[label]) for label in labels], [float(after[m]) for m in moved]
+    if set(after) != set(labels):
+        return None
+    return [float(before[label]) for label in labels], [float(after[label]) for label in labels]
+
+
+def jsd_many(pairs: Sequence[tuple[list[float], list[float]] | None]) -> list[float | None]:
+    """JSD in bits of each aligned pair (`analysis.counterfactual.js_divergence`, Eq. 2 of
+    seed 000), vectorised per number of labels; None where a pair is None."""
+    import numpy as np
+
+    from analysis.counterfactual import js_divergence
+
+    out: list[float | None] = [None] * len(pairs)
+    by_k: dict[int, list[int]] = {}
+    for n, pair in enumerate(pairs):
+        if pair is not None:
+            by_k.setdefault(len(pair[0]), []).append(n)
+    for rows in by_k.values():
+        p = np.array([pairs[n][0] for n in rows], dtype=float)  # type: ignore[index]
+        q = np.array([pairs[n][1] for n in rows], dtype=float)  # type: ignore[index]
+        for n, value in zip(rows, js_divergence(p, q)):
+            out[n] = None if np.isnan(value) else float(value)
+    return out
+
+
+# ---------------------------------------------------------------- the index
+
+
+_ROLES_SQL = ", ".join(f"'{r}'" for r in PERTURBED_ROLES)
+
+_PENDING_SQL = f"""
+SELECT j.id AS job_id, j.audit_id, j.arm_id, j.item_id, j.variant_id, j.role,
+       j.generation_key, v.operator_id, v.family, v.intent, v.old, v.new,
+       v.options_json AS v_options, p.id AS generation_id, p.answer, p.parse_status,
+       p.option_probs_json AS probs,
+       CASE WHEN j.role = 'm_block' AND v.family IN
+            ({", ".join(f"'{f}'" for f in JOINT_FAMILIES)}) THEN p.output END AS output
+FROM jobs j
+LEFT JOIN flip_index fi ON fi.job_id = j.id
+JOIN variants v ON v.id = j.variant_id
+JOIN generations p ON p.key = j.generation_key AND p.parse_status != 'error'
+WHERE j.audit_id = ? AND j.role IN ({_ROLES_SQL}) AND j.status = 'done'
+  AND fi.job_id IS NULL
+"""
+
+# Baselines and items are read once, not once per edit (an item has ~30 edits per arm).
+_BASELINES_SQL = """
+SELECT bj.arm_id, bj.item_id, b.id, b.answer, b.parse_status, b.option_probs_json AS probs
+FROM jobs bj JOIN generations b ON b.key = bj.generation_key AND b.parse_status != 'error'
+WHERE bj.audit_id = ? AND bj.role = 'baseline' AND bj.sample_index = 0 AND bj.status = 'done'
+"""
+
+_ITEMS_SQL = """
+SELECT id, source_id, options_json FROM items
+WHERE id IN (SELECT DISTINCT item_id FROM jobs WHERE audit_id = ?)
+"""
+
+_INSERT_SQL = """
+INSERT OR IGNORE INTO flip_index (job_id, audit_id, arm_id, item_id, variant_id, role,
+    family, operator_id, intent, generation_id, base_generation_id, generation_key, answer,
+    base_answer, excluded, flipped, chain_updated, jsd, search)
+VALUES (:job_id, :audit_id, :arm_id, :item_id, :variant_id, :role, :family, :operator_id,
+    :intent, :generation_id, :base_generation_id, :generation_key, :answer, :base_answer,
+    :excluded, :flipped, :chain_updated, :jsd, :search)
+"""
+
+
+def index_flips(db: sqlite_utils.Database, audit_id: int) -> int:
+    """Bring the audit's rows of `flip_index` up to date; returns the rows added.
+
+    Cheap when nothing changed (two index-only counts). Otherwise rows whose job is no
+    longer done under the same key are dropped, and every done perturbed job whose answer
+    and baseline answer are stored (not 'error') and that has no row yet gets one.
+    """
+    done = db.execute(
+        f"SELECT COUNT(*) FROM jobs WHERE audit_id = ? AND role IN ({_ROLES_SQL}) "
+        "AND status = 'done'", [audit_id]).fetchone()[0]
+    indexed = db.execute("SELECT COUNT(*) FROM flip_index WHERE audit_id = ?",
+                         [audit_id]).fetchone()[0]
+    if done == indexed:
+        return 0
+    stale = [r[0] for r in db.execute(
+        "SELECT fi.job_id FROM flip_index fi JOIN jobs j ON j.id = fi.job_id "
+        "WHERE fi.audit_id = ? AND (j.status != 'done' OR j.generation_key IS NOT "
+        "fi.generation_key)", [audit_id])]
+    json_cache: dict[str, Any] = {}
+
+    def parsed(text: str | None) -> Any:
+        if text is None:
+            return None
+        if text not in json_cache:
+            json_cache[text] = loads(text)
+        return json_cache[text]
+
+    baselines = {(r[0], r[1]): r[2:] for r in db.execute(_BASELINES_SQL, [audit_id])}
+    items = {r[0]: (r[1], parsed(r[2])) for r in db.execute(_ITEMS_SQL, [audit_id])}
+    rows, pairs = [], []
+    for r in db.query(_PENDING_SQL, [audit_id]):
+        base = baselines.get((r["arm_id"], r["item_id"]))
+        if base is None:
+            continue  # indexed once the baseline is stored
+        source_id, item_options = items[r["item_id"]]
+        row, pair = _index_row(r, base, source_id, item_options, parsed)
+        rows.append(row)
+        pairs.append(pair)
+    if not rows and not stale:
+        return 0
+    for row, value in zip(rows, jsd_many(pairs)):
+        row["jsd"] = value
+    with transaction(db) as conn:
+        if stale:
+            conn.executemany("DELETE FROM flip_index WHERE job_id = ?", [[s] for s in stale])
+        conn.executemany(_INSERT_SQL, rows)
+    return len(rows)
+
+
+def _index_row(r: dict, base: tuple, source_id: str, item_options: Any,
+               parsed: Any) -> tuple[dict, tuple[list[float], list[float]] | None]:
+    base_id, base_answer, base_status, base_probs = base
+    variant_options = parsed(r["v_options"])
+    excluded, flipped = derive(r["role"], r["answer"], r["parse_status"], base_answer,
+                               base_status, item_options, variant_options)
+    updated = None
+    if r["output"] is not None:
+        updated = chain_updated(r["family"], r["output"], r["new"])
+    words = " ".join(w for w in (r["operator_id"], r["old"], r["new"], source_id) if w)
+    row = {
+        "job_id": r["job_id"], "audit_id": r["audit_id"], "arm_id": r["arm_id"],
+        "item_id": r["item_id"], "variant_id": r["variant_id"], "role": r["role"],
+        "family": r["family"], "operator_id": r["operator_id"], "intent": r["intent"],
+        "generation_id": r["generation_id"], "base_generation_id": base_id,
+        "generation_key": r["generation_key"], "answer": r["answer"],
+        "base_answer": base_answer, "excluded": excluded,
+        "flipped": None if flipped is None else int(flipped),
+        "chain_updated": None if updated is None else int(updated),
+        "search": words.casefold(),
+    }
+    pair = matched_distributions(parsed(base_probs), loads(r["probs"]), item_options,
+                                 variant_options)
+    return row, pair
+
+
+# ---------------------------------------------------------------- the list
+
+
+def _audit_ids(db: sqlite_utils.Database, audit: str | int | None,
+               dataset: str | None) -> list[int]:
+    if audit is not None:
+        ids = [int(resolve_audit(db, audit)["id"])]
+    else:
+        ids = [r[0] for r in db.execute(
+            f"SELECT DISTINCT audit_id FROM jobs WHERE role IN ({_ROLES_SQL})")]
+    if dataset is not None:
+        row = db.execute("SELECT id FROM datasets WHERE name = ?", [dataset]).fetchone()
+        if row is None:
+            known = ", ".join(r[0] for r in db.execute("SELECT name FROM datasets ORDER BY id"))
+            raise NotFound(f"dataset: no dataset named {dataset!r}; known: {known or 'none'}")
+        in_dataset = {r[0] for r in db.execute(
+            "SELECT id FROM audits WHERE dataset_id = ?", [row[0]])}
+        ids = [i for i in ids if i in in_dataset]
+    return sorted(ids)
+
+
+def _arm_ids(db: sqlite_utils.Database, audit_ids: list[int], refs: Iterable[str]) -> list[int]:
+    refs = [str(r) for r in refs]
+    marks = ", ".join("?" for _ in audit_ids) or "NULL"
+    rows = list(db.execute(
+        f"SELECT a.id, a.label, m.name FROM arms a JOIN models m ON m.id = a.model_id "
+        f"WHERE a.audit_id IN ({marks}) ORDER BY a.id", audit_ids))
+    found = [arm_id for arm_id, label, model in rows
+             if any(ref in (label, model, str(arm_id)) for ref in refs)]
+    missing = [ref for ref in refs if not any(ref in (label, model, str(i))
+                                              for i, label, model in rows)]
+    if missing:
+        known = ", ".join(dict.fromkeys(label for _, label, _ in rows))
+        raise NotFound(f"arm: no arm or model {missing[0]!r} in this audit; arms: "
+                       f"{known or 'none'}")
+    return found
+
+
+def _in(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+    return f"{column} IN ({', '.join('?' for _ in values)})", list(values)
+
+
+def _where(db: sqlite_utils.Database, audit_ids: list[int],
+           flt: FlipFilter) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+
+    def add(clause: str, values: Sequence[Any] = ()) -> None:
+        clauses.append(clause)
+        params.extend(values)
+
+    add(*_in("fi.audit_id", audit_ids or [-1]))
+    if flt.flipped is not None:
+        add("fi.flipped = ?", [int(flt.flipped)])
+    if flt.arms:
+        add(*_in("fi.arm_id", _arm_ids(db, audit_ids, flt.arms) or [-1]))
+    if flt.blocks:
+        unknown = [b for b in flt.blocks if b not in ROLE_BLOCK.values()]
+        if unknown:
+            raise UserError(f"block: expected M, F or shuffle, got {unknown[0]!r}")
+        add(*_in("fi.role", [r for r, b in ROLE_BLOCK.items() if b in flt.blocks]))
+    if flt.families:
+        add(*_in("fi.family", flt.families))
+    if flt.operators:
+        add(*_in("fi.operator_id", flt.operators))
+    if flt.intents:
+        add(*_in("fi.intent", [i.upper() for i in flt.intents]))
+    if flt.chain_updated is not None:
+        add("fi.chain_updated = ?", [int(flt.chain_updated)])
+    if flt.judge is not None:
+        if flt.judge not in JUDGE_VALUES:
+            raise UserError(f"judge: expected yes, no or none, got {flt.judge!r}")
+        if flt.judge == "none":
+            add(f"NOT EXISTS (SELECT 1 FROM {_JUDGEMENTS} WHERE ju.subject_generation_id = "
+                f"fi.generation_id AND {_JUDGE_METHODS})")
+        else:
+            add(f"EXISTS (SELECT 1 FROM {_JUDGEMENTS} WHERE ju.subject_generation_id = "
+                f"fi.generation_id AND {_JUDGE_METHODS} AND ju.verdict = ?)", [flt.judge])
+    if flt.text and flt.text.strip():
+        escaped = flt.text.strip().casefold().replace("\\", "\\\\").replace(
+            "%", "\\%").replace("_", "\\_")
+        pattern = f"%{escaped}%"
+        marks = ", ".join("?" for _ in audit_ids) or "NULL"
+        add("(fi.search LIKE ? ESCAPE '\\' OR fi.item_id IN (SELECT i.id FROM items i "
+            f"WHERE i.dataset_id IN (SELECT dataset_id FROM audits WHERE id IN ({marks})) "
+            "AND i.question LIKE ? ESCAPE '\\'))", [pattern, *audit_ids, pattern])
+    return " AND ".join(clauses), params
+
+
+_PAGE_SQL = """
+SELECT fi.job_id, fi.audit_id, au.name AS audit, fi.arm_id, ar.label AS arm, m.name AS model,
+       fi.item_id, i.source_id AS item, d.name AS dataset, fi.role, fi.family,
+       fi.operator_id, fi.intent, fi.base_answer, fi.answer, fi.flipped, fi.excluded,
+       fi.chain_updated, fi.jsd, fi.generation_id,
+       (SELECT group_concat(ju.verdict, ',') FROM {judgements}
+        WHERE ju.subject_generation_id = fi.generation_id AND {judge}) AS judge
+FROM flip_index fi
+JOIN audits au ON au.id = fi.audit_id
+JOIN datasets d ON d.id = au.dataset_id
+JOIN arms ar ON ar.id = fi.arm_id
+JOIN models m ON m.id = ar.model_id
+JOIN items i ON i.id = fi.item_id
+WHERE fi.job_id IN ({ids})
+"""
+
+
+def list_flips(db: sqlite_utils.Database, audit: str | int | None = None,
+               flt: FlipFilter | None = None, limit: int = 50, offset: int = 0,
+               order: str = "id") -> FlipPage:
+    """One page of an audit's edits matching `flt` (default: its flips), with the total.
+
+    Args:
+        db: the store.
+        audit: audit name or id (None: every audit with perturbed jobs).
+        flt: the filter (default `FlipFilter()`: flipped edits).
+        limit: rows per page.
+        offset: rows to skip.
+        order: a key of `ORDERS` ('id', '-id', 'jsd', 'family', 'operator', 'item', 'arm').
+
+    Raises:
+        NotFound: no such audit, dataset or arm (the message lists what exists).
+        UserError: an unknown order, block or judge value.
+    """
+    flt = flt or FlipFilter()
+    if order not in ORDERS:
+        raise UserError(f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
+    if limit < 0 or offset < 0:
+        raise UserError("limit/offset: expected numbers >= 0")
+    audit_ids = _audit_ids(db, audit, flt.dataset)
+    for audit_id in audit_ids:
+        index_flips(db, audit_id)
+    where, params = _where(db, audit_ids, flt)
+    total = db.execute(f"SELECT COUNT(*) FROM flip_index fi WHERE {where}", params).fetchone()[0]
+    ids = [r[0] for r in db.execute(
+        f"SELECT fi.job_id FROM flip_index fi WHERE {where} ORDER BY {ORDERS[order]} "
+        "LIMIT ? OFFSET ?", [*params, limit, offset])]
+    rows = {}
+    if ids:
+        sql = _PAGE_SQL.format(judge=_JUDGE_METHODS, judgements=_JUDGEMENTS, ids=", ".join("?" for _ in ids))
+        rows = {r["job_id"]: r for r in db.query(sql, ids)}
+    return FlipPage(tuple(_row(rows[i]) for i in ids), int(total), offset, limit,
+                    tuple(audit_ids))
+
+
+def _bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _row(r: dict) -> FlipRow:
+    return FlipRow(
+        id=r["job_id"], audit_id=r["audit_id"], audit=r["audit"], arm_id=r["arm_id"],
+        arm=r["arm"], model=r["model"], item_id=r["item_id"], item=r["item"],
+        dataset=r["dataset"], role=r["role"], block=ROLE_BLOCK[r["role"]],
+        family=r["family"], operator_id=r["operator_id"], intent=r["intent"],
+        base_answer=r["base_answer"], answer=r["answer"], flipped=_bool(r["flipped"]),
+        excluded=r["excluded"], chain_updated=_bool(r["chain_updated"]),
+        judge=tuple(r["judge"].split(",")) if r["judge"] else (), jsd=r["jsd"])
+
+
+def filter_values(db: sqlite_utils.Database, audit: str | int) -> dict[str, list[str]]:
+    """What the filters can take for one audit: arms, families, operators, intents (for the
+    inspector's selectors and the CLI's error messages)."""
+    audit_id = int(resolve_audit(db, audit)["id"])
+    index_flips(db, audit_id)
+    return {
+        "arms": [r[0] for r in db.execute(
+            "SELECT label FROM arms WHERE audit_id = ? ORDER BY id", [audit_id])],
+        "families": [r[0] for r in db.execute(
+            "SELECT DISTINCT family FROM flip_index WHERE audit_id = ? ORDER BY family",
+            [audit_id])],
+        "operators": [r[0] for r in db.execute(
+            "SELECT DISTINCT operator_id FROM flip_index WHERE audit_id = ? "
+            "ORDER BY operator_id", [audit_id])],
+        "intents": [r[0] for r in db.execute(
+            "SELECT DISTINCT intent FROM flip_index WHERE audit_id = ? AND intent IS NOT NULL "
+            "ORDER BY intent", [audit_id])],
+    }
+
+
+# ---------------------------------------------------------------- one case
+
+
+_CASE_SQL = """
+SELECT j.id, j.status, j.role, j.audit_id, au.name AS audit, j.arm_id, ar.label AS arm,
+       m.name AS model, d.name AS dataset, j.item_id, i.source_id AS item, i.kind, i.context,
+       i.question, i.options_json AS i_options, i.gold, j.variant_id, v.operator_id,
+       v.family, v.intent, v.locus, v.fired, v.reason, v.text AS v_text,
+       v.options_json AS v_options, v.gold AS v_gold, v.old, v.new,
+       v.details_json, v.source_generation_id,
+       p.id AS generation_id, p.answer, p.parse_status, p.option_probs_json AS probs,
+       p.output
+FROM jobs j
+JOIN audits au ON au.id = j.audit_id
+JOIN datasets d ON d.id = au.dataset_id
+JOIN arms ar ON ar.id = j.arm_id
+JOIN models m ON m.id = ar.model_id
+JOIN items i ON i.id = j.item_id
+JOIN variants v ON v.id = j.variant_id
+LEFT JOIN generations p ON p.key = j.generation_key AND p.parse_status != 'error'
+WHERE j.id = ?
+"""
+
+_BASE_SQL = """
+SELECT b.id, b.answer, b.parse_status, b.option_probs_json AS probs, b.output
+FROM jobs bj JOIN generations b ON b.key = bj.generation_key AND b.parse_status != 'error'
+WHERE bj.audit_id = ? AND bj.arm_id = ? AND bj.item_id = ? AND bj.role = 'baseline'
+  AND bj.sample_index = 0 AND bj.status = 'done'
+"""
+
+
+def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
+    """Everything one edit shows, read from the base tables (always current).
+
+    Args:
+        db: the store.
+        case_id: the perturbed job's id (`FlipRow.id`).
+
+    Raises:
+        NotFound: no perturbed job with that id.
+    """
+    text = str(case_id).strip()
+    row = next(iter(db.query(_CASE_SQL, [int(text)])), None) if text.isdigit() else None
+    if row is None or row["role"] not in PERTURBED_ROLES:
+        raise NotFound(f"case: no edit with id {text!r} (ids are the first column of "
+                       "`paw flips`)")
+    base = next(iter(db.query(_BASE_SQL, [row["audit_id"], row["arm_id"], row["item_id"]])),
+                None)
+    item_options = loads(row["i_options"]) or {}
+    variant_options = loads(row["v_options"])
+    if row["generation_id"] is None:
+        excluded, flipped = ("not_fired" if not row["fired"] else "not_generated"), None
+    elif base is None:
+        excluded, flipped = "baseline_unparsed", None
+    else:
+        excluded, flipped = derive(row["role"], row["answer"], row["parse_status"],
+                                   base["answer"], base["parse_status"], item_options,
+                                   variant_options)
+    before = loads(base["probs"]) if base else None
+    after = loads(row["probs"])
+    pair = matched_distributions(before, after, item_options, variant_options)
+    jsd = jsd_many([pair])[0]
+    options_after = variant_options if isinstance(variant_options, dict) else item_options
+    question = row["question"]
+    edited = row["v_text"] if row["role"] == "m_block" and row["v_text"] else question
+    original_chain = edited_chain = None
+    chain_spans: tuple[tuple[Span, ...], tuple[Span, ...]] = ((), ())
+    if row["role"] == "f_block":
+        source = db.execute("SELECT output FROM generations WHERE id = ?",
+                            [row["source_generation_id"]]).fetchone()
+        source_text = (source[0] if source else None) or ""
+        chars = (loads(row["details_json"]) or {}).get("chain_chars")
+        original_chain = source_text[:chars] if isinstance(chars, int) else source_text
+        edited_chain = row["v_text"]
+        if edited_chain is not None:
+            chain_spans = edit_spans(original_chain, edited_chain)
+    updated = None
+    if row["role"] == "m_block" and row["family"] in JOINT_FAMILIES and row["output"]:
+        updated = chain_updated(row["family"], row["output"], row["new"])
+    verdicts = tuple((r[0], r[1]) for r in db.execute(
+        "SELECT method, verdict FROM judgements WHERE subject_generation_id = ? "
+        "AND kind = 'chain_registration' ORDER BY id", [row["generation_id"] or -1]))
+    return FlipCase(
+        id=row["id"], status=row["status"], audit_id=row["audit_id"], audit=row["audit"],
+        arm_id=row["arm_id"], arm=row["arm"], model=row["model"], dataset=row["dataset"],
+        item_id=row["item_id"], item=row["item"], role=row["role"],
+        block=ROLE_BLOCK[row["role"]], operator_id=row["operator_id"], family=row["family"],
+        intent=row["intent"], locus=row["locus"], variant_id=row["variant_id"],
+        fired=bool(row["fired"]), reason=row["reason"], old=row["old"], new=row["new"],
+        kind=row["kind"], context=row["context"], question=question, edited_question=edited,
+        question_spans=edit_spans(question, edited),
+        options_before=tuple((str(k), str(v)) for k, v in item_options.items()),
+        options_after=tuple((str(k), str(v)) for k, v in (options_after or {}).items()),
+        gold_before=row["gold"], gold_after=row["v_gold"] or row["gold"],
+        base_answer=base["answer"] if base else None, answer=row["answer"],
+        base_text=item_options.get(base["answer"]) if base and base["answer"] else None,
+        answer_text=(options_after or {}).get(row["answer"]) if row["answer"] else None,
+        flipped=flipped, excluded=excluded,
+        probs_before=_ordered(before, item_options),
+        probs_after=_ordered(after, options_after or {}),
+        jsd=jsd, chain_updated=updated, judge=verdicts,
+        baseline_output=base["output"] if base else None,
+        original_chain=original_chain, edited_chain=edited_chain, chain_spans=chain_spans,
+        output=row["output"], generation_id=row["generation_id"],
+        base_generation_id=base["id"] if base else None)
+
+
+def _ordered(probs: Any, options: dict) -> tuple[tuple[str, float], ...]:
+    if not isinstance(probs, dict):
+        return ()
+    labels = [label for label in options if label in probs]
+    labels += [label for label in probs if label not in labels]
+    return tuple((str(label), float(probs[label])) for label in labels)

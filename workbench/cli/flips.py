@@ -1,0 +1,165 @@
+"""`paw flips` (the flipped edits of an audit, filtered, one line each) and `paw flips show ID`
+(one case in the terminal). The queries are `analysis.flips`, shared with the UI's inspector."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from workbench.cli.options import db_option, open_store
+
+BAR_WIDTH = 20
+"""Characters of a probability bar at p = 1."""
+
+ROLE_NAMES = {"m_block": "question edit (M-block)", "f_block": "chain edit (F-block)",
+              "shuffle": "option shuffle"}
+INTENT_NAMES = {"D": "destructive", "P": "preserving"}
+LOCUS_NAMES = {"Str": "structural", "Sur": "surface"}
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Repeated and comma-separated values, flattened."""
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def _fmt_jsd(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _yes_no(value: bool | None) -> str:
+    return "–" if value is None else ("yes" if value else "no")
+
+
+def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
+    """The `paw flips` listing: a header with the count, then one line per edit."""
+    from workbench.cli.data import table
+
+    what = {True: "flipped edit(s)", False: "edit(s) whose answer was kept",
+            None: "answered edit(s)"}[flt.flipped]
+    header = f"{page.total} {what} in {audits}"
+    if not page.rows:
+        return [header + (": none match this filter" if page.total else "")]
+    end = page.offset + len(page.rows)
+    more = f"; next page: --offset {page.next_offset}" if page.next_offset is not None else ""
+    lines = [f"{header}; rows {page.offset + 1}-{end}{more}", ""]
+    lines += table(
+        ["id", "arm", "item", "operator", "D/P", "answer", "JSD", "chain upd", "judge"],
+        [[r.id, r.arm, r.item, r.operator_id, r.intent or "",
+          f"{r.base_answer or '?'}->{r.answer or '?'}" if r.excluded is None
+          else r.excluded, _fmt_jsd(r.jsd), _yes_no(r.chain_updated),
+          ",".join(r.judge) or "–"] for r in page.rows])
+    lines += ["", "one case: paw flips show ID"]
+    return lines
+
+
+@click.group("flips", invoke_without_command=True)
+@click.option("--audit", "audit", metavar="NAME_OR_ID",
+              help="The audit (default: the latest; with --dataset and no --audit: every "
+                   "audit of that dataset).")
+@click.option("--arm", "--model", "arms", multiple=True, metavar="ARM",
+              help="Arm label, arm id or model name (repeatable, or comma-separated).")
+@click.option("--block", "blocks", multiple=True, type=click.Choice(["M", "F", "shuffle"]),
+              help="Question edits (M), chain edits (F) or the option shuffle (repeatable).")
+@click.option("--family", "families", multiple=True, metavar="FAMILY",
+              help="Operator family, e.g. M4 or F1 (repeatable, or comma-separated).")
+@click.option("--operator", "operators", multiple=True, metavar="OPERATOR",
+              help="Operator id, e.g. M4_negation_a (repeatable, or comma-separated).")
+@click.option("--intent", type=click.Choice(["D", "P"]),
+              help="Destructive (D) or preserving (P) edits.")
+@click.option("--chain", type=click.Choice(["updated", "not-updated"]),
+              help="Token rule on the chain after an M2/M4/M5 edit: it mentions the edit "
+                   "(updated) or not.")
+@click.option("--judge", type=click.Choice(["yes", "no", "none"]),
+              help="LLM chain-registration judge said yes / said no / has no verdict.")
+@click.option("--dataset", metavar="NAME", help="Only audits of this dataset.")
+@click.option("--search", metavar="TEXT",
+              help="Free text in the item id or question, the operator id or the edit's words.")
+@click.option("--kept", "which", flag_value="kept",
+              help="Edits whose answer did not change, instead of flips.")
+@click.option("--all", "which", flag_value="all",
+              help="Every answered edit (flipped, kept, and unparsed ones).")
+@click.option("--sort", type=click.Choice(["id", "-id", "jsd", "family", "operator", "item",
+                                           "arm"]), default="id", show_default=True,
+              help="Order: plan order (id), newest first (-id), largest JSD first, or by "
+                   "family, operator, item or arm.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Rows per page.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Rows to skip (the header says where the next page starts).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: total, offset, rows.")
+@db_option
+@click.pass_context
+def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
+                blocks: tuple[str, ...], families: tuple[str, ...],
+                operators: tuple[str, ...], intent: str | None, chain: str | None,
+                judge: str | None, dataset: str | None, search: str | None,
+                which: str | None, sort: str, limit: int, offset: int, as_json: bool,
+                db_path: str) -> None:
+    """List the flipped edits of an audit, one line each: edit id, arm, item, operator,
+    intent, baseline -> edited answer, JSD of the option distributions, chain update
+    (token rule) and LLM-judge verdict. Filters combine (AND).
+
+    A flip is an answer that differs from the arm's baseline answer to the original
+    question (for the option shuffle: a different option text). `paw flips show ID` prints
+    one case with the edit highlighted.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from analysis.flips import FlipFilter, list_flips
+
+    flt = FlipFilter(
+        flipped={"kept": False, "all": None}.get(which or "", True),
+        arms=_split(arms), blocks=blocks, families=_split(families),
+        operators=_split(operators), intents=(intent,) if intent else (),
+        chain_updated=None if chain is None else chain == "updated", judge=judge,
+        dataset=dataset, text=search)
+    db = open_store(db_path)
+    scope: str | int | None = audit
+    if audit is None and dataset is None:
+        from store.runs import find_run
+
+        scope = find_run(db, None, ("audit", "run")).name
+    page = list_flips(db, scope, flt, limit=limit, offset=offset, order=sort)
+    if as_json:
+        click.echo(json.dumps({"total": page.total, "offset": page.offset,
+                               "limit": page.limit, "next_offset": page.next_offset,
+                               "rows": [r.as_dict() for r in page.rows]},
+                              indent=2, ensure_ascii=False))
+        return
+    names = [r[0] for r in db.execute(
+        f"SELECT name FROM audits WHERE id IN ({', '.join('?' for _ in page.audit_ids)}) "
+        "ORDER BY id", list(page.audit_ids))] if page.audit_ids else []
+    where = (f"audit {names[0]}" if len(names) == 1
+             else f"{len(names)} audits of dataset {dataset}" if dataset else "no audit")
+    for line in flip_lines(page, flt, where):
+        click.echo(line)
+
+
+@flips_group.command("show")
+@click.argument("case_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole case as JSON.")
+@click.option("--color/--no-color", default=None,
+              help="Force highlighting on or off (default: on for a terminal, off on a pipe).")
+@db_option
+def flips_show(case_id: str, as_json: bool, color: bool | None, db_path: str) -> None:
+    """Print one edit: original and edited question with the edit highlighted, the options
+    with gold, the answers before and after, both option distributions as bars with their
+    JSD, and for a chain edit (F-block) the edited chain and the model's continuation.
+
+    On a pipe the highlight is plain text: [-removed-] and {+inserted+}.
+    """
+    from analysis.flips import flip_case
+
+    case = flip_case(open_store(db_path), case_id)
+    if as_json:
+        click.echo(json.dumps(case.as_dict(), indent=2, ensure_ascii=False))
+        return
+    from workbench.cli.case_view import print_case
+
+    print_case(case, color=color)
+
+
+commands = [flips_group]
+"""Registered on `paw` through COMMAND_MODULES."""
