@@ -24,6 +24,8 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.study",
     "workbench.cli.robustness",
     "workbench.cli.dbpa",
+    "workbench.cli.runs",
+    "workbench.cli.flips",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""
 
