@@ -168,6 +168,7 @@ def seal_legacy(conn: sqlite3.Connection, skip: tuple[str, int] | None = None) -
     """
     if conn.execute("SELECT 1 FROM record_log LIMIT 1").fetchone():
         return 0
+    _refuse_missing_record(conn, skip[1] if skip and skip[0] == "people" else None)
     written = 0
     for person in rows(conn, "SELECT * FROM people ORDER BY id"):
         if skip == ("people", person["id"]):
@@ -186,6 +187,17 @@ def seal_legacy(conn: sqlite3.Connection, skip: tuple[str, int] | None = None) -
             _insert(conn, "legacy", table, row_id, row_content(conn, table, row_id) or {}, None)
             written += 1
     return written
+
+
+def _refuse_missing_record(conn: Any, new_person: int | None) -> None:
+    """An empty record with people who have signing keys was deleted, not never made:
+    sealing that state as legacy would launder whatever was edited meanwhile."""
+    from store.errors import UserError
+
+    if conn.execute("SELECT 1 FROM people WHERE public_key IS NOT NULL AND id IS NOT ? "
+                    "LIMIT 1", [new_person]).fetchone():
+        raise UserError("the signed annotation record is empty although people have signing "
+                        "keys: it was deleted; restore a copy made with `paw backup`")
 
 
 def append(conn: sqlite3.Connection, kind: str, ref_table: str, ref_id: int,
@@ -313,6 +325,10 @@ def check_person(conn: Any, person_id: int) -> str | None:
     validly signed by someone entitled to, and match the live `people` row.
     """
     if conn.execute("SELECT 1 FROM record_log LIMIT 1").fetchone() is None:
+        has_key = conn.execute("SELECT public_key FROM people WHERE id = ?",
+                               [person_id]).fetchone()
+        if has_key and has_key[0] is not None:
+            return "the signed record is missing (deleted); restore a copy made with `paw backup`"
         return None  # a store from before m005 whose record is not sealed yet
     live = rows(conn, "SELECT * FROM people WHERE id = ?", [person_id])
     if not live:

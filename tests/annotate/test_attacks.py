@@ -248,3 +248,17 @@ def test_a_case_swapped_to_another_variant_is_detected(db, people, labelled):
                        "annotation_cases) LIMIT 1").fetchone()[0]
     db.execute("UPDATE annotation_cases SET variant_id = ? WHERE code = ?", [other, labelled])
     assert any(k == "altered" and f"case {labelled}: variant_id" in m for k, m in problems(db))
+
+
+def test_deleting_the_whole_record_is_detected_and_never_resealed_as_legacy(db, people,
+                                                                           labelled):
+    db.execute("DELETE FROM record_log")
+    db.execute("UPDATE label_events SET value = 'shifted'")  # the edit it was meant to hide
+    assert any(k == "unrecorded" for k, _ in problems(db))
+    with pytest.raises(UserError, match="signed record is missing"):
+        authenticate(db, "carol", PASSPHRASE)
+    alice = people["alice"]  # already signed in before the deletion
+    session = start_session(db, alice, "s")
+    with pytest.raises(UserError, match="record is empty although people have signing keys"):
+        record_label(db, alice, session, labelled, "validity", "valid")
+    assert db.execute("SELECT COUNT(*) FROM record_log").fetchone()[0] == 0
