@@ -109,22 +109,24 @@ def process_alive(pid: int | None, host: str | None, heartbeat_at: str | None,
     return beat is not None and (now - beat).total_seconds() < STALE_AFTER_S
 
 
-def run_status(recorded: str, sessions: list[dict]) -> str:
+def run_status(recorded: str, sessions: list[dict], complete: bool = False) -> str:
     """The status a user sees, from `audits.status` and the audit's sessions (newest last).
 
     Args:
         recorded: `audits.status` ('planned', 'running', 'finished', 'stopped', 'failed').
         sessions: rows with `status`, `pid`, `host`, `heartbeat_at`.
+        complete: every job that needs a generation has one (used only when no session
+            was ever recorded, e.g. a store written by another tool).
     """
     live = [s for s in sessions if s["status"] == "running"
             and process_alive(s.get("pid"), s.get("host"), s.get("heartbeat_at"))]
     if live:
         return "running"
-    if recorded == "finished" and (not sessions or sessions[-1]["status"] == "finished"):
+    if sessions:
+        return "finished" if sessions[-1]["status"] == "finished" else "interrupted"
+    if recorded == "finished" or complete:
         return "finished"
-    if not sessions and recorded == "planned":
-        return "planned"
-    return "interrupted"
+    return "planned" if recorded == "planned" else "interrupted"
 
 
 def _wall_seconds(session: dict) -> float:
@@ -163,7 +165,9 @@ def _info(db: sqlite_utils.Database, row: dict) -> RunInfo:
                 "finished_at": s["finished_at"]}
     return RunInfo(
         id=row["id"], name=row["name"], kind=row["kind"], dataset=row["dataset"],
-        models=models, status=run_status(row["status"], sessions),
+        models=models,
+        status=run_status(row["status"], sessions,
+                          complete=row["total"] > 0 and row["done"] == row["total"]),
         jobs_done=row["done"], jobs_total=row["total"], not_fired=row["not_fired"],
         generations=row["generations"], wall_s=sum(_wall_seconds(s) for s in sessions),
         created_at=row["created_at"], last_session=last)

@@ -42,6 +42,7 @@ def test_process_alive_on_another_host_uses_the_heartbeat():
 
 @pytest.mark.parametrize("recorded, sessions, expected", [
     ("planned", [], "planned"),
+    ("finished", [], "finished"),
     ("finished", [{"status": "finished"}], "finished"),
     ("stopped", [{"status": "stopped"}], "interrupted"),       # cancelled: resumable
     ("failed", [{"status": "failed"}], "interrupted"),
@@ -50,6 +51,7 @@ def test_process_alive_on_another_host_uses_the_heartbeat():
     # A re-run after an earlier finish is running now.
     ("running", [{"status": "finished"}, {"status": "running", "pid": os.getpid(),
                                           "host": socket.gethostname()}], "running"),
+    ("finished", [{"status": "finished"}], "finished"),
     # A finished audit whose later session was killed is not 'finished'.
     ("finished", [{"status": "finished"}, {"status": "running", "pid": None}],
      "interrupted"),
@@ -57,6 +59,11 @@ def test_process_alive_on_another_host_uses_the_heartbeat():
 def test_run_status(recorded, sessions, expected):
     rows = [{"pid": None, "host": None, "heartbeat_at": None} | s for s in sessions]
     assert run_status(recorded, rows) == expected
+
+
+def test_a_store_without_sessions_is_finished_when_every_job_is_done():
+    assert run_status("done", [], complete=True) == "finished"
+    assert run_status("done", [], complete=False) == "interrupted"
 
 
 def test_list_runs_counts_jobs_generations_and_wall_time(db):

@@ -38,7 +38,7 @@ from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
 from workbench.audit.variants import Variant, get_variant
 from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
 
-__all__ = ["AuditEngine", "AuditOutcome", "run_audit"]
+__all__ = ["AuditEngine", "AuditOutcome", "resume_audit", "run_audit", "spec_from_config"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +152,30 @@ def _judge(db: sqlite_utils.Database, audit_id: int, runner: Runner,
     emit(JudgeFinished(outcome.method, outcome.subjects, outcome.stored, outcome.yes,
                        outcome.no))
     return outcome
+
+
+def spec_from_config(name: str, config: dict) -> AuditSpec:
+    """The `AuditSpec` of a stored audit (its `config_json` and name), to resume it."""
+    item_ids = config.get("item_ids")
+    return AuditSpec(dataset=config["dataset"], models=tuple(config["models"]),
+                     templates=tuple(config["templates"]),
+                     operators=tuple(config["operators"]), seed=int(config["seed"]),
+                     limit=config.get("limit"),
+                     item_ids=None if item_ids is None else tuple(item_ids),
+                     max_tokens=int(config["max_tokens"]), direct=bool(config["direct"]),
+                     name=name)
+
+
+def resume_audit(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
+                 on_event: Callable[[AuditEvent], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> AuditOutcome:
+    """Run whatever a stored seed-002 audit still misses (the UI's and `paw resume`'s path).
+
+    The chain-registration judge runs with the embedded model, as `paw audit` does by
+    default.
+    """
+    row = db.execute("SELECT name, config_json FROM audits WHERE id = ?", [audit_id]).fetchone()
+    from store.db import loads
+
+    return run_audit(db, spec_from_config(row[0], loads(row[1])), engine=engine,
+                     on_event=on_event, should_stop=should_stop)

@@ -46,3 +46,62 @@ class AgreementComputed(Message):
     def can_replace(self, message: Message) -> bool:
         # Only the newest recomputation matters; drop older ones still queued.
         return isinstance(message, AgreementComputed)
+
+
+@dataclass
+class RunsListed(Message):
+    """The Runs screen's worker re-read the runs in the store."""
+
+    runs: Any
+    """`store.runs.RunInfo` rows, oldest first."""
+    details: Any
+    """Per run id, [(block, done, total)]."""
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the newest listing matters.
+        return isinstance(message, RunsListed)
+
+
+@dataclass
+class ReportBuilt(Message):
+    """The statistics screen's worker built a run's report."""
+
+    report: Any
+    """`analysis.document.Report`."""
+    runs: Any
+    """Ids of every run in the store (to step between them)."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ReportBuilt)
+
+
+@dataclass
+class StoreListed(Message):
+    """The Models & data screen's worker re-read the registered models and datasets."""
+
+    models: Any
+    datasets: Any
+
+
+@dataclass
+class FlipsListed(Message):
+    """The flip inspector's worker listed one page for filter request `request`."""
+
+    request: int
+    page: Any
+    """`analysis.flips.FlipPage`, or None when there is nothing to list (`error` says why)."""
+    values: Any
+    """What the filters can take (arms, families, intents, datasets), when asked for."""
+    error: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FlipsListed)
+
+
+@dataclass
+class FilterValuesRead(Message):
+    """The flip inspector's worker read what each filter can take."""
+
+    values: Any
+    """{'arms': [...], 'families': [...], 'intents': [...], 'operators': [...],
+    'datasets': [...]}"""

@@ -1,0 +1,29 @@
+"""`paw ui`: the auditor's Textual workbench (runs, flip inspector, statistics, models & data)."""
+
+from __future__ import annotations
+
+import click
+
+from workbench.cli.options import db_option
+
+
+@click.command("ui")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="CPU threads for runs launched from the UI (default: idle cores).")
+@db_option
+def ui_command(threads: int | None, db_path: str) -> None:
+    """Open the auditor's workbench: launch and watch audits, inspect flipped cases,
+    read the statistics of any run, register models and import datasets.
+
+    Keys 1-4 switch screens (runs, flips, statistics, models & data); ctrl+p opens the
+    command palette; q quits (a run in progress stops after the generation in flight,
+    everything finished is stored). With no database at --db, it offers to create one
+    with the demo set. Raters label with `paw annotate --rater NAME`, a separate app that
+    cannot reach these screens.
+    """
+    from workbench.tui.workbench_app import run_workbench
+
+    run_workbench(db_path, threads)
+
+
+commands = [ui_command]

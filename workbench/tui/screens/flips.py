@@ -1,0 +1,323 @@
+"""The flip inspector: an audit's edits, filtered and sorted, one page at a time; enter opens a
+case side by side with the edit highlighted and the option distributions before and after.
+
+Every query is `analysis.flips` (the same as `paw flips`): `list_flips` pages in SQL over
+the indexed `flip_index`, so opening and filtering stay fast on 50,000 edits; each filter
+change runs in a thread worker with its own connection and only the newest result is drawn.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from workbench.tui.messages import FilterValuesRead, FlipsListed
+
+if TYPE_CHECKING:
+    from analysis.flips import FlipFilter, FlipPage, FlipRow
+    from workbench.tui.workbench_app import WorkbenchApp
+
+PAGE = 50
+"""Rows per page (a 36-row terminal shows about 30)."""
+
+ORDER_CYCLE: tuple[str, ...] = ("id", "jsd", "family", "item", "arm")
+"""Sort orders `o` cycles through (keys of `analysis.flips.ORDERS`)."""
+
+FLIPPED_CYCLE: tuple[bool | None, ...] = (True, False, None)
+"""flips only → kept answers only → every answered edit."""
+
+
+def _cycle(values: tuple, current: Any) -> Any:
+    return values[(values.index(current) + 1) % len(values)] if current in values else values[0]
+
+
+def filter_line(flt: FlipFilter, order: str, all_audits: bool) -> str:
+    """The filter bar: each filter's key and current value (the inspector's own legend)."""
+    def one(values: tuple[str, ...]) -> str:
+        return values[0] if values else "any"
+
+    shown = {True: "flips", False: "kept", None: "all edits"}[flt.flipped]
+    chain = {None: "any", True: "updated", False: "not updated"}[flt.chain_updated]
+    scope = f"a all runs{' · d dataset:' + (flt.dataset or 'any') if all_audits else ''}"
+    return (f"f {shown} · b block:{one(flt.blocks)} · g family:{one(flt.families)} · "
+            f"i intent:{one(flt.intents)} · m arm:{one(flt.arms)} · u chain:{chain} · "
+            f"j judge:{flt.judge or 'any'} · o sort:{order} · {scope}"
+            f"{'(on)' if all_audits else '(off)'} · / text:{flt.text or '–'}")
+
+
+def row_cells(row: FlipRow) -> tuple[str, ...]:
+    """One table row of the flip list."""
+    chain = {None: "–", True: "yes", False: "no"}[row.chain_updated]
+    return (str(row.id), row.arm, row.item, row.operator_id, row.intent or "–",
+            f"{row.base_answer or '–'}→{row.answer or '–'}", chain,
+            ",".join(row.judge) or "–", "–" if row.jsd is None else f"{row.jsd:.3f}")
+
+
+COLUMNS = ("id", "arm", "item", "operator", "int.", "answer", "chain", "judge", "JSD")
+
+
+class FlipsScreen(Screen[None]):
+    """Filterable, sortable, paginated list of edits; enter shows the case."""
+
+    DEFAULT_CSS = """
+    FlipsScreen #filters { height: auto; padding: 0 1; background: $boost 50%; }
+    FlipsScreen #search { display: none; border: none; height: 1; padding: 0 1; }
+    FlipsScreen #search.shown { display: block; }
+    FlipsScreen #flips { height: 1fr; }
+    """
+
+    BINDINGS = [
+        Binding("enter", "open_case", "case", show=False),
+        Binding("f", "cycle('flipped')", "flips/kept/all", show=False),
+        Binding("b", "cycle('block')", "block", show=False),
+        Binding("g", "cycle('family')", "family", show=False),
+        Binding("i", "cycle('intent')", "intent", show=False),
+        Binding("m", "cycle('arm')", "arm", show=False),
+        Binding("u", "cycle('chain')", "chain", show=False),
+        Binding("j", "cycle('judge')", "judge", show=False),
+        Binding("o", "cycle('order')", "sort", show=False),
+        Binding("a", "toggle_all", "all runs", show=False),
+        Binding("d", "cycle('dataset')", "dataset", show=False),
+        Binding("slash", "search", "search"),
+        Binding("x", "clear", "clear filters"),
+        Binding("left_square_bracket", "page(-1)", "prev page", key_display="["),
+        Binding("right_square_bracket", "page(1)", "next page", key_display="]"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self) -> None:
+        from analysis.flips import FlipFilter
+
+        super().__init__()
+        self.filter: FlipFilter = FlipFilter()
+        """The filter on screen."""
+        self.order = ORDER_CYCLE[0]
+        self.page_offset = 0
+        self.audit_id: int | None = None
+        """The run shown (None with `all_audits`)."""
+        self.all_audits = False
+        self.page: FlipPage | None = None
+        """The rows on screen."""
+        self.values: dict[str, list[str]] = {}
+        """What each filter can take (arms, families, intents, datasets)."""
+        self._request = 0
+        self._drawn_request = 0
+        self.requested_at = 0.0
+        """When the latest listing was asked for (perf_counter; the bench reads it)."""
+        self.painted_at = 0.0
+        """When its page was on screen."""
+        self._db_lock = threading.Lock()
+        self._reader: Any = None
+
+    @property
+    def paw(self) -> WorkbenchApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("choose a run on the Runs screen (1)", id="status", markup=False)
+        yield Static("", id="filters", markup=False)
+        yield Input(id="search", placeholder="text in the item, question, operator or edit; "
+                                             "enter applies, escape closes")
+        table: DataTable = DataTable(id="flips", cursor_type="row", zebra_stripes=True)
+        table.add_columns(*COLUMNS)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#flips", DataTable).focus()
+
+    def on_show(self) -> None:
+        target = self.paw.focus_audit
+        if target != self.audit_id or self.page is None:
+            self.audit_id = target
+            self.page_offset = 0
+            self.reload(values=True)
+
+    # ---- loading (thread worker, own connection, newest result wins) ------------------
+
+    def reload(self, values: bool = False) -> None:
+        """List the current page for the current filter."""
+        self.requested_at = time.perf_counter()
+        self._request += 1
+        self.query_one("#filters", Static).update(
+            filter_line(self.filter, self.order, self.all_audits))
+        self._list(self._request, None if self.all_audits else self.audit_id, self.filter,
+                   self.order, self.page_offset, values)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="flips",
+          name="listing flips")
+    def _list(self, request: int, audit_id: int | None, flt: FlipFilter, order: str,
+              offset: int, values: bool) -> None:
+        from analysis.flips import filter_values, list_flips
+        from store.datasets import list_dataset_names
+        from store.db import open_db
+        from store.errors import NotFound
+
+        with self._db_lock:  # one reader connection, reused (opening one costs ~60 ms)
+            if self._reader is None:
+                self._reader = open_db(self.paw.db_path)
+            db = self._reader
+            if request != self._request:
+                return  # superseded while waiting for the connection
+            try:
+                page = list_flips(db, audit_id, flt, limit=PAGE, offset=offset, order=order)
+            except NotFound as exc:
+                self.post_message(FlipsListed(request, None, {}, str(exc)))
+                return
+            # The page first (what the auditor waits for), the filters' values after it.
+            self.post_message(FlipsListed(request, page, {}, ""))
+            if values:
+                found = filter_values(db, audit_id) if audit_id is not None else {}
+                found["datasets"] = list_dataset_names(db)
+                self.post_message(FilterValuesRead(found))
+
+    def on_unmount(self) -> None:
+        with self._db_lock:
+            if self._reader is not None:
+                self._reader.conn.close()
+                self._reader = None
+
+    @on(FlipsListed)
+    def _draw(self, message: FlipsListed) -> None:
+        if message.request != self._request:
+            return  # a newer filter is being listed
+        status = self.query_one("#status", Static)
+        if message.page is None:
+            status.update(message.error or "no runs with edits yet")
+            self.query_one("#flips", DataTable).clear()
+            return
+        page: FlipPage = message.page
+        self.page = page
+        table = self.query_one("#flips", DataTable)
+        table.clear()
+        for row in page.rows:
+            table.add_row(*(Text(c) for c in row_cells(row)), key=str(row.id))
+        self.call_after_refresh(self._painted, message.request)
+        scope = "all runs" if self.all_audits else (
+            page.rows[0].audit if page.rows else f"run {self.audit_id}")
+        end = page.offset + len(page.rows)
+        what = {True: "flips", False: "kept answers", None: "edits"}[self.filter.flipped]
+        status.update(f"{scope} · {page.total} {what} match · rows "
+                      f"{page.offset + 1 if page.rows else 0}–{end} · enter case · "
+                      f"[ ] pages")
+
+    @on(FilterValuesRead)
+    def _values_read(self, message: FilterValuesRead) -> None:
+        self.values = dict(message.values)
+
+    def _painted(self, request: int) -> None:
+        # After the refresh that drew the page: what the responsiveness bench measures.
+        self.painted_at = time.perf_counter()
+        self._drawn_request = request
+
+    # ---- filters ----------------------------------------------------------------------
+
+    def action_cycle(self, what: str) -> None:
+        """Step one filter (or the sort order) to its next value."""
+        flt = self.filter
+        if what == "flipped":
+            flt = replace(flt, flipped=_cycle(FLIPPED_CYCLE, flt.flipped))
+        elif what == "block":
+            flt = replace(flt, blocks=_cycle(((), ("M",), ("F",), ("shuffle",)), flt.blocks))
+        elif what in ("family", "intent", "arm", "dataset"):
+            key = {"family": "families", "intent": "intents", "arm": "arms",
+                   "dataset": "datasets"}[what]
+            options = ((),) + tuple((v,) for v in self.values.get(key, []))
+            if what == "dataset":
+                current = (flt.dataset,) if flt.dataset else ()
+                flt = replace(flt, dataset=(_cycle(options, current) or (None,))[0])
+            else:
+                field = {"family": "families", "intent": "intents", "arm": "arms"}[what]
+                flt = replace(flt, **{field: _cycle(options, getattr(flt, field))})
+        elif what == "chain":
+            flt = replace(flt, chain_updated=_cycle((None, True, False), flt.chain_updated))
+        elif what == "judge":
+            flt = replace(flt, judge=_cycle((None, "yes", "no", "none"), flt.judge))
+        elif what == "order":
+            self.order = _cycle(ORDER_CYCLE, self.order)
+        self.filter = flt
+        self.page_offset = 0
+        self.reload()
+
+    def action_toggle_all(self) -> None:
+        """All runs in the store (with the dataset filter) ↔ the chosen run."""
+        self.all_audits = not self.all_audits
+        self.page_offset = 0
+        self.reload(values=True)
+
+    def action_clear(self) -> None:
+        """Back to the default filter: this run's flips."""
+        from analysis.flips import FlipFilter
+
+        self.filter = FlipFilter()
+        self.order = ORDER_CYCLE[0]
+        self.page_offset = 0
+        self.query_one("#search", Input).value = ""
+        self.reload()
+
+    def action_search(self) -> None:
+        """Open the free-text filter."""
+        search = self.query_one("#search", Input)
+        search.add_class("shown")
+        search.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search(self, event: Input.Submitted) -> None:
+        self.filter = replace(self.filter, text=event.value.strip() or None)
+        self.page_offset = 0
+        self.query_one("#search", Input).remove_class("shown")
+        self.query_one("#flips", DataTable).focus()
+        self.reload()
+
+    def key_escape(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.has_class("shown"):
+            search.remove_class("shown")
+            self.query_one("#flips", DataTable).focus()
+
+    def action_page(self, step: int) -> None:
+        """The next or previous page."""
+        if self.page is None:
+            return
+        offset = self.page_offset + step * PAGE
+        if offset < 0 or offset >= max(self.page.total, 1):
+            return
+        self.page_offset = offset
+        self.reload()
+
+    # ---- the case -----------------------------------------------------------------------
+
+    def row_ids(self) -> list[int]:
+        """Case ids on the current page, in order."""
+        return [row.id for row in self.page.rows] if self.page is not None else []
+
+    def action_open_case(self) -> None:
+        """Show the highlighted case."""
+        from workbench.tui.screens.flip_case import FlipCaseScreen
+
+        table = self.query_one("#flips", DataTable)
+        ids = self.row_ids()
+        if not ids:
+            return
+        self.app.push_screen(FlipCaseScreen(ids, min(table.cursor_row, len(ids) - 1)))
+
+    @on(DataTable.RowSelected, "#flips")
+    def _selected(self) -> None:
+        self.action_open_case()
+
+    def palette_commands(self) -> list[SystemCommand]:
+        """Inspector commands in the palette (ctrl+p)."""
+        return [SystemCommand("Clear flip filters", "Back to this run's flips", self.action_clear),
+                SystemCommand("Search flips", "Filter by free text", self.action_search),
+                SystemCommand("Flips of all runs", "Toggle all runs / the chosen run",
+                              self.action_toggle_all)]

@@ -1,0 +1,229 @@
+"""The Models & data screen: registered models (file, size, hash, quantisation, chat template,
+batching verdict) and imported datasets with counts; add a model, import a dataset.
+
+Adding and importing go through the CLI's own functions (`register_model`, `import_file`),
+so validation and the one-line errors are the same; an error is shown in a modal and
+nothing already stored is touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Label, Select, Static
+
+from workbench.tui.messages import StoreListed
+
+if TYPE_CHECKING:
+    from workbench.tui.workbench_app import WorkbenchApp
+
+
+def model_rows(db: Any) -> list[tuple[str, ...]]:
+    """One display row per registered model (the embedded default included)."""
+    from store.models import list_models
+    from workbench.models.registry import batch_verdict, default_model
+
+    default_model(db)
+    rows = []
+    for model in list_models(db):
+        size = f"{(model.size_bytes or 0) / 2**20:,.0f} MiB"
+        verdict = batch_verdict(db, model)
+        batching = "unchecked" if verdict is None else \
+            f"{verdict['n_seq']}: {'identical' if verdict['identical'] else 'differs'}"
+        rows.append((model.name, model.architecture or "?", model.quantization or "?", size,
+                     model.sha256[:12], "yes" if model.chat_template else "no", batching,
+                     Path(model.path).name))
+    return rows
+
+
+def dataset_rows(db: Any) -> list[tuple[str, ...]]:
+    """One display row per dataset with its item counts."""
+    from store.datasets import list_datasets
+
+    return [(d.name, d.format, str(d.n_items), str(d.n_mcq), str(d.n_binary),
+             Path(d.source_path).name if d.source_path else "") for d in list_datasets(db)]
+
+
+class ModelsDataScreen(Screen[None]):
+    """Two tables; `a` adds a model by path, `i` imports a dataset file."""
+
+    DEFAULT_CSS = """
+    ModelsDataScreen #models-table { height: auto; max-height: 10; }
+    ModelsDataScreen #datasets-table { height: 1fr; }
+    ModelsDataScreen .title { background: $boost; padding: 0 1; }
+    """
+
+    BINDINGS = [
+        Binding("a", "add_model", "add model"),
+        Binding("i", "import_dataset", "import data"),
+        Binding("r", "refresh", "refresh"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    @property
+    def paw(self) -> WorkbenchApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("models and datasets in the store", id="status", markup=False)
+        yield Static("Models", classes="title")
+        models: DataTable = DataTable(id="models-table", cursor_type="row")
+        models.add_columns("name", "arch", "quant", "size", "sha256", "chat tmpl", "batching",
+                           "file")
+        yield models
+        yield Static("Datasets", classes="title")
+        datasets: DataTable = DataTable(id="datasets-table", cursor_type="row")
+        datasets.add_columns("name", "format", "items", "mcq", "yes/no", "source")
+        yield datasets
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#models-table", DataTable).focus()
+        self.action_refresh()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="store-list",
+          name="listing models and datasets")
+    def action_refresh(self) -> None:
+        """Re-read models and datasets (own connection)."""
+        from store.db import open_db
+
+        db = open_db(self.paw.db_path)
+        try:
+            message = StoreListed(model_rows(db), dataset_rows(db))
+        finally:
+            db.conn.close()
+        self.post_message(message)
+
+    @on(StoreListed)
+    def _draw(self, message: StoreListed) -> None:
+        for table_id, rows in (("#models-table", message.models),
+                               ("#datasets-table", message.datasets)):
+            table = self.query_one(table_id, DataTable)
+            table.clear()
+            for row in rows:
+                table.add_row(*(Text(cell) for cell in row))
+        self.query_one("#status", Static).update(
+            f"{len(message.models)} model(s) · {len(message.datasets)} dataset(s) · "
+            f"{self.paw.db_name}")
+
+    def action_add_model(self) -> None:
+        """Ask for a GGUF path (and a name) and register it."""
+        self.app.push_screen(AddModelModal(), self._add_model)
+
+    def _add_model(self, answer: tuple[str, str] | None) -> None:
+        if answer:
+            self._do(lambda db: _register(db, *answer), "Could not register the model")
+
+    def action_import_dataset(self) -> None:
+        """Ask for a format, a file and a name, and import it."""
+        self.app.push_screen(ImportModal(), self._import)
+
+    def _import(self, answer: tuple[str, str, str] | None) -> None:
+        if answer:
+            self._do(lambda db: _import_file(db, *answer), "Could not import the file")
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="store-write",
+          name="store write")
+    def _do(self, action: Any, title: str) -> None:
+        from store.db import open_db
+        from store.errors import UserError
+
+        db = open_db(self.paw.db_path)
+        try:
+            done = action(db)
+        except UserError as exc:
+            self.app.call_from_thread(self.paw.show_error, title, exc)
+            return
+        finally:
+            db.conn.close()
+        self.app.call_from_thread(self.notify, done, timeout=5)
+        self.app.call_from_thread(self.action_refresh)
+
+
+    def palette_commands(self) -> list[SystemCommand]:
+        """Commands in the palette (ctrl+p)."""
+        return [SystemCommand("Add model", "Register a GGUF file by path", self.action_add_model),
+                SystemCommand("Import dataset", "Import a MedQA/MedMCQA/PubMedQA/MMLU/JSONL/CSV "
+                              "file", self.action_import_dataset)]
+
+
+def _register(db: Any, path: str, name: str) -> str:
+    from workbench.models.registry import register_model
+
+    model = register_model(db, path, name or None)
+    return f"registered {model.name} ({model.quantization}, sha256 {model.sha256[:12]})"
+
+
+def _import_file(db: Any, format_name: str, path: str, name: str) -> str:
+    from workbench.datasets.importers import import_file
+
+    report = import_file(db, format_name, path, name=name or None)
+    return report.lines()[0]
+
+
+class _FormModal(ModalScreen[Any]):
+    DEFAULT_CSS = """
+    _FormModal { align: center middle; }
+    _FormModal > Vertical { width: 80%; max-width: 90; height: auto; border: thick $primary;
+                            background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def action_cancel(self) -> None:
+        """Close without doing anything."""
+        self.dismiss(None)
+
+
+class AddModelModal(_FormModal):
+    """Path and optional name of a GGUF file."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("GGUF file path (enter to register, escape to cancel)")
+            yield Input(id="path", placeholder="~/models/model.Q4_K_M.gguf")
+            yield Label("Name (default: the file name)")
+            yield Input(id="name")
+
+    @on(Input.Submitted)
+    def _submit(self) -> None:
+        path = self.query_one("#path", Input).value.strip()
+        if not path:
+            self.query_one("#path", Input).focus()
+            return
+        self.dismiss((path, self.query_one("#name", Input).value.strip()))
+
+
+class ImportModal(_FormModal):
+    """Format, file path and dataset name of an import."""
+
+    def compose(self) -> ComposeResult:
+        from workbench.datasets.importers import FORMATS
+
+        with Vertical():
+            yield Label("Format (tab/shift+tab between fields)")
+            yield Select([(name, name) for name in FORMATS], id="format", value="medqa",
+                         allow_blank=False)
+            yield Label("File path (enter to import, escape to cancel)")
+            yield Input(id="path", placeholder="data/medqa_test.jsonl")
+            yield Label("Dataset name (default: the file's stem)")
+            yield Input(id="name")
+
+    def on_mount(self) -> None:
+        self.query_one("#path", Input).focus()
+
+    @on(Input.Submitted)
+    def _submit(self) -> None:
+        path = self.query_one("#path", Input).value.strip()
+        if not path:
+            self.query_one("#path", Input).focus()
+            return
+        self.dismiss((str(self.query_one("#format", Select).value), path,
+                      self.query_one("#name", Input).value.strip()))

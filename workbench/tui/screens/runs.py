@@ -1,0 +1,315 @@
+"""The Runs screen: every audit/study in the store with its status; launch, watch, cancel, resume.
+
+The list is re-read every two seconds in a thread worker (its own connection), so a run
+started from another terminal shows up and its status changes (running → interrupted when
+its process dies, see `store.runs`). A run launched here is worked by an app-level thread
+worker; its live state (`LiveRun`) gives per-block bars with rate and ETA, generations/s
+and the current model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from workbench.tui.live import LiveRun, LiveSnapshot, bar, clock
+from workbench.tui.messages import RunsListed
+
+if TYPE_CHECKING:
+    from store.runs import RunInfo
+    from workbench.tui.workbench_app import WorkbenchApp
+
+REFRESH_SECONDS = 2.0
+"""How often the list of runs is re-read."""
+
+DRAW_SECONDS = 0.5
+"""How often the live run's bars are redrawn."""
+
+COLUMNS: tuple[str, ...] = ("id", "name", "kind", "dataset", "models", "status", "jobs",
+                            "gen.", "time")
+
+
+def block_rows(counts: dict[str, dict[str, int]], role_block: dict[str, str]
+               ) -> list[tuple[str, int, int]]:
+    """(block, done, total) per block from per-role job counts (not-fired excluded)."""
+    blocks: dict[str, list[int]] = {}
+    for role, by_status in counts.items():
+        block = role_block.get(role, role)
+        done_total = blocks.setdefault(block, [0, 0])
+        done_total[0] += by_status.get("done", 0)
+        done_total[1] += sum(n for s, n in by_status.items() if s != "not_fired")
+    return [(b, d, t) for b, (d, t) in blocks.items() if t]
+
+
+def _role_block(kind: str) -> dict[str, str]:
+    if kind in ("audit", "run"):
+        from workbench.audit.spec import ROLE_BLOCK
+
+        return dict(ROLE_BLOCK)
+    return {}
+
+
+class RunsScreen(Screen[None]):
+    """Runs in the store, the live run's progress, and the keys to launch/cancel/resume."""
+
+    CSS_PATH = "runs.tcss"
+
+    BINDINGS = [
+        Binding("n", "new_audit", "new audit"),
+        Binding("r", "resume", "resume"),
+        Binding("c", "cancel", "cancel run"),
+        Binding("enter", "open_flips", "flips", show=False),
+        Binding("s", "open_statistics", "stats"),
+        Binding("q", "app.quit", "quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[RunInfo] = []
+        """The runs as last listed."""
+        self.selected: int | None = None
+        """Id of the highlighted run."""
+        self.details: dict[int, list[tuple[str, int, int]]] = {}
+        """Per-block (done, total) of each listed run, read with the list."""
+        self._followed_live = ""
+
+    @property
+    def paw(self) -> WorkbenchApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("reading the store…", id="status", markup=False)
+        table: DataTable = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        table.add_columns(*COLUMNS)
+        yield table
+        with VerticalScroll(id="detail-scroll"):
+            yield Static("", id="detail", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#runs", DataTable).focus()
+        self.set_interval(REFRESH_SECONDS, self.refresh_runs)
+        self.set_interval(DRAW_SECONDS, self.draw_detail)
+        self.refresh_runs()
+
+    # ---- the list (thread worker, own connection) ----------------------------------------
+
+    def refresh_runs(self) -> None:
+        """Re-read the runs in a worker (nothing while the database does not exist yet)."""
+        if self.paw.db_exists:
+            self._list_runs()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="listing runs")
+    def _list_runs(self) -> None:
+        from store.db import open_db
+        from store.runs import list_runs, role_counts
+
+        db = open_db(self.paw.db_path)
+        try:
+            runs = list_runs(db)
+            details = {run.id: block_rows(role_counts(db, run.id), _role_block(run.kind))
+                       for run in runs}
+        finally:
+            db.conn.close()
+        self.post_message(RunsListed(runs, details))
+
+    @on(RunsListed)
+    def _draw_runs(self, message: RunsListed) -> None:
+        self.runs, self.details = list(message.runs), dict(message.details)
+        table = self.query_one("#runs", DataTable)
+        keep = self.selected
+        table.clear()
+        for run in self.runs:
+            cells = (str(run.id), run.name, run.kind, run.dataset, ",".join(run.models),
+                     run.status, f"{run.jobs_done}/{run.jobs_total}", str(run.generations),
+                     clock(run.wall_s))
+            table.add_row(*(Text(cell) for cell in cells), key=str(run.id))
+        live = self.paw.live
+        if live is not None and live.name and live.name != self._followed_live:
+            # A run launched here: select it once, when it first shows up in the list.
+            found = next((r.id for r in self.runs if r.name == live.name), None)
+            if found is not None:
+                keep, self._followed_live = found, live.name
+        if self.runs:
+            ids = [r.id for r in self.runs]
+            target = keep if keep in ids else ids[-1]
+            table.move_cursor(row=ids.index(target))
+            self.selected = target
+        running = sum(r.status == "running" for r in self.runs)
+        self.query_one("#status", Static).update(
+            f"{len(self.runs)} run(s) in {self.paw.db_name} · {running} running"
+            + (f" · launched here: {live.name or 'starting'}" if live and live.active else ""))
+        if not self.runs:
+            self.query_one("#detail", Static).update(
+                "No runs stored yet. Press n to launch an audit (the demo set is in dataset "
+                "'demo').")
+        self.draw_detail()
+
+    @on(DataTable.RowHighlighted, "#runs")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.selected = int(event.row_key.value)
+            self.paw.focus_audit = self.selected
+            self.draw_detail()
+
+    # ---- the detail panel -------------------------------------------------------------
+
+    def _selected_run(self) -> RunInfo | None:
+        return next((r for r in self.runs if r.id == self.selected), None)
+
+    def draw_detail(self) -> None:
+        """Per-block bars of the selected run (live rate and ETA when launched here)."""
+        run = self._selected_run()
+        live = self.paw.live
+        snapshot = live.snapshot() if live is not None else None
+        if snapshot is not None and (run is None or run.name == snapshot.name or
+                                     not snapshot.name):
+            self.query_one("#detail", Static).update(live_text(snapshot))
+            return
+        if run is None:
+            return
+        self.query_one("#detail", Static).update(stored_text(run, self.details.get(run.id, [])))
+
+    # ---- actions ------------------------------------------------------------------------
+
+
+    def action_new_audit(self) -> None:
+        """Open the launch form."""
+        from workbench.tui.components.launch_modal import LaunchModal
+
+        if self.paw.live is not None and self.paw.live.active:
+            self.notify("A run launched here is still working; cancel it first (c).",
+                        severity="warning")
+            return
+        self.app.push_screen(LaunchModal(self.paw.db_path), self._launch)
+
+    def _launch(self, spec: Any) -> None:
+        if spec is None:
+            return
+        self.paw.live = LiveRun()
+        self.paw.live.name = spec.audit_name
+        self.work_run(spec, None)
+        self.notify(f"Launched {spec.audit_name}", timeout=3)
+
+    def action_resume(self) -> None:
+        """Resume the selected run (interrupted or planned) where it stopped."""
+        from workbench.kinds import can_resume
+
+        run = self._selected_run()
+        if run is None:
+            return
+        if self.paw.live is not None and self.paw.live.active:
+            self.notify("A run launched here is still working.", severity="warning")
+            return
+        if run.status in ("running", "finished"):
+            self.notify(f"{run.name} is {run.status}: nothing to resume.")
+            return
+        if not can_resume(run.kind):
+            self.notify(f"Runs of kind {run.kind} resume from the command that made them.",
+                        severity="warning")
+            return
+        self.paw.live = LiveRun(name=run.name)
+        self.work_run(None, (run.id, run.kind))
+        self.notify(f"Resuming {run.name}", timeout=3)
+
+    def action_cancel(self) -> None:
+        """Stop the run launched here after the generation in flight (what finished stays)."""
+        live = self.paw.live
+        if live is None or not live.active:
+            self.notify("No run launched here is working.")
+            return
+        live.request_stop()
+        self.notify("Stopping after the generation in flight…")
+
+    def action_open_flips(self) -> None:
+        """The flip inspector on the selected run."""
+        self.paw.focus_audit = self.selected
+        self.app.switch_mode("flips")
+
+    def action_open_statistics(self) -> None:
+        """The statistics screen on the selected run."""
+        self.paw.focus_audit = self.selected
+        self.app.switch_mode("statistics")
+
+    def palette_commands(self) -> list[SystemCommand]:
+        """Runs commands in the palette (ctrl+p)."""
+        return [
+            SystemCommand("New audit", "Launch a seed-002 audit from a form",
+                          self.action_new_audit),
+            SystemCommand("Resume run", "Resume the selected interrupted run",
+                          self.action_resume),
+            SystemCommand("Cancel run", "Stop the run launched here", self.action_cancel),
+        ]
+
+    # ---- the worker ---------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="launch", name="audit run")
+    def work_run(self, spec: Any, resume: tuple[int, str] | None) -> None:
+        """Run (or resume) in this thread with its own connection; events go to `LiveRun`."""
+        from store.db import open_db
+        from store.errors import UserError
+        from workbench.audit import AuditEngine, run_audit
+        from workbench.kinds import resume_run
+
+        live = self.paw.live
+        assert live is not None
+        db = open_db(self.paw.db_path)
+        engine = AuditEngine(db, threads=self.paw.threads,
+                             backend_factory=self.paw.backend_factory)
+        try:
+            if resume is not None:
+                resume_run(db, resume[0], resume[1], engine=engine, on_event=live.apply,
+                           should_stop=live.stop.is_set)
+            else:
+                run_audit(db, spec, engine=engine, on_event=live.apply,
+                          should_stop=live.stop.is_set)
+        except UserError as exc:
+            live.fail(str(exc))
+        except Exception as exc:  # shown on screen; the worker-error modal also fires
+            live.fail(f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            engine.close()
+            db.conn.close()
+        self.app.call_from_thread(self.refresh_runs)
+
+
+def live_text(snapshot: LiveSnapshot) -> str:
+    """The live run's panel: state, model, generations/s, and one bar per block."""
+    head = (f"{snapshot.name or 'planning…'} · {snapshot.state} · {snapshot.stage or '–'} "
+            f"[{snapshot.model or '–'}] · {snapshot.generated} generated"
+            + (f" · {snapshot.gen_rate:.2f} gen/s" if snapshot.gen_rate else "")
+            + f" · {clock(snapshot.elapsed_s)}")
+    lines = [head]
+    for block in snapshot.blocks:
+        rate = f"{block.rate:5.2f}/s" if block.rate else "     –"
+        lines.append(f"{block.block:<10} {bar(block.done, block.total)} "
+                     f"{block.done:>5}/{block.total:<5} {rate}  ETA {clock(block.eta_s)}")
+    if snapshot.message:
+        lines.append(snapshot.message)
+    return "\n".join(lines)
+
+
+def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]]) -> str:
+    """A stored run's panel: status, settings summary and one bar per block."""
+    session = run.last_session or {}
+    lines = [f"{run.name} · {run.kind} · {run.status} · dataset {run.dataset} · "
+             f"{', '.join(run.models) or 'no models'} · {clock(run.wall_s)} · "
+             f"{run.not_fired} not fired"]
+    for block, done, total in blocks:
+        lines.append(f"{block:<10} {bar(done, total)} {done:>5}/{total:<5}")
+    if run.status == "interrupted":
+        lines.append("interrupted: press r to resume (finished generations are stored)")
+    elif session.get("status") == "running" and run.status == "running":
+        lines.append(f"running in process {session.get('pid')} on {session.get('host')}")
+    flag = {"audit": "--audit", "run": "--audit"}.get(run.kind, f"--{run.kind}")
+    lines.append(f"report: paw report {flag} {run.name}")
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""How one flipped case is drawn: highlighted edits, options with gold, distribution bars.
+
+Rich `Text` built from `analysis.flips.FlipCase` (no queries here), shared by the
+inspector's case screen; `paw flips show` draws the same case with its own console output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from analysis.flips import FlipCase
+
+REMOVED = "strike bold red"
+"""Style of text the edit removed (in the original)."""
+
+INSERTED = "bold black on green"
+"""Style of text the edit inserted (in the edited version)."""
+
+BAR_WIDTH = 16
+"""Cells of a probability bar."""
+
+
+def highlighted(text: str, spans: Sequence[tuple[int, int]], style: str) -> Text:
+    """`text` with the character spans in `style`."""
+    out = Text(text)
+    for start, end in spans:
+        out.stylize(style, start, end)
+    return out
+
+
+def prob_bar(p: float, width: int = BAR_WIDTH) -> str:
+    """A bar of `width` cells for a probability in [0, 1]."""
+    filled = round(max(0.0, min(1.0, p)) * width)
+    return "█" * filled + "·" * (width - filled)
+
+
+def options_text(options: Sequence[tuple[str, str]], gold: str, answer_before: str | None,
+                 answer_after: str | None) -> Text:
+    """One line per option: label, text, gold mark, and which answer chose it."""
+    out = Text()
+    for label, option in options:
+        line = Text(f"{label:>5}  ")
+        line.append(option, style="bold" if label == gold else "")
+        if label == gold:
+            line.append("  ◆ gold", style="bold green")
+        marks = []
+        if label == answer_before:
+            marks.append("before")
+        if label == answer_after:
+            marks.append("after")
+        if marks:
+            line.append(f"  ← {' & '.join(marks)}", style="bold yellow")
+        out.append_text(line)
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
+def distribution_text(case: FlipCase) -> Text:
+    """Option probabilities before and after the edit as bars, and their JSD."""
+    before = dict(case.probs_before)
+    after = dict(case.probs_after)
+    labels = list(dict.fromkeys([label for label, _ in case.probs_before] +
+                                [label for label, _ in case.probs_after]))
+    out = Text()
+    if not labels:
+        out.append("no option distribution stored", style="dim")
+        return out
+    out.append(f"{'':>5}  {'before':<{BAR_WIDTH + 6}}  after\n", style="dim")
+    for label in labels:
+        pb, pa = before.get(label), after.get(label)
+        left = f"{prob_bar(pb)} {pb:4.2f}" if pb is not None else " " * (BAR_WIDTH + 5)
+        right = f"{prob_bar(pa)} {pa:4.2f}" if pa is not None else ""
+        out.append(f"{label:>5}  {left}  {right}\n")
+    jsd = "–" if case.jsd is None else f"{case.jsd:.3f} bits"
+    out.append(f"JSD(before, after) = {jsd}", style="bold")
+    return out
+
+
+def header_text(case: FlipCase) -> Text:
+    """Who and what: case id, run, arm, item, edit, answers."""
+    flipped = {True: "FLIPPED", False: "kept", None: case.excluded or "not scored"}
+    out = Text()
+    out.append(f"case {case.id}", style="bold")
+    out.append(f" · {case.audit} · {case.arm} · {case.dataset}/{case.item} · "
+               f"{case.operator_id} ({case.family}, intent {case.intent or '–'}) · ")
+    out.append(flipped[case.flipped], style="bold red" if case.flipped else "bold")
+    out.append("\nanswer ")
+    out.append(f"{case.base_answer or '–'}", style="bold")
+    out.append(f" {case.base_text or ''}".rstrip())
+    out.append("  →  ")
+    out.append(f"{case.answer or '–'}", style="bold")
+    out.append(f" {case.answer_text or ''}".rstrip())
+    if case.chain_updated is not None:
+        out.append(f" · chain updated (token rule): {'yes' if case.chain_updated else 'no'}")
+    for method, verdict in case.judge:
+        out.append(f" · {method}: {verdict}")
+    return out
+
+
+def ids_text(case: FlipCase) -> str:
+    """The case in the store's terms, for a script."""
+    return (f"job {case.id} · audit {case.audit_id} · arm {case.arm_id} · item {case.item_id} "
+            f"· variant {case.variant_id} · generation {case.generation_id} · baseline "
+            f"generation {case.base_generation_id}\n"
+            f"python: from analysis.flips import flip_case; flip_case(db, {case.id})\n"
+            f"sql: SELECT * FROM jobs WHERE id = {case.id}")

@@ -1,0 +1,148 @@
+"""`paw ui`: the auditor's workbench — runs, flip inspector, statistics, models and data.
+
+A separate app from the rater's (`AnnotationApp`): nothing here is reachable from a
+labelling session, and nothing of a labelling session depends on this module. The
+coordinator's live-agreement view opens from here after the coordinator signs in.
+
+Screens are Textual *modes* (each keeps its own screen stack): `1` runs, `2` flips,
+`3` statistics, `4` models and data. A run launched here works in a thread worker of the
+app, so switching screens never stops it; quitting asks it to stop after the generation in
+flight (every finished generation is already stored).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from workbench.tui.app import PawApp
+from workbench.tui.live import LiveRun
+
+SCREENS: tuple[tuple[str, str, str], ...] = (
+    ("runs", "1", "Runs"),
+    ("flips", "2", "Flips"),
+    ("statistics", "3", "Statistics"),
+    ("data", "4", "Models & data"),
+)
+"""(mode, key, title) of each workbench screen, in legend order."""
+
+
+def _runs() -> Screen:
+    from workbench.tui.screens.runs import RunsScreen
+
+    return RunsScreen()
+
+
+def _flips() -> Screen:
+    from workbench.tui.screens.flips import FlipsScreen
+
+    return FlipsScreen()
+
+
+def _statistics() -> Screen:
+    from workbench.tui.screens.statistics import StatisticsScreen
+
+    return StatisticsScreen()
+
+
+def _data() -> Screen:
+    from workbench.tui.screens.models_data import ModelsDataScreen
+
+    return ModelsDataScreen()
+
+
+class WorkbenchApp(PawApp):
+    """The auditor's app. No person is signed in; the coordinator signs in for agreement.
+
+    Args:
+        db_path: the SQLite file (created with the demo set on request when missing).
+        threads: CPU threads for runs launched here (default: idle cores).
+    """
+
+    TITLE = "PAW workbench"
+    MODES = {"runs": _runs, "flips": _flips, "statistics": _statistics, "data": _data}
+    DEFAULT_MODE = "runs"
+    BINDINGS = [
+        Binding("1", "switch_mode('runs')", "screens", key_display="1-4"),
+        Binding("2", "switch_mode('flips')", "flips", show=False),
+        Binding("3", "switch_mode('statistics')", "stats", show=False),
+        Binding("4", "switch_mode('data')", "data", show=False),
+        Binding("q", "quit", "quit"),
+    ]
+
+    def __init__(self, db_path: str, threads: int | None = None,
+                 backend_factory: Any = None) -> None:
+        super().__init__(db_path, None, "")  # type: ignore[arg-type]
+        self.threads = threads
+        """CPU threads of runs launched from the UI."""
+        self.backend_factory = backend_factory
+        """Builds a model backend for runs launched here (tests pass a fake; default
+        llama.cpp)."""
+        self.live: LiveRun | None = None
+        """The run launched from this app, if any (kept across screen switches)."""
+        self.focus_audit: int | None = None
+        """The run the auditor last selected (the flips and statistics screens open on it)."""
+
+    @property
+    def db_name(self) -> str:
+        """The database file's name (status lines; the full path is in `db_path`)."""
+        from pathlib import Path
+
+        return Path(self.db_path).name
+
+    @property
+    def db_exists(self) -> bool:
+        """Whether the database file exists (until then no screen opens it)."""
+        from pathlib import Path
+
+        return Path(self.db_path).expanduser().is_file()
+
+    def on_mount(self) -> None:
+        if not self.db_exists:
+            from workbench.tui.components.welcome_modal import WelcomeModal
+
+            self.push_screen(WelcomeModal(self.db_path), self._welcome_answered)
+
+    def _welcome_answered(self, create: bool | None) -> None:
+        if not create:
+            self.exit()
+            return
+        from store.db import open_db
+        from workbench.datasets.demo import import_demo
+
+        db = open_db(self.db_path, create=True)
+        try:
+            import_demo(db)
+        finally:
+            db.conn.close()
+        self.notify(f"Created {self.db_path} with the demo set.", timeout=5)
+        screen = self.screen
+        refresh = getattr(screen, "refresh_runs", None)
+        if refresh is not None:
+            refresh()
+
+    def get_system_commands(self, screen: Screen):
+        """Palette: go to each screen, plus the screen's own commands."""
+        yield from super().get_system_commands(screen)
+        for mode, key, title in SCREENS:
+            yield SystemCommand(f"Go to {title}", f"Open the {title} screen (key {key})",
+                                lambda mode=mode: self.switch_mode(mode))
+
+    def action_quit(self) -> None:
+        """Quit; a run in progress stops after the generation in flight."""
+        if self.live is not None:
+            self.live.request_stop()
+        self.exit()
+
+    def on_unmount(self) -> None:
+        if self.live is not None:
+            self.live.request_stop()
+        super().on_unmount()
+
+
+def run_workbench(db_path: str, threads: int | None = None) -> None:
+    """Run the workbench until the auditor quits."""
+    WorkbenchApp(db_path, threads).run()
