@@ -16,9 +16,14 @@ judge (the naive loop has none).
   option probabilities. The F-block edits the naive pass's own baseline chain with the same
   operators and seeds.
 
-Prints both throughputs (answered audit jobs per second, model load included; generations
-per second too), their ratio, and the largest difference between the two passes' option distributions (where both wrote the same
-text, and overall).
+- Bare: `bench/bare_batched.py`, a bare batched `llama_decode` loop replaying the engine's
+  generations (same context ids, same output ids, same appended cues, same threads and
+  batch width): the engine's ceiling on this machine.
+
+Prints the throughputs (answered audit jobs per second and generated tokens per second,
+model load included), engine/bare and engine/naive, and the largest difference between the
+engine's and the naive pass's option distributions (where both wrote the same text, and
+overall).
 
     .venv/bin/python bench/audit_vs_naive.py --items 20 --max-tokens 48
 """
@@ -30,10 +35,12 @@ import json
 import os
 import time
 
+from bare_batched import bare_batched_pass, replay_of
 from naive_common import answer_context, naive_probs
 
 from store import open_db
 from store.datasets import get_items
+from store.generations import get_generations
 from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
 from workbench.audit.spec import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
@@ -47,14 +54,34 @@ TEMPLATE = "neutral_cot@1"
 DIRECT_MAX_TOKENS = 16
 
 
-def engine_pass(db, items, operators, max_tokens: int, threads: int | None):
-    """The audit through `run_audit`; returns (seconds, n generations, {(item, op): result})."""
+def engine_pass(db, items, operators, max_tokens: int, threads: int | None,
+                batch: int | None):
+    """The audit through `run_audit`.
+
+    Returns:
+        (seconds, n generations, {(item, op): result}, (threads, batch width used)).
+    """
     spec = AuditSpec(dataset="demo", models=("default",), templates=(TEMPLATE,),
                      operators=operators, item_ids=tuple(i.source_id for i in items),
                      max_tokens=max_tokens, name="bench")
     started = time.perf_counter()
-    outcome = run_audit(db, spec, engine=AuditEngine(db, threads=threads), judge=False)
+    engine = AuditEngine(db, threads=threads, batch_size=batch)
+    seen: dict = {}
+    model_id = default_model(db).id
+
+    def on_event(event) -> None:  # keep the runner's settings before it is released
+        runner = engine._runners.get(model_id)
+        if runner is not None and runner._backend is not None:
+            decoder = getattr(runner._backend, "_decoder", None)
+            seen.update(threads=runner._backend.threads, verdict=runner.batch_verdict,
+                        batch=runner.batch_size, stats=dict(decoder.stats) if decoder else None)
+
+    outcome = run_audit(db, spec, engine=engine, judge=False, on_event=on_event)
     elapsed = time.perf_counter() - started
+    verdict = seen.get("verdict")
+    width = seen["batch"] if verdict is not None and verdict.identical else 1
+    print(f"engine: {seen.get('threads')} threads, batch {seen.get('batch')}, self-check "
+          f"{'identical' if verdict and verdict.identical else verdict}, decoder {seen.get('stats')}")
     results = {}
     for source_id, role, op, output, probs in db.execute(
             "SELECT i.source_id, j.role, v.operator_id, g.output, g.option_probs_json "
@@ -63,7 +90,7 @@ def engine_pass(db, items, operators, max_tokens: int, threads: int | None):
             "JOIN generations g ON g.key = j.generation_key WHERE j.audit_id = ?",
             [outcome.audit_id]):
         results[(source_id, op or role)] = (output, json.loads(probs) if probs else None)
-    return elapsed, outcome.generated, results
+    return elapsed, outcome.generated, results, (seen.get("threads") or 1, width)
 
 
 def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFormat,
@@ -137,6 +164,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--threads", type=int, default=None,
                         help="Engine threads (default: the runner's, idle cores)")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="Engine sequences per batch (default: the runner's)")
     args = parser.parse_args()
 
     db = open_db(memory=True)
@@ -147,14 +176,27 @@ def main() -> None:
     chat = Runner(db, model).chat
     print(f"{len(items)} items x (baseline, direct, {len(operators)} operators), max "
           f"{args.max_tokens} tokens, cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
-    engine_s, engine_n, engine_results = engine_pass(db, items, operators, args.max_tokens,
-                                                     args.threads)
-    print(f"engine: {len(engine_results)} answered jobs ({engine_n} generations) in "
-          f"{engine_s:.1f} s: {len(engine_results) / engine_s:.3f} jobs/s", flush=True)
+    engine_s, engine_n, engine_results, (threads, width) = engine_pass(
+        db, items, operators, args.max_tokens, args.threads, args.batch)
+    from llama_cpp import Llama
+
+    vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
+    generations = get_generations(db, [k for (k,) in db.execute(
+        "SELECT key FROM generations WHERE parse_status != 'error' ORDER BY id")])
+    replays = [replay_of(g, lambda text, special: vocab.tokenize(
+        text.encode("utf-8"), add_bos=False, special=special)) for g in generations.values()]
+    tokens = sum(len(g.output_token_ids or ()) for g in generations.values())
+    print(f"engine: {len(engine_results)} answered jobs ({engine_n} generations, {tokens} "
+          f"tokens) in {engine_s:.1f} s: {len(engine_results) / engine_s:.3f} jobs/s, "
+          f"{tokens / engine_s:.1f} tok/s", flush=True)
+    bare_s = bare_batched_pass(model.path, threads, width, replays)
+    print(f"bare:   the same {len(replays)} generations replayed in {bare_s:.1f} s: "
+          f"{tokens / bare_s:.1f} tok/s ({width} per batch, {threads} threads)", flush=True)
     naive_s, naive_n, naive_results = naive_pass(items, operators, args.max_tokens,
                                                  model.path, chat)
     print(f"naive:  {len(naive_results)} answered jobs ({naive_n} generations) in "
           f"{naive_s:.1f} s: {len(naive_results) / naive_s:.3f} jobs/s")
+    print(f"engine/bare (same generations): {bare_s / engine_s:.2f}")
     # Throughput = answered audit jobs (baseline, direct, each fired edit) per second, the
     # work an auditor wants done; the engine answers identical prompts (e.g. two negation
     # variants making the same edit) once, the naive loop every time.

@@ -12,8 +12,13 @@ tokens (an F1-style truncation), again with the option distribution.
   on prompt + output cut at the answer (or + "\\nAnswer:") for the option probabilities;
   prompts in plan order.
 
-Prints both throughputs, their ratio, and the largest absolute difference between the
-two option distributions (over items where both produced the same text, and overall).
+- Bare: `bench/bare_batched.py`, a bare batched `llama_decode` loop over the same context
+  ids and the output ids the Runner generated (the engine's ceiling; PAW's overhead is
+  what separates the Runner from it). Same threads and batch width as the Runner.
+
+Prints the three throughputs in generated tokens/s, PAW/bare and PAW/naive, and the largest
+absolute difference between the option distributions (over items where both produced the
+same text, and overall).
 
     .venv/bin/python bench/runner_vs_naive.py --items 40 --max-tokens 128
 """
@@ -24,6 +29,7 @@ import argparse
 import os
 import time
 
+from bare_batched import bare_batched_pass, replay_of
 from naive_common import answer_context, naive_probs
 
 from store import open_db
@@ -40,10 +46,10 @@ from workbench.models.templates import get_template
 TEMPLATE = "neutral_cot@1"
 
 
-def runner_pass(db, items, max_tokens: int, threads: int | None):
+def runner_pass(db, items, max_tokens: int, threads: int | None, batch: int | None):
     """Both stages through the Runner; returns (seconds, {(item, stage): (output, probs)})."""
     model = default_model(db)
-    runner = Runner(db, model, threads=threads)
+    runner = Runner(db, model, threads=threads, batch_size=batch)
     started = time.perf_counter()
     _ = runner.backend  # model load counted, as in the naive pass
     stage1 = [GenerationRequest(item=i, mode="cot", template=TEMPLATE,
@@ -64,14 +70,21 @@ def runner_pass(db, items, max_tokens: int, threads: int | None):
     keys2 = [runner.key(r) for r in stage2]
     runner.run(stage2)
     elapsed = time.perf_counter() - started
+    decoder = getattr(runner.backend, "_decoder", None)
+    print(f"runner: {runner.backend.threads} threads, batch {runner.batch_size}, self-check "
+          f"{runner.batch_verdict}, decoder stats {decoder.stats if decoder else None}")
     stored.update(get_generations(db, keys2))
     results = {}
     for stage, keys in ((1, keys1), (2, keys2)):
         for item, key in zip(items, keys):
             results[(item.id, stage)] = (stored[key].output, stored[key].option_probs,
                                          stored[key])
+    runner_info = (runner.backend.threads, runner.batch_size if runner.batch_verdict and
+                   runner.batch_verdict.identical else 1,
+                   lambda text, special: runner.backend.tokenize(text, special=special))
+    replays = [replay_of(stored[key], runner_info[2]) for key in keys1 + keys2]
     runner.close()
-    return elapsed, results, chains
+    return elapsed, results, chains, replays, runner_info[:2]
 
 
 def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains):
@@ -139,6 +152,8 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=40)
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=None, help="Runner threads (default all)")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="Runner sequences per batch (default: the runner's)")
     args = parser.parse_args()
 
     db = open_db(memory=True)
@@ -148,11 +163,19 @@ def main() -> None:
     chat = Runner(db, model).chat  # the model's chat template, as the runner renders it
     print(f"{len(items)} items x 2 stages, max {args.max_tokens} tokens, "
           f"cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
-    runner_s, runner_results, chains = runner_pass(db, items, args.max_tokens, args.threads)
-    print(f"runner: {runner_s:.1f} s  ({2 * len(items) / runner_s:.3f} gen/s)", flush=True)
+    runner_s, runner_results, chains, replays, (threads, width) = runner_pass(
+        db, items, args.max_tokens, args.threads, args.batch)
+    tokens = sum(len(r[2].output_token_ids) for r in runner_results.values())
+    print(f"runner: {runner_s:.1f} s  ({2 * len(items) / runner_s:.3f} gen/s, "
+          f"{tokens / runner_s:.1f} tok/s)", flush=True)
+    bare_s = bare_batched_pass(model.path, threads, width, replays)
+    print(f"bare:   {bare_s:.1f} s  ({tokens / bare_s:.1f} tok/s; {width} per batch, "
+          f"{threads} threads)", flush=True)
     naive_s, naive_results, llm = naive_pass(items, args.max_tokens, model.path, chat, chains)
-    print(f"naive:  {naive_s:.1f} s  ({2 * len(items) / naive_s:.3f} gen/s)")
-    print(f"throughput ratio runner/naive: {naive_s / runner_s:.2f}", flush=True)
+    print(f"naive:  {naive_s:.1f} s  ({2 * len(items) / naive_s:.3f} gen/s, "
+          f"{tokens / naive_s:.1f} tok/s)")
+    print(f"throughput ratio runner/bare: {bare_s / runner_s:.2f}   runner/naive: "
+          f"{naive_s / runner_s:.2f}", flush=True)
 
     same_text, missing, retokenized = 0, 0, 0
     diff_same, diff_all, floor, worst = [], [], [], []

@@ -121,7 +121,8 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_result(tmp_path) -> None:
         db = open_db(paths[name])
         import_demo(db)
         db.conn.close()
-    command = ["run", "--dataset", "demo", "--limit", "6", *FAST]
+    # Two sequences per batch: generations finish in waves, so the kill lands between them.
+    command = ["run", "--dataset", "demo", "--limit", "6", *FAST, "--batch", "2"]
 
     proc = subprocess.Popen([*PAW, *command, "--db", paths["killed"]], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -38,7 +38,7 @@ PENALTY_LAST_N = 64
 DEFAULT_BATCH_SIZE = 8
 """Sequences per `llama_decode` unless `--batch` says otherwise (measured: docs/runner.md)."""
 
-COPY_MIN_TOKENS = 32
+COPY_MIN_TOKENS = 16
 """Copy another slot's cached prefix only when it saves at least this many prompt tokens
 (a cross-stream copy moves the whole stream buffer)."""
 
@@ -149,6 +149,11 @@ class BatchDecoder:
         self.batch = llama_cpp.llama_batch_init(max(self.n_batch, n_seq), 0, 1)
         self.vocab = llm._model.vocab
         self.slots = [Slot(i, self) for i in range(n_seq)]
+        self.stats = {"steps": 0, "widest": 0, "step_tokens": 0, "prompt_tokens": 0,
+                      "reused_tokens": 0, "copies": 0}
+        """Counters for benchmarks and tests: decode steps, their widest batch, tokens
+        decoded in steps, prompt tokens evaluated, prompt tokens reused from the cache,
+        cross-slot prefix copies."""
 
     def close(self) -> None:
         """Free the context and the batch."""
@@ -238,13 +243,17 @@ class BatchDecoder:
             llama_cpp.llama_memory_seq_cp(self.mem, source.seq_id, slot.seq_id, -1, -1)
             slot.ids = list(source.ids)
             slot.reusable = source.reusable
+            self.stats["copies"] += 1
         self._truncate(slot, max(best, 0))
+        self.stats["reused_tokens"] += len(slot.ids)
 
     def _admit(self, slot: Slot, job: BatchJob) -> None:
         job.started = time.perf_counter()
         context = list(job.context_ids)
         self._place(slot, context)
-        index = self._evaluate(slot, context[len(slot.ids):])
+        reused = len(slot.ids)
+        index = self._evaluate(slot, context[reused:])
+        self.stats["prompt_tokens"] += len(context) - reused
         slot.reusable = len(context)
         slot.job = job
         slot.tokens, slot.steps, slot.finish = [], [], None
@@ -305,6 +314,9 @@ class BatchDecoder:
             if not active:
                 continue
             self._fill([(s.next_token, len(s.ids), s.seq_id, True) for s in active])
+            self.stats["steps"] += 1
+            self.stats["step_tokens"] += len(active)
+            self.stats["widest"] = max(self.stats["widest"], len(active))
             try:
                 self._decode()
             except Exception as exc:  # noqa: BLE001 - every sequence of the batch failed

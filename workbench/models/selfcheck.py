@@ -24,8 +24,7 @@ PROBE_TOKENS = 8
 narrows step by step and every width from `n_seq` down to 1 is decoded)."""
 
 _SHARED = ("A 54-year-old woman presents to the emergency department with two hours of "
-           "chest pressure radiating to the jaw, sweating and nausea. Her blood pressure is "
-           "150/90 mmHg and her pulse 104/min. ")
+           "chest pressure radiating to the jaw, sweating and nausea. ")
 _TAILS = ("What is the next step?", "Which test comes first?", "Name the likely diagnosis.",
           "What would you give now?", "Is she stable?", "What does the ECG show?",
           "Who should see her?", "What is the risk?")
@@ -52,7 +51,7 @@ def _probe_prompts(n: int) -> list[str]:
         tail = _TAILS[k % len(_TAILS)]
         # Prompts 0 and 1 share the long clinical prefix (exercises the cross-slot copy);
         # the others are cut to different lengths so the sequences sit at other positions.
-        prompts.append(_SHARED + tail if k < 2 else _SHARED[: 40 + 9 * k] + " " + tail)
+        prompts.append(_SHARED + tail if k < 2 else _SHARED[: 20 + 7 * k] + " " + tail)
     return prompts
 
 
