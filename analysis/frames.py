@@ -35,7 +35,9 @@ class AuditFrames:
         items: one row per item with jobs in the audit: item_id, gold, options (dict).
         jobs: one row per job, joined to its variant (operator_id, family, intent, locus,
             fired, old, new, v_gold, v_options) and generation (generation_id, answer,
-            parse_status, output).
+            parse_status, output). `output` (the generated text) is loaded for the rows the
+            metrics read it from — baselines (chain length) and M2/M4/M5 edits (the token
+            rule) — and None elsewhere unless `load_audit(..., outputs="all")`.
         judgements: chain-registration LLM-judge verdicts: generation_id, method, verdict.
     """
 
@@ -76,12 +78,28 @@ _JOBS_SQL = """
 SELECT j.id AS job_id, j.arm_id, j.item_id, j.role, j.variant_id, j.status, j.sample_index,
        v.operator_id, v.family, v.intent, v.locus, v.fired, v.old, v.new,
        v.gold AS v_gold, v.options_json AS v_options_json,
-       g.id AS generation_id, g.answer, g.parse_status, g.output
+       g.id AS generation_id, g.answer, g.parse_status
 FROM jobs j
 LEFT JOIN variants v ON v.id = j.variant_id
 LEFT JOIN generations g ON g.key = j.generation_key
 WHERE j.audit_id = ?
 ORDER BY j.id
+"""
+
+_JOBS_COLUMNS: tuple[str, ...] = (
+    "job_id", "arm_id", "item_id", "role", "variant_id", "status", "sample_index",
+    "operator_id", "family", "intent", "locus", "fired", "old", "new", "v_gold",
+    "v_options_json", "generation_id", "answer", "parse_status")
+_TEXT_COLUMNS = frozenset({"role", "status", "operator_id", "family", "intent", "locus", "old",
+                           "new", "v_gold", "v_options_json", "answer", "parse_status"})
+
+# The generated texts are most of the file's bytes; the metrics read only these.
+_OUTPUTS_SQL = """
+SELECT g.id, g.output
+FROM jobs j
+JOIN generations g ON g.key = j.generation_key
+LEFT JOIN variants v ON v.id = j.variant_id
+WHERE j.audit_id = ? AND (j.role = 'baseline' OR (j.role = 'm_block' AND v.family IN ({})))
 """
 
 _JUDGE_SQL = """
@@ -95,13 +113,23 @@ ORDER BY ju.id
 """
 
 
-def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None) -> AuditFrames:
+def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None, *,
+               outputs: str = "needed") -> AuditFrames:
     """Read one audit (default: the latest) into `AuditFrames`.
+
+    Args:
+        db: the store.
+        name_or_id: audit name or id; None = the latest audit.
+        outputs: 'needed' loads the generated text only for baselines and M2/M4/M5 edits
+            (what the metrics read; at the paper's scale the other texts are most of the
+            bytes), 'all' for every job.
 
     Raises:
         NotFound: the audit does not exist.
     """
     import pandas as pd
+
+    from analysis.definitions import JOINT_FAMILIES
 
     audit = resolve_audit(db, name_or_id)
     dataset = db.execute("SELECT name FROM datasets WHERE id = ?",
@@ -115,11 +143,18 @@ def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None) -
         "SELECT a.id AS arm_id, a.label, m.name AS model, a.template FROM arms a "
         "JOIN models m ON m.id = a.model_id WHERE a.audit_id = ? ORDER BY a.id",
         [audit["id"]])), columns=["arm_id", "label", "model", "template"])
-    jobs = pd.DataFrame(list(db.query(_JOBS_SQL, [audit["id"]])), columns=[
-        "job_id", "arm_id", "item_id", "role", "variant_id", "status", "sample_index",
-        "operator_id", "family", "intent", "locus", "fired", "old", "new", "v_gold",
-        "v_options_json", "generation_id", "answer", "parse_status", "output"])
+    jobs = _columns(db.execute(_JOBS_SQL, [audit["id"]]).fetchall(), _JOBS_COLUMNS)
     jobs["v_options"] = [_json(text) for text in jobs.pop("v_options_json")]
+    if outputs == "all":
+        sql = ("SELECT g.id, g.output FROM jobs j JOIN generations g ON g.key = "
+               "j.generation_key WHERE j.audit_id = ?")
+    elif outputs == "needed":
+        sql = _OUTPUTS_SQL.format(", ".join(f"'{f}'" for f in JOINT_FAMILIES))
+    else:
+        raise ValueError(f"outputs must be 'needed' or 'all', got {outputs!r}")
+    texts = dict(db.execute(sql, [audit["id"]]).fetchall())
+    jobs["output"] = pd.Series([texts.get(g) for g in jobs["generation_id"]], dtype=object,
+                               index=jobs.index)
     item_rows = list(db.query(
         "SELECT id AS item_id, source_id, kind, gold, options_json FROM items WHERE id IN "
         "(SELECT DISTINCT item_id FROM jobs WHERE audit_id = ?) ORDER BY id", [audit["id"]]))
@@ -130,6 +165,25 @@ def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None) -
                               columns=["generation_id", "method", "verdict"])
     return AuditFrames(audit=audit_info, arms=arms, items=items, jobs=jobs,
                        judgements=judgements)
+
+
+def _columns(rows: list[tuple], names: tuple[str, ...]) -> pd.DataFrame:
+    """A DataFrame from row tuples, column by column: text as plain object arrays (pandas'
+    own string dtype is several times slower to filter and iterate without pyarrow),
+    numbers inferred (NULL → NaN)."""
+    import numpy as np
+    import pandas as pd
+
+    columns = list(zip(*rows)) if rows else [() for _ in names]
+    data = {}
+    for name, values in zip(names, columns):
+        if name in _TEXT_COLUMNS:
+            array = np.empty(len(values), dtype=object)
+            array[:] = values
+            data[name] = pd.Series(array, dtype=object)
+        else:
+            data[name] = pd.Series(list(values), dtype=None if values else object)
+    return pd.DataFrame(data, columns=list(names))
 
 
 def _parsed(frame: pd.DataFrame) -> pd.Series:
@@ -171,36 +225,41 @@ def observations(frames: AuditFrames) -> pd.DataFrame:
                                 on=["arm_id", "item_id"], how="left")
     perturbed = perturbed.merge(frames.items[["item_id", "gold", "options"]], on="item_id",
                                 how="left")
-    not_fired = (perturbed["status"] == "not_fired") | (perturbed["fired"] == 0)
-    parsed = _parsed(perturbed)
-    base_parsed = perturbed["base_parsed"].fillna(False).astype(bool)
+    import numpy as np
+
+    not_fired = ((perturbed["status"] == "not_fired") | (perturbed["fired"] == 0)).to_numpy()
+    parsed = _parsed(perturbed).to_numpy()
+    base_parsed = perturbed["base_parsed"].fillna(False).astype(bool).to_numpy()
     # A generation stored with parse_status 'error' is a backend failure the runner retries:
     # it is not an answer yet, so it counts as not generated rather than unparsed.
-    missing = perturbed["generation_id"].isna() | (perturbed["parse_status"] == "error")
-    excluded = [
-        EXCLUDED_NOT_FIRED if nf else EXCLUDED_NOT_GENERATED if pd_missing
-        else EXCLUDED_UNPARSED if not ok else EXCLUDED_BASELINE_UNPARSED if not b_ok else None
-        for nf, pd_missing, ok, b_ok in zip(not_fired, missing, parsed, base_parsed)
-    ]
+    missing = (perturbed["generation_id"].isna()
+               | (perturbed["parse_status"] == "error")).to_numpy()
+    excluded = np.select(
+        [not_fired, missing, ~parsed, ~base_parsed],
+        [EXCLUDED_NOT_FIRED, EXCLUDED_NOT_GENERATED, EXCLUDED_UNPARSED,
+         EXCLUDED_BASELINE_UNPARSED], default="").astype(object)
+    excluded[excluded == ""] = None
+    usable = excluded == None  # noqa: E711 (elementwise on an object array)
     perturbed["excluded"] = excluded
-    perturbed["usable"] = perturbed["excluded"].isna()
-    answer_texts, base_texts, flips, correct = [], [], [], []
-    for row in perturbed.itertuples(index=False):
-        shown = row.v_options if isinstance(row.v_options, dict) else row.options
-        answer_text = _option_text(shown, row.answer)
-        base_text = _option_text(row.options, row.base_answer)
-        answer_texts.append(answer_text)
-        base_texts.append(base_text)
-        if not row.usable:
-            flips.append(float("nan"))
-            correct.append(float("nan"))
-            continue
-        if row.role == "shuffle":
-            flips.append(float(_norm(answer_text) != _norm(base_text)))
-        else:
-            flips.append(float(row.answer != row.base_answer))
-        gold = row.v_gold if isinstance(row.v_gold, str) and row.v_gold else row.gold
-        correct.append(float(row.answer == gold))
+    perturbed["usable"] = usable
+    # Plain object arrays: iterating pandas columns row by row is the slow part at scale.
+    answers = perturbed["answer"].to_numpy(dtype=object)
+    base_answers = perturbed["base_answer"].to_numpy(dtype=object)
+    options = perturbed["options"].to_numpy(dtype=object)
+    v_options = perturbed["v_options"].to_numpy(dtype=object)
+    answer_texts = [_option_text(v if isinstance(v, dict) else o, a)
+                    for v, o, a in zip(v_options, options, answers)]
+    base_texts = [_option_text(o, b) for o, b in zip(options, base_answers)]
+    v_gold = perturbed["v_gold"].to_numpy(dtype=object)
+    gold = perturbed["gold"].to_numpy(dtype=object)
+    target = np.where([isinstance(g, str) and bool(g) for g in v_gold], v_gold, gold)
+    flips = (answers != base_answers).astype(float)
+    shuffle = (perturbed["role"] == "shuffle").to_numpy()
+    for i in np.flatnonzero(shuffle & usable):
+        flips[i] = float(_norm(answer_texts[i]) != _norm(base_texts[i]))
+    correct = (answers == target).astype(float)
+    flips[~usable] = np.nan
+    correct[~usable] = np.nan
     perturbed["answer_text"] = answer_texts
     perturbed["base_text"] = base_texts
     perturbed["flip"] = flips

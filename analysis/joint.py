@@ -56,8 +56,12 @@ class JointTable:
         return self.shares["c"]
 
 
-def joint_edits(obs: pd.DataFrame) -> pd.DataFrame:
-    """Usable destructive M2/M4/M5 edits with their token-rule chain update (None = unscored)."""
+def joint_edits(obs: pd.DataFrame, ctx: ArmContext | None = None) -> pd.DataFrame:
+    """Usable destructive M2/M4/M5 edits with their token-rule chain update (None = unscored).
+
+    With the arm's `ctx`, computed once per frame (the token rule reads every chain)."""
+    if ctx is not None:
+        return ctx.cached("joint_edits", obs, lambda: joint_edits(obs))
     rows = usable(obs, ("m_block",))
     rows = rows[rows["family"].isin(d.JOINT_FAMILIES) & (rows["intent"] == "D")].copy()
     rows["update_token"] = [d.chain_updated(family, output, new) for family, output, new
@@ -94,7 +98,7 @@ def joint_table(ctx: ArmContext, edits: pd.DataFrame, update: pd.Series, rule: s
 
 def token_table(ctx: ArmContext, obs: pd.DataFrame) -> JointTable:
     """The joint table under the lexical token rule (Appendix C)."""
-    edits = joint_edits(obs)
+    edits = joint_edits(obs, ctx)
     return joint_table(ctx, edits, edits["update_token"], TOKEN_RULE)
 
 
@@ -105,7 +109,7 @@ def judge_tables(ctx: ArmContext, obs: pd.DataFrame,
     A verdict 'yes' means the chain registers the edit, 'no' that it does not; edits without
     a verdict from that method (or another verdict) are left out and counted as unscored.
     """
-    edits = joint_edits(obs)
+    edits = joint_edits(obs, ctx)
     tables: dict[str, JointTable] = {}
     if edits.empty or judgements.empty:
         return tables

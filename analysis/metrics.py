@@ -10,8 +10,9 @@ definitions (weights, families, gates) come from `analysis.definitions`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -68,6 +69,34 @@ class ArmContext:
     label: str
     item_ids: np.ndarray
     weights: np.ndarray
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def cached(self, name: Any, obs: pd.DataFrame, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per (name, frame) for this arm: the metrics slice the same
+        observations many times, and frames are never modified after `observations`."""
+        key = (name, id(obs))
+        hit = self.memo.get(key)
+        if hit is None or hit[0] is not obs:  # holding `obs` keeps its id unique
+            hit = (obs, compute())
+            self.memo[key] = hit
+        return hit[1]
+
+    def usable(self, obs: pd.DataFrame,
+               roles: tuple[str, ...] = d.PERTURBED_ROLES) -> pd.DataFrame:
+        """`usable(obs, roles)`, computed once per frame and roles."""
+        return self.cached(("usable", roles), obs, lambda: usable(obs, roles))
+
+    def flip_arrays(self, obs: pd.DataFrame) -> dict[str, np.ndarray]:
+        """item_id, flip, intent, family, operator_id of the usable M- and F-block edits as
+        numpy arrays (AFR is sliced a dozen ways per arm; arrays slice cheaply)."""
+        def compute() -> dict[str, np.ndarray]:
+            rows = self.usable(obs)
+            return {"item_id": rows["item_id"].to_numpy(np.int64),
+                    "flip": rows["flip"].to_numpy(float),
+                    **{c: rows[c].to_numpy(object) for c in ("intent", "family",
+                                                               "operator_id")}}
+
+        return self.cached("flip_arrays", obs, compute)
 
     def sums(self, item_ids: pd.Series | np.ndarray, values: pd.Series | np.ndarray,
              den: pd.Series | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -188,9 +217,10 @@ def usable(obs: pd.DataFrame, roles: tuple[str, ...] = d.PERTURBED_ROLES) -> pd.
 
 def afr_by_operator(ctx: ArmContext, obs: pd.DataFrame) -> dict[str, Stat]:
     """AFR_π = E[1(ŷ' ≠ ŷ)] per operator id, over its usable edits."""
-    rows = usable(obs)
-    return {op: ctx.ratio(group["item_id"], group["flip"])
-            for op, group in rows.groupby("operator_id", sort=True)}
+    arrays = ctx.flip_arrays(obs)
+    operators = arrays["operator_id"]
+    return {str(op): ctx.ratio(arrays["item_id"][operators == op], arrays["flip"][operators == op])
+            for op in sorted(set(operators))}
 
 
 def afr_group(ctx: ArmContext, obs: pd.DataFrame, intent: str, *,
@@ -208,24 +238,26 @@ def afr_group(ctx: ArmContext, obs: pd.DataFrame, intent: str, *,
         families: only these families (the F-only / M-only ablation of Appendix G);
             None = every family of both blocks.
     """
-    rows = usable(obs)
-    rows = rows[rows["intent"] == intent]
-    if families is not None:
-        rows = rows[rows["family"].isin(families)]
-    if rows.empty:
-        return _nan_stat(ctx)
-    if pooling == "pooled":
-        return ctx.ratio(rows["item_id"], rows["flip"])
-    if pooling != "macro":
+    if pooling not in ("pooled", "macro"):
         raise ValueError(f"pooling must be 'pooled' or 'macro', got {pooling!r}")
-    operators = sorted(rows["operator_id"].unique())
-    num = np.zeros((len(ctx.item_ids), len(operators)))
+    arrays = ctx.flip_arrays(obs)
+    mask = arrays["intent"] == intent
+    if families is not None:
+        mask &= np.isin(arrays["family"], list(families))
+    if not mask.any():
+        return _nan_stat(ctx)
+    items, flips = arrays["item_id"][mask], arrays["flip"][mask]
+    if pooling == "pooled":
+        return ctx.ratio(items, flips)
+    operators = arrays["operator_id"][mask]
+    names = sorted(set(operators))
+    num = np.zeros((len(ctx.item_ids), len(names)))
     den = np.zeros_like(num)
-    for j, op in enumerate(operators):
-        group = rows[rows["operator_id"] == op]
-        num[:, j], den[:, j] = ctx.sums(group["item_id"], group["flip"])
+    for j, op in enumerate(names):
+        hit = operators == op
+        num[:, j], den[:, j] = ctx.sums(items[hit], flips[hit])
     point, reps = ratio(num, den, ctx.weights)
-    return Stat(float(nanmean_columns(point)), nanmean_columns(reps), len(rows))
+    return Stat(float(nanmean_columns(point)), nanmean_columns(reps), int(mask.sum()))
 
 
 def fcs(afr_d: Stat, afr_p: Stat) -> Stat:
@@ -262,7 +294,8 @@ def ecr(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> Stat:
     scored = np.unique(base.loc[base["parsed"], "item_id"].to_numpy(np.int64))
     if scored.size == 0:
         return _nan_stat(ctx)
-    rows = usable(planned, ("f_block",))
+    rows = ctx.usable(obs, ("f_block",))
+    rows = rows[rows["family"] == d.ECR_FAMILY]
     kept_items = rows.loc[rows["flip"] == 0, "item_id"].unique()
     return ctx.ratio(scored, np.isin(scored, kept_items).astype(float))
 
@@ -271,14 +304,18 @@ CHS_CLASSES: tuple[str, ...] = ("miss", "false_alarm", "benign", "high_to_high")
 """Flip classes of CHS: high→benign, benign→high, benign→benign, high→high."""
 
 
-def chs_edits(obs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+def chs_edits(ctx: ArmContext, obs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """Usable M3/M4/M5 edits and each one's flip class (None for a non-flip)."""
-    rows = usable(obs, ("m_block",))
-    rows = rows[rows["family"].isin(d.CHS_FAMILIES)]
-    classes = np.array([d.chs_class(base, after) if flip else None
-                        for base, after, flip in zip(rows["base_text"], rows["answer_text"],
-                                                     rows["flip"])], dtype=object)
-    return rows, classes
+    def compute() -> tuple[pd.DataFrame, np.ndarray]:
+        rows = ctx.usable(obs, ("m_block",))
+        rows = rows[rows["family"].isin(d.CHS_FAMILIES)]
+        classes = np.array([d.chs_class(base, after) if flip else None
+                            for base, after, flip in zip(rows["base_text"],
+                                                         rows["answer_text"], rows["flip"])],
+                           dtype=object)
+        return rows, classes
+
+    return ctx.cached("chs_edits", obs, compute)
 
 
 def chs_weights_of(classes: np.ndarray, weights: tuple[float, float, float]) -> np.ndarray:
@@ -298,16 +335,16 @@ def chs(ctx: ArmContext, obs: pd.DataFrame,
     (benign → benign; high → high as well), judged on the chosen options' texts.
     `weights` = (w_miss, w_fa, w_nf); Table 10 sweeps them.
     """
-    rows, classes = chs_edits(obs)
+    rows, classes = chs_edits(ctx, obs)
     if rows.empty:
         return _nan_stat(ctx)
     return ctx.ratio(rows["item_id"], chs_weights_of(classes, weights))
 
 
-def chs_class_counts(obs: pd.DataFrame) -> dict[str, int]:
+def chs_class_counts(ctx: ArmContext, obs: pd.DataFrame) -> dict[str, int]:
     """Number of usable M3/M4/M5 edits ('n') and of flips per class: enough to recompute
     CHS under any weights without the observations (Table 10)."""
-    rows, classes = chs_edits(obs)
+    rows, classes = chs_edits(ctx, obs)
     counts = {c: int(sum(1 for x in classes if x == c)) for c in CHS_CLASSES}
     counts["n"] = int(len(rows))
     return counts
@@ -322,7 +359,7 @@ def dfg(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> tuple[Stat, d
     Returns:
         (DFG, accuracy per condition).
     """
-    rows = usable(obs, ("m_block",))
+    rows = ctx.usable(obs, ("m_block",))
     variants = [c for c in d.DFG_CONDITIONS if c != "baseline"]
     rows = rows[rows["operator_id"].isin(variants)]
     fired_items = np.unique(rows["item_id"].to_numpy(np.int64))
@@ -354,9 +391,11 @@ def mfc(ecr_stat: Stat, fcs_stat: Stat, chs_stat: Stat, dfg_stat: Stat,
 
 # ---- accuracy under perturbation ----------------------------------------------------------
 
-def table4_rows(obs: pd.DataFrame) -> pd.DataFrame:
+def table4_rows(obs: pd.DataFrame, ctx: ArmContext | None = None) -> pd.DataFrame:
     """Usable F-block edits of Table 4's operator set (F1 truncate-50, F2, F3, F4, F5),
     with a `table4` column naming the perturbation each belongs to."""
+    if ctx is not None:
+        return ctx.cached("table4_rows", obs, lambda: table4_rows(obs))
     rows = usable(obs, ("f_block",))
     labels = np.full(len(rows), None, dtype=object)
     for label, selector in d.TABLE4_OPERATORS:
@@ -386,7 +425,7 @@ def fblock_delta(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame,
         exclude: Table-4 labels to leave out (e.g. ('F4 insert',) for the Appendix G
             leave-one-out).
     """
-    rows = table4_rows(obs)
+    rows = table4_rows(obs, ctx)
     rows = rows[~rows["table4"].isin(exclude)]
     if rows.empty:
         nan = _nan_stat(ctx)
@@ -418,7 +457,7 @@ def shuffle_stats(ctx: ArmContext, obs: pd.DataFrame,
     the sign of Table 8 (shuffled − original: −38.8 pp when accuracy collapses);
     same-content rate = share of shuffled answers choosing the baseline's option text.
     """
-    rows = usable(obs, ("shuffle",))
+    rows = ctx.usable(obs, ("shuffle",))
     if rows.empty:
         nan = _nan_stat(ctx)
         return nan, nan, nan, nan
@@ -430,6 +469,7 @@ def shuffle_stats(ctx: ArmContext, obs: pd.DataFrame,
 
 def family_flip_rates(ctx: ArmContext, obs: pd.DataFrame) -> dict[str, Stat]:
     """Table 11: flip rate per family, pooled over its variants; only families that fired."""
-    rows = usable(obs)
-    return {family: ctx.ratio(group["item_id"], group["flip"])
-            for family, group in rows.groupby("family", sort=True)}
+    arrays = ctx.flip_arrays(obs)
+    families = arrays["family"]
+    return {str(f): ctx.ratio(arrays["item_id"][families == f], arrays["flip"][families == f])
+            for f in sorted(set(families))}

@@ -28,6 +28,13 @@ TABLE_KEYS: tuple[str, ...] = (
 """Keys of `audit_tables`, in report order."""
 
 
+_OBS_COLUMNS: tuple[str, ...] = (
+    "arm_id", "item_id", "role", "status", "operator_id", "family", "intent", "new",
+    "generation_id", "output", "excluded", "usable", "flip", "correct", "answer_text",
+    "base_text")
+"""Observation columns the per-arm metrics read."""
+
+
 @dataclass
 class ArmResult:
     """Every metric of one arm (mutable while `compute_audit` fills it)."""
@@ -70,6 +77,9 @@ def compute_audit(frames: AuditFrames, n_boot: int = d.N_BOOT,
     obs_all = observations(frames)
     cot_all, direct_all = baselines(frames, "baseline"), baselines(frames, "direct")
     results = []
+    # The metrics read these columns only; slicing a narrow frame per call is what keeps
+    # a 14-arm, 92K-job audit fast (bench/report_scale.py).
+    obs_all = obs_all[[c for c in _OBS_COLUMNS if c in obs_all.columns]]
     obs_by_arm = dict(tuple(obs_all.groupby("arm_id", sort=False)))
     cot_by_arm = dict(tuple(cot_all.groupby("arm_id", sort=False)))
     direct_by_arm = dict(tuple(direct_all.groupby("arm_id", sort=False)))
@@ -121,7 +131,7 @@ def _robustness_stats(r: ArmResult, ctx: metrics.ArmContext, obs: pd.DataFrame,
     s["fcs_no_m6"] = metrics.fcs(metrics.afr_group(ctx, obs, "D", families=without_m6),
                                  metrics.afr_group(ctx, obs, "P", families=without_m6))
     s["delta_f_no_f4"] = metrics.fblock_delta(ctx, obs, cot, exclude=("F4 insert",))[2]
-    r.chs_counts = metrics.chs_class_counts(obs)
+    r.chs_counts = metrics.chs_class_counts(ctx, obs)
     perturbed = obs[obs["role"].isin(d.PERTURBED_ROLES)]
     fired = perturbed["excluded"] != "not_fired"
     r.firing = {str(family): (int(fired[group.index].sum()), int(len(group)))

@@ -29,7 +29,9 @@ from pathlib import Path
 
 PHASES = r"""
 import json, sys, time
-t0 = time.perf_counter()
+marks = [("start", time.perf_counter(), time.process_time())]
+def mark(name):
+    marks.append((name, time.perf_counter(), time.process_time()))
 from analysis.frames import load_audit
 from analysis.panel import arrange, panel_sections, resolve_panel
 from analysis.render import render_json, render_markdown
@@ -37,23 +39,24 @@ from analysis.tables import compute_audit
 from store import open_db
 db = open_db(sys.argv[1], create=False)
 n_boot = int(sys.argv[2])
-t_import = time.perf_counter()
+mark("import")
 frames = [load_audit(db, row["id"]) for row in resolve_panel(db, "all")]
-t_load = time.perf_counter()
+mark("load")
 results = [compute_audit(f, n_boot, 0) for f in frames]
-t_compute = time.perf_counter()
+mark("compute")
 sections = panel_sections(arrange(results, n_boot, 0))
-t_tables = time.perf_counter()
+mark("tables")
 text = render_markdown("panel", {}, sections, []) + render_json({}, sections)
-t_render = time.perf_counter()
-print(json.dumps({"import": t_import - t0, "load": t_load - t_import,
-                  "compute": t_compute - t_load, "tables": t_tables - t_compute,
-                  "render": t_render - t_tables, "jobs": sum(len(f.jobs) for f in frames)}))
+mark("render")
+print(json.dumps({"jobs": sum(len(f.jobs) for f in frames), "phases": [
+    [name, t - t0, c - c0] for (_, t0, c0), (name, t, c) in zip(marks, marks[1:])]}))
 """
 
 
-def measured_rss(cmd: list[str]) -> tuple[float, float, str]:
-    """Run `cmd` and reap it with os.wait4 for its own peak RSS; (seconds, MiB, stdout)."""
+def measured_rss(cmd: list[str]) -> tuple[float, float, float, str]:
+    """Run `cmd`, reaped with os.wait4 for its own usage: (wall s, CPU s, peak RSS MiB,
+    output). CPU time (user + system) is what the run costs whatever else the machine
+    does; wall time depends on the load."""
     with tempfile.TemporaryFile("w+") as out:
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
@@ -64,7 +67,8 @@ def measured_rss(cmd: list[str]) -> tuple[float, float, str]:
         text = out.read()
     if proc.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{text}")
-    return elapsed, usage.ru_maxrss / 1024, text  # ru_maxrss is KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, cpu, usage.ru_maxrss / 1024, text  # ru_maxrss is KiB on Linux
 
 
 def main() -> None:
@@ -80,22 +84,24 @@ def main() -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(args.repeat):
-            seconds, rss, _ = measured_rss([paw, "report", "--db", args.db, "--panel", "all",
-                                            "--n-boot", str(args.n_boot),
-                                            "--out", f"{tmp}/panel.md"])
-            print(f"paw report --panel all (4 audits, n_boot={args.n_boot}): "
-                  f"{seconds:.1f} s, peak RSS {rss:.0f} MiB")
+            wall, cpu, rss, _ = measured_rss([paw, "report", "--db", args.db, "--panel", "all",
+                                              "--n-boot", str(args.n_boot),
+                                              "--out", f"{tmp}/panel.md"])
+            print(f"paw report --panel all (4 audits, n_boot={args.n_boot}): wall {wall:.1f} s, "
+                  f"CPU {cpu:.1f} s, peak RSS {rss:.0f} MiB")
         size = Path(f"{tmp}/panel.md").stat().st_size
         print(f"  report: {size / 1024:.0f} KiB Markdown + PNG")
-        seconds, rss, _ = measured_rss([paw, "report", "--db", args.db, "--audit",
-                                        "scale-medqa", "--n-boot", str(args.n_boot),
-                                        "--out", f"{tmp}/one.md"])
-        print(f"paw report --audit scale-medqa (1 audit, 14 arms): {seconds:.1f} s, "
-              f"peak RSS {rss:.0f} MiB")
-    seconds, rss, out = measured_rss([sys.executable, "-c", PHASES, args.db, str(args.n_boot)])
-    phases = json.loads(out.strip().splitlines()[-1])
-    print(f"in-process panel report by phase ({phases.pop('jobs')} jobs, peak RSS "
-          f"{rss:.0f} MiB): " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()))
+        wall, cpu, rss, _ = measured_rss([paw, "report", "--db", args.db, "--audit",
+                                          "scale-medqa", "--n-boot", str(args.n_boot),
+                                          "--out", f"{tmp}/one.md"])
+        print(f"paw report --audit scale-medqa (1 audit, 14 arms): wall {wall:.1f} s, "
+              f"CPU {cpu:.1f} s, peak RSS {rss:.0f} MiB")
+    wall, cpu, rss, out = measured_rss([sys.executable, "-c", PHASES, args.db,
+                                        str(args.n_boot)])
+    result = json.loads(out.strip().splitlines()[-1])
+    print(f"in-process panel report by phase ({result['jobs']} jobs; wall {wall:.1f} s, CPU "
+          f"{cpu:.1f} s, peak RSS {rss:.0f} MiB), wall / CPU s: "
+          + ", ".join(f"{name} {w:.1f} / {c:.1f}" for name, w, c in result["phases"]))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
