@@ -290,12 +290,24 @@ def paired_t_test(measure: str, d_target: np.ndarray, d_baseline: np.ndarray) ->
     if n < 2:
         return TestResult(measure, effect, mean_t, mean_b, math.nan, math.nan, math.nan, n,
                           "paired t", "fewer than 2 pairs")
-    if np.ptp(delta) == 0.0:
+    if _flat_rows(delta, np.abs(np.concatenate([x, y])).max()):
         return TestResult(measure, effect, mean_t, mean_b, math.nan, math.nan, math.nan, n,
                           "paired t", "Δ is constant: t undefined")
     result = stats.ttest_1samp(delta, 0.0, alternative="greater")
     return TestResult(measure, effect, mean_t, mean_b, float(result.statistic), math.nan,
                       float(result.pvalue), n, "paired t")
+
+
+FLAT_RELATIVE = 1e-9
+"""Δ counts as constant when its SD is below this share of the data's scale: differences
+of divergences that are equal up to rounding (0.3 − 0.2 vs 0.2 − 0.1) must not give t ≈ 10¹⁶."""
+
+
+def _flat_rows(delta: np.ndarray, scale: float | np.ndarray = 0.0) -> np.ndarray:
+    """Whether each row of Δ is constant up to rounding (SD ≤ `FLAT_RELATIVE` × scale)."""
+    sd = delta.std(axis=-1, ddof=1) if delta.shape[-1] > 1 else np.zeros(delta.shape[:-1])
+    size = np.maximum(np.abs(delta).max(axis=-1), scale)
+    return sd <= FLAT_RELATIVE * size
 
 
 def paired_t_rows(delta: np.ndarray) -> np.ndarray:
@@ -308,13 +320,14 @@ def paired_t_rows(delta: np.ndarray) -> np.ndarray:
 
     delta = np.asarray(delta, dtype=float)
     n = delta.shape[-1]
+    if n < 2:
+        return np.full(delta.shape[:-1], np.nan)
     mean = delta.mean(axis=-1)
     sd = delta.std(axis=-1, ddof=1)
-    # Zero variance up to rounding (e.g. every Δ exactly 0 at σ_pert = σ = 0).
-    flat = sd <= 1e-12 * np.maximum(np.abs(mean), 1e-300)
+    flat = _flat_rows(delta)  # e.g. every Δ exactly 0 at σ_pert = σ = 0
     with np.errstate(invalid="ignore", divide="ignore"):
         t = mean / (sd / math.sqrt(n))
-    return np.where(flat | (n < 2), np.nan, stats.t.sf(t, n - 1))
+    return np.where(flat, np.nan, stats.t.sf(t, n - 1))
 
 
 def answer_cells(orig: np.ndarray, target: np.ndarray, base: np.ndarray, k: int) -> np.ndarray:

@@ -427,6 +427,8 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
                              int(config["max_attempts"]), ctx.should_stop):
                 return added
             for done, task in enumerate(tasks, start=1):
+                if any(a["status"] == "generation failed" for a in task.attempts):
+                    continue  # a backend error is retried next run, not settled by a fallback
                 result = finish(task, tokenizer, tolerance, paraphraser)
                 extra = paraphrase_key_extra(task.unit, model, identity, config)
                 variants[task.unit.target.id] = store_variant(
@@ -435,7 +437,9 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
                 ctx.emit(BlockProgress("paraphrasing", done, len(tasks)))
         specs: list[JobSpec] = []
         for unit in units:
-            variant = variants[unit.target.id]
+            variant = variants.get(unit.target.id)
+            if variant is None:
+                continue
             if variant.fired:
                 specs += unit_jobs(ctx.arm(arm), unit, "paraphrase", variant, runner, config)
             else:  # recorded, so the report can count the unit out of this baseline
