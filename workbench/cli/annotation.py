@@ -39,9 +39,19 @@ def _audit_id(db, audit: str) -> int:
 
 # ---- raters -------------------------------------------------------------------------------
 
-@click.group("raters")
-def raters_group() -> None:
-    """Register and list raters and coordinators."""
+@click.group("raters", invoke_without_command=True)
+@db_option
+@click.pass_context
+def raters_group(ctx: click.Context, db_path: str) -> None:
+    """Register and list raters and coordinators (`paw raters` alone lists them)."""
+    if ctx.invoked_subcommand is None:
+        from annotate.people import list_people
+
+        if not list_people(open_store(db_path)):
+            click.echo("no raters or coordinators yet: `paw raters add NAME --role "
+                       "coordinator` sets up annotation")
+            return
+        ctx.invoke(raters_list, db_path=db_path)
 
 
 @raters_group.command("add")

@@ -85,10 +85,41 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
     mapping = _mapping(map_json, map_file)
     check_file(path)
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)
-    report = import_file(db, format_name, path, name=name, skip_bad=skip_bad,
-                         mapping=mapping)
+    report = _import_with_progress(db, format_name, path, name=name, skip_bad=skip_bad,
+                                   mapping=mapping)
     for line in report.lines():
         click.echo(line)
+
+
+LARGE_IMPORT_BYTES = 2_000_000
+"""Files from this size on (≈ 5,000 MedQA rows) show validation progress on stderr."""
+
+
+def _import_with_progress(db, format_name: str, path: str, **options):
+    """`import_file`, with a rows bar (rate, ETA) while a large file is validated."""
+    import time
+
+    from workbench.cli.progress import ProgressReporter
+    from workbench.datasets.importers import import_file
+
+    if Path(path).stat().st_size < LARGE_IMPORT_BYTES:
+        return import_file(db, format_name, path, **options)
+    with open(path, "rb") as handle:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    started = time.perf_counter()
+    with ProgressReporter() as progress:
+        progress.begin(f"importing {path}: {lines} lines, validated, then stored in one "
+                       "transaction", "lines", lines, unit="lines")
+        step = max(1, lines // 200)
+
+        def on_row(line: int) -> None:
+            if line % step == 0:
+                progress.advance("lines", line, lines)
+
+        report = import_file(db, format_name, path, on_row=on_row, **options)
+        progress.advance("lines", lines, lines)
+        progress.end(f"imported {path} in {time.perf_counter() - started:.1f} s")
+    return report
 
 
 def dataset_lines(db) -> list[str]:

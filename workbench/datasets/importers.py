@@ -129,7 +129,8 @@ def _rows(fmt: Format, data: bytes, source: formats.Source,
 
 
 def parse_bytes(format_name: str, data: bytes, source: formats.Source,
-                mapping: Mapping | None = None) -> ParsedFile:
+                mapping: Mapping | None = None,
+                on_row: Callable[[int], None] | None = None) -> ParsedFile:
     """Read and validate every row of a file's bytes (nothing is stored).
 
     Args:
@@ -137,6 +138,7 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
         data: the file's contents.
         source: the path to name in messages and the file stem (for line-based ids).
         mapping: the column mapping for the generic `jsonl`/`csv` formats.
+        on_row: called with each row's line number as it is read (progress of large files).
 
     Returns:
         The valid items in file order and the bad rows; a repeated id is a bad row
@@ -158,6 +160,8 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
     bad: list[BadRow] = []
     first_line: dict[str, int] = {}
     for row in _rows(fmt, data, source, mapping):
+        if on_row is not None:
+            on_row(row.line)
         if row.error is not None:
             if row.fatal:
                 raise UserError(f"{source.path}:{row.line}: {row.error} (nothing imported)")
@@ -268,7 +272,8 @@ def store_parsed(db: sqlite_utils.Database, parsed: ParsedFile, *, name: str,
 
 def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *,
                 name: str | None = None, skip_bad: bool = False,
-                mapping: Mapping | None = None) -> ImportReport:
+                mapping: Mapping | None = None,
+                on_row: Callable[[int], None] | None = None) -> ImportReport:
     """Import one file into the store.
 
     Args:
@@ -278,6 +283,7 @@ def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *
         name: the dataset name; defaults to the file's stem.
         skip_bad: store the valid rows and report the bad ones instead of stopping.
         mapping: column mapping for the generic formats.
+        on_row: called with each row's line number while the file is validated.
 
     Returns:
         Counts of valid, new and skipped rows.
@@ -288,7 +294,7 @@ def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *
     """
     data = read_file(path)
     parsed = parse_bytes(format_name, data, formats.Source(str(path), Path(path).stem),
-                         mapping)
+                         mapping, on_row)
     return store_parsed(db, parsed, name=name or Path(path).stem,
                         format_name=get_format(format_name).name, skip_bad=skip_bad,
                         source_sha256=hashlib.sha256(data).hexdigest(),
