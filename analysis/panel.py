@@ -25,7 +25,7 @@ import sqlite_utils
 from analysis import definitions as d
 from analysis import joint, metrics
 from analysis.metrics import Stat
-from analysis.tables import ArmResult, AuditResult, stat_columns, table_frame
+from analysis.tables import ArmResult, AuditResult, mixed_values, stat_columns, table_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -332,15 +332,15 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     panel_cdr = metrics.pooled_stat([c.arm.joint_token.shares["c"] for c in panel.cells
                                      if c.arm.joint_token is not None])
     rows = [
-        ("models × datasets", float(len(panel.models)),
+        ("models × datasets", len(panel.models),
          f"{len(panel.models)} models, {len(panel.datasets)} datasets, "
          f"{len(panel.cells)} cells"),
         ("CDR, panel-wide (%)", 100 * _value(panel_cdr),
          f"{panel_cdr.n if panel_cdr else 0} destructive M2/M4/M5 edits (paper: 72.9)"),
         ("median ΔAcc over models (pp)", _median(deltas), "paper: ≈ 0"),
-        (f"models with |ΔAcc| ≤ {band} pp", float(within),
+        (f"models with |ΔAcc| ≤ {band} pp", int(within),
          f"{within}/{len(defined)} (paper: 11/14)"),
-        ("models with ΔAcc < 0", float(len(negative)),
+        ("models with ΔAcc < 0", len(negative),
          f"{significant} of them with a 95% CI excluding 0 (paper: 7, 2)"),
         ("median CoT − direct gap (pp)", _median(gaps),
          f"{len(defined_gaps)} models (paper: −0.4)"),
@@ -348,10 +348,10 @@ def overview_table(panel: Panel) -> pd.DataFrame:
          float(np.mean(defined_gaps)) if defined_gaps else math.nan, "paper: −4.1"),
         ("median FCS over models", _median(summary_table(panel)["fcs"].tolist()), ""),
         (f"cells with FCS in [{low:.2f}, {high:.2f}]",
-         float(sum(low <= v <= high for v in cell_fcs)),
+         sum(low <= v <= high for v in cell_fcs),
          f"{sum(low <= v <= high for v in cell_fcs)}/{len(cell_fcs)} cells"),
         (f"cells with |FCS − 0.50| ≤ {d.FCS_NEAR_CHANCE}",
-         float(sum(abs(v - 0.5) <= d.FCS_NEAR_CHANCE + 1e-12 for v in cell_fcs)),
+         sum(abs(v - 0.5) <= d.FCS_NEAR_CHANCE + 1e-12 for v in cell_fcs),
          f"{sum(abs(v - 0.5) <= d.FCS_NEAR_CHANCE + 1e-12 for v in cell_fcs)}/"
          f"{len(cell_fcs)} cells (paper: 29/36)"),
     ]
@@ -360,8 +360,10 @@ def overview_table(panel: Panel) -> pd.DataFrame:
         n_defined = sum(not math.isnan(w) for w in widths)
         rows.append((f"median per-cell 95% CI half-width, {name.upper()}", _median(widths),
                      f"{n_defined} cells (paper: {paper})"))
-    return table_frame([{"statistic": s, "value": v, "detail": t} for s, v, t in rows],
-                  "statistic")
+    return mixed_values(table_frame(
+        [{"statistic": s, "value": v, "detail": t} for s, v, t in rows], "statistic"),
+        [v for _, v, _ in rows])
+
 
 
 _NOTES: dict[str, tuple[str, str]] = {

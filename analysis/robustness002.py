@@ -196,7 +196,7 @@ def summary_table(units: list[Unit], chs_table: pd.DataFrame,
                   mfc_table: pd.DataFrame) -> pd.DataFrame:
     """One row per Appendix G claim: the figure here, its n, p where a test applies, and
     the paper's value."""
-    from analysis.tables import table_frame
+    from analysis.tables import mixed_values, table_frame
 
     inputs = inputs_table(units)
     col = {c: inputs[c].tolist() for c in inputs.columns}
@@ -225,7 +225,7 @@ def summary_table(units: list[Unit], chs_table: pd.DataFrame,
     shift = float(np.median(no_f4) - np.median(deltas)) if len(deltas) else math.nan
     add("F4 left out of Δ: shift of the median Δ (pp)", shift, len(deltas), "≈ 0.1")
     add("F4 left out of Δ: units whose Δ changes sign",
-        float(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4))) if len(deltas)
+        int(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4))) if len(deltas)
         else math.nan, len(deltas), "0")
     tau, n = kendall(col["fcs"], col["fcs_no_m6"])
     add("M6 left out: Kendall τ of the FCS ranking", tau, n, "1.00 (no ranking changes)")
@@ -235,7 +235,7 @@ def summary_table(units: list[Unit], chs_table: pd.DataFrame,
     tau, n = kendall(col["fcs"], col["fcs_macro"])
     add("AFR pooled vs per-operator mean: Kendall τ of the FCS ranking", tau, n,
         "– (PAW: the paper pools)")
-    return table_frame(rows, "analysis")
+    return mixed_values(table_frame(rows, "analysis"), [row["value"] for row in rows])
 
 
 def template_table(cells: list[ArmResult]) -> pd.DataFrame:

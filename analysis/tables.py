@@ -159,6 +159,15 @@ def table_frame(rows: list[dict[str, Any]], index: str | None = None,
     return frame.set_index(index) if index else frame
 
 
+def mixed_values(frame: pd.DataFrame, values: list, column: str = "value") -> pd.DataFrame:
+    """Set `column` from `values` as objects, so counts stay ints next to rates in one
+    column (rendered "14", not "14.00")."""
+    import pandas as pd
+
+    frame[column] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
+
 def summary_table(result: AuditResult) -> pd.DataFrame:
     """Table 3: per-arm Acc, CDR (token; judge when present), AFR_D, AFR_P, FCS, ECR, CHS,
     DFG, MFC (None unless ECR ≥ 0.30), iso-FCS corridor membership and n_items."""
