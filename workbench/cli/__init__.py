@@ -26,6 +26,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.dbpa",
     "workbench.cli.runs",
     "workbench.cli.flips",
+    "workbench.cli.export",
     "workbench.cli.ui",
 ]
 """Modules that each define a `commands` list of click commands added to `paw`."""

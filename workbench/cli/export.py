@@ -1,0 +1,118 @@
+"""`paw export`: an audit's analysis frames (edits with flips, generations with distributions,
+and — for a coordinator — the labels) as Parquet or CSV files for pandas, DuckDB and R."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from store.errors import UserError
+from workbench.cli.options import db_option, open_store
+from workbench.cli.signin import coordinator_option, passphrase_env_option
+
+TABLES: tuple[str, ...] = ("edits", "generations", "labels")
+"""What `--tables` can name (columns: docs/schema.md, "Exported frames")."""
+
+PARQUET_MISSING = ("Parquet needs pyarrow, which this install lacks: pip install "
+                   "'paw-workbench[parquet]' (or export --format csv)")
+"""The one line printed when `--format parquet` cannot be written."""
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "audit"
+
+
+def write_frame(frame, path: Path, fmt: str) -> Path:
+    """Write a DataFrame as Parquet (pyarrow) or CSV (header row, UTF-8); returns the path."""
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UserError(PARQUET_MISSING) from None
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+    return path
+
+
+def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | None):
+    import io
+
+    import pandas as pd
+
+    from annotate.export import export_verified
+    from annotate.sets import resolve_set
+    from workbench.cli.signin import login_coordinator
+
+    person = login_coordinator(db, coordinator, env, "exporting labels")
+    chosen = resolve_set(db, set_name)
+    export = export_verified(db, person, chosen, "long", "csv")
+    frame = pd.read_csv(io.StringIO(export.text), dtype=str, keep_default_na=False,
+                        na_values=[""])
+    for column in ("event_id", "time_on_item_ms"):
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column]).astype("Int64")
+    return chosen, frame, export.record_head
+
+
+@click.command("export")
+@click.option("--audit", metavar="NAME_OR_ID", help="The audit (default: the latest).")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
+              show_default=True, help="Parquet (needs the [parquet] extra: pyarrow) or CSV.")
+@click.option("--tables", default="edits,generations", show_default=True,
+              help="Comma-separated: edits, generations, labels (labels: coordinator only).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".",
+              show_default=True, help="Folder the files are written to (created if missing).")
+@click.option("--set", "set_name", help="Annotation set of the labels (default: the newest).")
+@coordinator_option
+@passphrase_env_option
+@db_option
+def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
+                   set_name: str | None, coordinator: str | None, passphrase_env: str | None,
+                   db_path: str) -> None:
+    """Write an audit's analysis frames as files: <audit>-edits (one row per edit: flip,
+    exclusion, correctness, chain update, judge verdict, JSD), <audit>-generations (one row
+    per answered job: answer, status, tokens, text, p_<label> distribution) and, with
+    --tables labels and a coordinator's passphrase, <set>-labels (long form, verified).
+
+    Columns: docs/schema.md, "Exported frames". Read them with pandas.read_parquet,
+    DuckDB (SELECT * FROM 'file.parquet') or R arrow::read_parquet.
+    """
+    from analysis.export_frames import edits_frame, generations_frame
+    from analysis.frames import resolve_audit
+
+    wanted = [t.strip() for t in tables.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in TABLES]
+    if unknown or not wanted:
+        raise UserError(f"--tables: expected some of {', '.join(TABLES)}, got {tables!r}")
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UserError(PARQUET_MISSING) from None
+    db = open_store(db_path)
+    info = resolve_audit(db, audit)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = _safe(info["name"])
+    written = []
+    if "labels" in wanted:  # sign in first: nothing is written if it fails
+        chosen, labels, head = _labels_frame(db, set_name, coordinator, passphrase_env)
+        path = write_frame(labels, folder / f"{_safe(chosen)}-labels.{fmt}", fmt)
+        written.append((path, len(labels)))
+        click.echo(f"record head {head} (the labels were verified against it)", err=True)
+    if "edits" in wanted:
+        frame = edits_frame(db, info["id"])
+        written.append((write_frame(frame, folder / f"{stem}-edits.{fmt}", fmt), len(frame)))
+    if "generations" in wanted:
+        frame = generations_frame(db, info["id"])
+        written.append((write_frame(frame, folder / f"{stem}-generations.{fmt}", fmt),
+                        len(frame)))
+    for path, n in written:
+        click.echo(f"wrote {path} ({n} rows)")
+
+
+commands = [export_command]
+"""Registered on `paw` through COMMAND_MODULES."""
