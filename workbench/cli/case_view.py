@@ -69,7 +69,8 @@ class _Out:
         if color:
             from rich.console import Console
 
-            self.console = Console(file=sys.stdout, force_terminal=True, highlight=False)
+            self.console = Console(file=sys.stdout, force_terminal=True, highlight=False,
+                                   emoji=False)
 
     def _plain(self, segments: Sequence[Segment]) -> str:
         parts = []
@@ -141,6 +142,9 @@ def print_case(case: Any, color: bool | None = None) -> None:
               f"{case.dataset} · item {case.item} · job {case.status}", "dim"))
     if case.flipped is None:
         state: Segment = (f"not compared: {case.excluded}", "dim")
+    elif case.flipped and case.role == "shuffle":  # the same letter can be another option
+        state = (f"FLIPPED {_answer(case.base_answer, case.base_text)} -> "
+                 f"{_answer(case.answer, case.answer_text)}", "flip")
     elif case.flipped:
         state = (f"FLIPPED {case.base_answer} -> {case.answer}", "flip")
     else:

@@ -44,12 +44,17 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
     end = page.offset + len(page.rows)
     more = f"; next page: --offset {page.next_offset}" if page.next_offset is not None else ""
     lines = [f"{header}; rows {page.offset + 1}-{end}{more}", ""]
+    # Listing more than flips, say which rows flipped (a shuffle flips by option text, so
+    # 'A->A' can be a flip).
+    flip_column = flt.flipped is not True
     lines += table(
-        ["id", "arm", "item", "operator", "D/P", "answer", "JSD", "chain upd", "judge"],
+        ["id", "arm", "item", "operator", "D/P", "answer"] + (["flip"] if flip_column else [])
+        + ["JSD", "chain upd", "judge"],
         [[r.id, r.arm, r.item, r.operator_id, r.intent or "",
           f"{r.base_answer or '?'}->{r.answer or '?'}" if r.excluded is None
-          else r.excluded, _fmt_jsd(r.jsd), _yes_no(r.chain_updated),
-          ",".join(r.judge) or "–"] for r in page.rows])
+          else r.excluded] + ([_yes_no(r.flipped)] if flip_column else [])
+         + [_fmt_jsd(r.jsd), _yes_no(r.chain_updated), ",".join(r.judge) or "–"]
+         for r in page.rows])
     lines += ["", "one case: paw flips show ID"]
     return lines
 
