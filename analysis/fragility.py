@@ -148,7 +148,7 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
     answers = pd.DataFrame(
         db.execute(_ANSWERS_SQL, [aid, ROLE_BASELINE, ROLE_DEMOGRAPHIC]).fetchall(),
         columns=["arm_id", "item_id", "role", "variant_id", "prefix", "status",
-                 "generation_id", "answer", "output"])
+                 "generation_id", "answer", "output"], dtype=object)
     rows = []
     for (arm_id, item_id, p_status, proposal_id, variant_id, fired, details, tcf, a_status,
          answer_id, answer) in db.execute(_CFV_SQL, [ROLE_CFV_ANSWER, aid, ROLE_CFV_PROPOSE]):
@@ -160,7 +160,7 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
                      "problem": info.get("problem"), "token_change_fraction": tcf,
                      "answer_status": a_status, "answer_generation_id": answer_id,
                      "answer": answer})
-    cfv = pd.DataFrame(rows, columns=[
+    cfv = pd.DataFrame(rows, dtype=object, columns=[
         "arm_id", "item_id", "propose_status", "proposal_id", "variant_id", "fired", "target",
         "circular", "problem", "token_change_fraction", "answer_status",
         "answer_generation_id", "answer"])
@@ -233,7 +233,7 @@ def cfv_attempts(data: RobustnessData) -> pd.DataFrame:
         elif r.fired and r.answer_status not in ("done",):
             state = "incomplete"
         else:
-            answer = r.answer if r.fired else None
+            answer = _label(r.answer) if r.fired else None
             outcome = score_cfv(bool(r.fired), bool(r.circular), answer, str(r.target), verdict)
             if outcome is None:
                 state = "unjudged"
@@ -243,10 +243,10 @@ def cfv_attempts(data: RobustnessData) -> pd.DataFrame:
                      "circular": bool(r.circular) if r.fired else None,
                      "token_change_fraction": r.token_change_fraction,
                      "baseline_answer": baseline,
-                     "moved_elsewhere": bool(outcome == "same_direction" and r.answer
-                                             not in (None, baseline)),
+                     "moved_elsewhere": bool(outcome == "same_direction"
+                                             and _label(r.answer) not in (None, baseline)),
                      "reanswer_unparsed": bool(r.fired and r.answer_status == "done"
-                                               and r.answer is None),
+                                               and _label(r.answer) is None),
                      "problem": r.problem})
     return pd.DataFrame(rows, columns=[
         "arm_id", "item_id", "target", "outcome", "state", "judge", "circular",
@@ -254,9 +254,15 @@ def cfv_attempts(data: RobustnessData) -> pd.DataFrame:
         "problem"])
 
 
+def _label(value: Any) -> str | None:
+    """An answer label, or None for a missing one (NULL read as None or NaN)."""
+    return value if isinstance(value, str) else None
+
+
 def _baseline_answers(data: RobustnessData) -> dict[tuple[int, int], str | None]:
     rows = data.answers[data.answers["role"] == ROLE_BASELINE]
-    return {(r.arm_id, r.item_id): r.answer for r in rows.itertuples() if r.status == "done"}
+    return {(r.arm_id, r.item_id): _label(r.answer) for r in rows.itertuples()
+            if r.status == "done"}
 
 
 def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
@@ -277,15 +283,15 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
     for r in answers[answers["role"] == ROLE_DEMOGRAPHIC].itertuples():
         if (r.arm_id, r.item_id) not in base.index:
             continue
-        b = base.loc[(r.arm_id, r.item_id)]
-        b_answer = b["answer"]
-        parsed = b_answer is not None and r.answer is not None
+        b_answer = _label(base.loc[(r.arm_id, r.item_id)]["answer"])
+        answer = _label(r.answer)
+        parsed = b_answer is not None and answer is not None
         direction = verdicts.get((ROLE_JUDGE_DIRECTION, r.arm_id, r.item_id, r.variant_id))
         flags = verdicts.get((ROLE_JUDGE_FLAGS, r.arm_id, r.item_id, r.variant_id))
         rows.append({"arm_id": r.arm_id, "item_id": r.item_id, "prefix": r.prefix,
                      "variant_id": r.variant_id, "baseline_answer": b_answer,
-                     "answer": r.answer, "parsed": parsed,
-                     "changed": bool(parsed and b_answer != r.answer),
+                     "answer": answer, "parsed": parsed,
+                     "changed": bool(parsed and b_answer != answer),
                      "direction": None if direction is None else direction.verdict,
                      "flags_verdict": None if flags is None else flags.verdict,
                      "flags": [] if flags is None or flags.verdict == UNPARSED

@@ -20,14 +20,14 @@ COLOURS: dict[str, str] = {
 
 
 def _stacked(rows: dict[str, dict[str, float]], keys: tuple[str, ...], title: str,
-             xlabel: str, empty: str) -> bytes:
+             xlabel: str, empty: str, xmax: float | None = None) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     labels = list(rows)
-    fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.55 * max(len(labels), 1)), dpi=120)
+    fig, ax = plt.subplots(figsize=(8.0, 1.6 + 0.55 * max(len(labels), 1)), dpi=120)
     try:
         left = [0.0] * len(labels)
         drawn = False
@@ -42,11 +42,12 @@ def _stacked(rows: dict[str, dict[str, float]], keys: tuple[str, ...], title: st
         if not drawn:
             ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes,
                     color="#a33")
+        if xmax is not None or not drawn:
+            ax.set_xlim(0, xmax or 1)
         ax.set_xlabel(xlabel)
         ax.set_title(title, fontsize=9)
         ax.invert_yaxis()
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(labels) < 3 else -0.15),
-                  ncol=3, fontsize=7, frameon=False)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
         buffer = io.BytesIO()
         fig.tight_layout()
         fig.savefig(buffer, format="png")
@@ -65,7 +66,7 @@ def direction_png(table: pd.DataFrame, title: str = "") -> bytes:
     rows = {str(model): {d: row.get(f"{d}_pct") for d in DIRECTIONS}
             for model, row in table.iterrows()}
     return _stacked(rows, DIRECTIONS, title or "Direction of changed answers",
-                    "% of direction-classified changes", "no classified change")
+                    "% of direction-classified changes", "no classified change", xmax=100.0)
 
 
 def flags_png(counts: dict[str, dict[str, int]], title: str = "") -> bytes:

@@ -139,3 +139,29 @@ def test_flag_quotes_are_checked_against_the_explanation(demo_db, fake_model, ma
     # The scripted flag quotes "Black", which the prefixed explanations never contain
     # ("The prefix for demo-00x changes my mind"): all six quotes are not found.
     assert p.arms[0].counts["flags_quote_not_found"] == 6
+
+
+def test_unparsed_answers_are_excluded_not_counted_as_changes(demo_db, fake_model, make_engine,
+                                                              marked) -> None:
+    """demo-001's baseline and demo-003's CFV re-answer give no 'Answer:': demo-001's six
+    comparisons are unparsed (not changes), demo-003's attempt is a format failure."""
+
+    def unparsed(prompt: str, sampler) -> str:
+        last = prompt.rsplit("User: ", 1)[-1]
+        if "crushing substernal" in last and "45-year-old" not in last \
+                and "Target answer:" not in last and "Question:" in last:
+            return "Step 1: I cannot decide between the arteries."
+        if "[demo-003 changed]" in last and "Question:" in last:
+            return "Step 1: Diarrhoea points somewhere."
+        return hand(prompt, sampler)
+
+    outcome = scripted_run(demo_db, make_engine(unparsed))
+    p = compute_profiles(load_robustness(demo_db, outcome.audit), n_boot=0, seed=0)
+    arm = p.arms[0]
+    assert arm.counts["baseline_unparsed"] == 1 and arm.estimates["accuracy"].n == 2
+    assert arm.counts["pairs_unparsed"] == 6 and arm.estimates["change"].n == 12
+    # Of the 12 parsed comparisons (demo-002, demo-003) the 4 Black ones changed.
+    assert arm.estimates["change"].value == pytest.approx(4 / 12)
+    assert arm.counts["cfv_reanswer_unparsed"] == 1
+    assert arm.estimates["cfv_format_failure"].value == pytest.approx(2 / 3)
+    assert arm.estimates["cfv_valid"].value == 0.0
