@@ -84,7 +84,6 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
         n_boot: bootstrap replicates (0: no CIs).
         seed: bootstrap seed (each model's weights use [seed, arm id]).
     """
-    import numpy as np
 
     from analysis.fragility import cfv_attempts, demographic_pairs, edd_values
 

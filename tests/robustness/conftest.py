@@ -11,8 +11,8 @@ import sqlite_utils
 from store.models import add_model
 from store.records import ModelRecord
 from workbench.audit import AuditEngine
-from workbench.embed.base import Embedder
 from workbench.datasets.demo import import_demo
+from workbench.embed.base import Embedder
 from workbench.models.fake import FakeBackend
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 from workbench.robustness.prompts import CFV_JUDGE_RUBRIC, DIRECTION_RUBRIC, FLAGS_RUBRIC

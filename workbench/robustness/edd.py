@@ -41,8 +41,7 @@ def choose_embedder(db: sqlite_utils.Database, name: str | None) -> tuple[str, s
     Raises:
         UserError: a named embedder that is unknown or cannot load here.
     """
-    from workbench.embed import DEFAULT_EMBEDDER, get_embedder, minilm_available, \
-        parse_embedders
+    from workbench.embed import DEFAULT_EMBEDDER, get_embedder, minilm_available, parse_embedders
     from workbench.embed.minilm import INSTALL
 
     if not name:
