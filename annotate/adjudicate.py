@@ -51,6 +51,42 @@ class FinalLabel:
     at: str | None
 
 
+@dataclass(frozen=True)
+class RaterLabels:
+    """One rater's current labels of one case, note included (coordinator-facing)."""
+
+    name: str
+    labels: dict[str, str]
+
+
+def rater_labels(db: sqlite_utils.Database, set_name: str, code: str,
+                 coordinator: Person) -> tuple[RaterLabels, RaterLabels] | None:
+    """Both raters' current labels of case `code`, notes included, rater A first.
+
+    What the adjudication screen shows beside the case. None when the set has no two
+    raters yet.
+
+    Raises:
+        UserError: `coordinator` is not an authenticated coordinator.
+        NotFound: no such set or case.
+    """
+    from annotate.cases import case_row
+    from annotate.events import _derive
+
+    require(coordinator, "coordinator")
+    the_set = get_set(db, set_name)
+    pair = rater_pair(db, the_set.id, None)
+    if pair is None:
+        return None
+    case_id = case_row(db, code)["id"]
+    out = []
+    for person_id, name in pair:
+        rows = db.execute("SELECT field, value FROM label_events WHERE case_id = ? AND "
+                          "person_id = ? ORDER BY id", [case_id, person_id]).fetchall()
+        out.append(RaterLabels(name, _derive({f: v for f, v in rows})))
+    return out[0], out[1]
+
+
 def _labels_and_pair(db: sqlite_utils.Database, set_id: int):
     pair = rater_pair(db, set_id, None)
     if pair is None:

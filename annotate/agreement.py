@@ -77,6 +77,24 @@ class LabelLog:
         """person id -> events folded (a cheap activity count)."""
         self._raw: dict[tuple[int, int], dict[str, str | None]] = {}
         self._derived: dict[tuple[int, int], dict[str, str]] = {}
+        self._cases: list[SetCase] | None = None
+        self._by_id: dict[int, SetCase] = {}
+        self.fields: tuple[str, ...] | None = None
+        """The set's agreement fields (`codebook.agreement_fields`), once cases are read."""
+        self.started: dict[int, set[int]] = {}
+        """person id -> ids of the cases they have a current label on."""
+        self.done: dict[int, set[int]] = {}
+        """person id -> ids of the cases with every asked field labelled (note excepted)."""
+
+    def cases(self, db: sqlite_utils.Database) -> list[SetCase]:
+        """The set's cases, read once (a set's case list never changes after creation)."""
+        if self._cases is None:
+            from annotate.codebook import agreement_fields
+
+            self._cases = set_cases(db, self.set_id)
+            self._by_id = {case.id: case for case in self._cases}
+            self.fields = agreement_fields(self._cases)
+        return self._cases
 
     def refresh(self, db: sqlite_utils.Database) -> int:
         """Fold in the events added since the last call; returns how many there were."""
@@ -96,12 +114,25 @@ class LabelLog:
                 self.last_label_at[person_id] = created
             self.events_per_person[person_id] = self.events_per_person.get(person_id, 0) + 1
             count += 1
+        self.cases(db)
         for key in touched:  # the same rule as events.all_current_labels, per touched pair
             derived = _derive(self._raw[key])
+            case_id, person_id = key
+            started = self.started.setdefault(person_id, set())
+            done = self.done.setdefault(person_id, set())
             if derived:
                 self._derived[key] = derived
+                started.add(case_id)
             else:
                 self._derived.pop(key, None)
+                started.discard(case_id)
+            case = self._by_id.get(case_id)
+            needed = [] if case is None else [
+                f for f in applicable_fields(case, derived) if f != "note"]
+            if derived and case is not None and all(f in derived for f in needed):
+                done.add(case_id)
+            else:
+                done.discard(case_id)
         return count
 
     @property
@@ -307,9 +338,9 @@ def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = No
     if by is not None:
         strata += [f"{by}={value}" for value in strata_values(db, set_name, by)]
     pair = rater_pair(db, the_set.id, raters)
-    labels = _log(db, the_set.id, log).labels
-    cases = set_cases(db, the_set.id)
-    return agreements_from(cases, labels, pair, strata, agreement_fields(cases))
+    log = _log(db, the_set.id, log)
+    cases = log.cases(db)
+    return agreements_from(cases, log.labels, pair, strata, log.fields or agreement_fields(cases))
 
 
 @dataclass(frozen=True)
@@ -333,8 +364,8 @@ def progress(db: sqlite_utils.Database, set_name: str,
     from annotate.sets import get_set
 
     the_set = get_set(db, set_name)
-    cases = set_cases(db, the_set.id)
     labels = _log(db, the_set.id, log)
+    total = len(labels.cases(db))
     out = []
     for person_id, name in db.execute(
             "SELECT p.id, p.name FROM people p WHERE p.role = 'rater' AND ("
@@ -342,13 +373,8 @@ def progress(db: sqlite_utils.Database, set_name: str,
             "AND o.person_id = p.id) OR EXISTS (SELECT 1 FROM label_events e "
             "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? "
             "AND e.person_id = p.id)) ORDER BY p.name", [the_set.id, the_set.id]):
-        done = started = 0
-        for case in cases:
-            mine = labels.labels.get((case.id, person_id))
-            if not mine:
-                continue
-            started += 1
-            done += all(f in mine for f in applicable_fields(case, mine) if f != "note")
-        out.append(RaterProgress(name, done, started, len(cases),
+        # `LabelLog` keeps each rater's started and completed cases as events are folded.
+        out.append(RaterProgress(name, len(labels.done.get(person_id, ())),
+                                 len(labels.started.get(person_id, ())), total,
                                  labels.last_label_at.get(person_id)))
     return out

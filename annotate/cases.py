@@ -121,7 +121,10 @@ def edit_spans(original: str, edited: str) -> tuple[tuple[Span, ...], tuple[Span
         (spans of `original` removed or replaced, spans of `edited` inserted or replacing),
         each a tuple of half-open character ranges; adjacent changed words are merged.
     """
-    a, b, opcodes = _word_opcodes(original, edited)
+    return _spans(*_word_opcodes(original, edited))
+
+
+def _spans(a, b, opcodes) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
     old: list[Span] = []
     new: list[Span] = []
     for tag, i1, i2, j1, j2 in opcodes:
@@ -143,7 +146,10 @@ def edit_segments(original: str, edited: str) -> tuple[tuple[str, str], ...]:
         neither text): the 'same' and 'inserted' runs concatenate to `edited` exactly; the
         'same' and 'removed' runs give `original`'s words in order.
     """
-    a, b, opcodes = _word_opcodes(original, edited)
+    return _segments(original, edited, *_word_opcodes(original, edited))
+
+
+def _segments(original: str, edited: str, a, b, opcodes) -> tuple[tuple[str, str], ...]:
     runs: list[tuple[str, str]] = []
 
     def add(kind: str, text: str) -> None:
@@ -253,7 +259,8 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
                            [row["set_id"]]).fetchone()[0]
     question = row["question"]
     edited = row["edited"] if row["edited"] is not None else question
-    old_spans, new_spans = edit_spans(question, edited)
+    diff = _word_opcodes(question, edited)  # one diff for the spans and the segments
+    old_spans, new_spans = _spans(*diff)
     options = loads(row["variant_options"]) or loads(row["options_json"]) or {}
     before, after = row["answer_before"], row["answer_after"]
     flipped = before is not None and after is not None and before != after
@@ -267,7 +274,7 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
         code=row["code"], set_name=row["set_name"], position=position or 0, total=int(total),
         kind=row["kind"], context=row["context"], question=question, edited_question=edited,
         original_spans=old_spans, edited_spans=new_spans,
-        segments=edit_segments(question, edited),
+        segments=_segments(question, edited, *diff),
         options=display_order(options),
         gold=row["variant_gold"] or row["gold"],
         flipped=flipped, answer_before=before if flipped else None,

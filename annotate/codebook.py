@@ -6,9 +6,9 @@ nothing else defines a label value or a key.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from store.errors import UserError
 

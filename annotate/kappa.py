@@ -1,9 +1,16 @@
 """Two-rater agreement on one confusion table: Cohen's kappa, its 95% CI, Gwet's AC1.
 
-Pure arithmetic on integer counts; no store. Kappa's value is computed from the integer
-counts (exact), its standard error from `statsmodels.stats.inter_rater.cohens_kappa`
-(Fleiss, Cohen & Everitt 1969). Every degenerate case is decided on integers or exact
-fractions, never on a float that may come out as -7e-17:
+Pure arithmetic on integer counts; no store. Kappa and its asymptotic variance (Fleiss,
+Cohen & Everitt 1969 — the formula of `statsmodels.stats.inter_rater.cohens_kappa`, term
+for term) are computed in exact fractions, then the SE is the square root of that
+variance. statsmodels is the reference: the tests compare kappa, SE and interval with it
+on every table up to N = 10 (2×2), 5 (3×3) and 3 (4×4) and on random larger ones. It is
+not called at run time because its float variance can come out as -7e-17 for an exact 0,
+and because building its results object costs ~6 ms a table (scipy distributions are
+frozen for every call), which would dominate a coordinator recomputation of ~80 tables.
+Results are cached by table, so a recomputation after one new label only computes the few
+tables that label changed. Every degenerate case is decided on integers or exact
+fractions, never on a float:
 
 - **undefined kappa**: no pair (N = 0), or chance agreement p_e = 1 (both raters used one
   and the same category) — kappa is 0/0;
@@ -28,9 +35,9 @@ AC1 (Gwet 2008), with q counting every category of the field, used or not:
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from store.errors import UserError
@@ -170,6 +177,11 @@ def exact_kappa_variance(table: list[list[int]]) -> Fraction:
     The same terms as statsmodels' `cohens_kappa` (A + B − C over n(1 − p_e)²), so that
     'the variance is 0' is decided exactly rather than on float noise. Needs p_e < 1.
     """
+    return _variance(tuple(tuple(row) for row in table))
+
+
+@lru_cache(maxsize=16384)
+def _variance(table: tuple[tuple[int, ...], ...]) -> Fraction:
     q = len(table)
     n = sum(sum(row) for row in table)
     p = [[Fraction(c, n) for c in row] for row in table]
@@ -222,21 +234,15 @@ def from_table(table: list[list[int]], categories: tuple[str, ...], *, field: st
                          reason=f"perfect agreement on all {n} cases: the asymptotic variance "
                                 "is 0, so no interval is given",
                          interpretation=landis_koch(kappa), perfect=True)
-    if exact_kappa_variance(table) <= 0:
+    variance = exact_kappa_variance(table)
+    if variance <= 0:
         constant = min(sum(1 for r in rows if r), sum(1 for c in cols if c)) == 1
         why = ("a rater used one category only" if constant
                else "the asymptotic variance of this table is 0")
         return Agreement(**base, raw_agreement=raw, kappa=kappa, kappa_se=None, kappa_ci=None,
                          ac1=ac1, state="ok", reason=f"confidence interval undefined ({why})",
                          interpretation=landis_koch(kappa))
-    from statsmodels.stats.inter_rater import cohens_kappa
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = cohens_kappa(table)
-    se = float(result.std_kappa)
-    if not math.isfinite(se):  # cannot happen with a positive exact variance; be safe
-        raise UserError(f"{field}: statsmodels returned a non-finite SE for {table}")
+    se = math.sqrt(variance)  # Fraction -> float, then the root: no negative noise possible
     low, high = kappa - Z_95 * se, kappa + Z_95 * se
     clipped = low < -1 or high > 1
     return Agreement(**base, raw_agreement=raw, kappa=kappa, kappa_se=se,

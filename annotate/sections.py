@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from annotate import stats
-from annotate.agreement import Agreement, agreement_table, all_agreements, rater_pair
+from annotate.agreement import (
+    Agreement,
+    agreement_table,
+    all_agreements,
+    landis_koch_legend,
+    rater_pair,
+)
 from annotate.sets import get_set
 
 if TYPE_CHECKING:
@@ -93,8 +99,9 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
                                                                 "label"),
         f"Rater A = {a_name}, rater B = {b_name}; shares over cases both labelled. 'Joint' = "
         "both raters gave that label; 'no clear shift' = neither marked gold_shift 'shifted' "
-        "(the gold stays defensible). Kappa: Cohen's, 95% CI (statsmodels); Landis & Koch: "
-        "<0.2 slight, 0.2–0.4 fair, 0.4–0.6 moderate.",
+        "(the gold stays defensible). Kappa: Cohen's, asymptotic 95% CI clipped to [−1, 1] "
+        "(the inter-rater agreement section flags clipped, small-N and perfect tables); "
+        f"Landis & Koch: {landis_koch_legend()}.",
         key=f"table12_{set_name}")]
     rates = stats.harmful_flip_rates(db, set_name)
     chs = stats.keyword_chs_kappa(db, set_name)
@@ -122,12 +129,17 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
     agreement_rows = [{
         "field": ag.label, "n": ag.n, "raw_agreement": ag.raw_agreement, **_kappa_cols(ag),
         "ac1": ag.ac1, "landis_koch": ag.interpretation if ag.state == "ok" else ag.reason,
+        "note": ", ".join(ag.flags) if ag.kappa is not None else "",
     } for ag in all_agreements(db, set_name, raters=names)]
     sections.append(Section(
         f"Inter-rater agreement ({set_name})", _frame(agreement_rows, "field"),
-        "Cohen's kappa with 95% CI (statsmodels), raw agreement, N and Gwet's AC1 (the "
-        "prevalence-robust companion); kappa is undefined when no case was labelled by both "
-        "raters or both used one category only.", key=f"agreement_{set_name}"))
+        "Cohen's kappa with its asymptotic 95% CI (Fleiss–Cohen–Everitt, as statsmodels), "
+        "raw agreement, N and Gwet's AC1 (the prevalence-robust companion); kappa is "
+        "undefined when no case was labelled by both raters or both used one category only. "
+        "Note: 'clipped' = the interval ran past ±1 and was cut there; 'small N' = N < 2q² "
+        "for q categories (Cicchetti 1981), too few to trust the interval; 'perfect' = every "
+        "pair agrees, kappa 1, no interval (its variance is 0). Landis & Koch: "
+        f"{landis_koch_legend()}.", key=f"agreement_{set_name}"))
     return sections
 
 

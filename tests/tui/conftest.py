@@ -87,3 +87,23 @@ def annotation_db(tmp_path) -> Fixture:
                raters=("alice", "bob"), coordinator=carol)
     db.conn.close()
     return Fixture(path, alice, bob, carol)
+
+
+@dataclass(frozen=True)
+class Clinic:
+    """The store of `tests.tui.clinic`: a long MCQ, a yes/no, a harm and a chain case."""
+
+    db_path: str
+    alice: Person
+    bob: Person
+    carol: Person
+
+
+@pytest.fixture
+def clinic_db(tmp_path) -> Clinic:
+    """`tests.tui.clinic.build` in a fresh WAL file."""
+    from tests.tui.clinic import build
+
+    path = str(tmp_path / "clinic.db")
+    people = build(path)
+    return Clinic(path, people["alice"], people["bob"], people["carol"])

@@ -55,10 +55,13 @@ async def test_kappa_appears_and_updates_as_labels_arrive_from_outside(annotatio
         label_everything(annotation_db.db_path, annotation_db.bob,
                          {c: {"gold_shift": v} for c, v in zip(codes, BOB)})
         await wait_until(pilot, lambda: _row(app, "gold_shift|full")[2] == "6")
-        field, form, n, raw, kappa, ci, ac1, words = _row(app, "gold_shift|full")
+        field, form, n, raw, kappa, ci, ac1, words, note = _row(app, "gold_shift|full")
         assert (field, form, n, raw, kappa, ac1, words) == (
             "gold_shift", "3-way", "6", "66.7 %", "0.25", "0.57", "fair")
         assert ci.startswith("[") and ci.endswith("]")
+        # N = 6 < 2·3² = 18: flagged as small; the Wald interval 0.25 ± 1.96·SE runs past 1
+        # and is cut there (flagged 'clipped').
+        assert note == "clipped, small N" and ci.endswith(", 1.00]")
         # Binary (shifted vs not): both raters said "not" everywhere -> undefined.
         assert _row(app, "gold_shift|binary")[4] == "undefined"
         assert table.cursor_row == 0

@@ -1,10 +1,19 @@
 """Snapshot tests of the key screens (pytest-textual-snapshot); update with --snapshot-update
-after checking the SVGs by eye."""
+after checking the SVGs by eye.
+
+The labelling screen is pinned for the four kinds of case a clinician meets
+(`tests.tui.clinic`), at 80×24 and 120×36, each in the state where the field that
+depends on the most evidence is active: a long MCQ and a yes/no case as they open (gold
+shift: question and options), a harm case and a chain case after gold shift and
+validity (harm: the answers; chain registration: the reasoning).
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.tui.clinic import SET_NAME as CLINIC
+from tests.tui.clinic import kind_of
 from tests.tui.conftest import SET_NAME
 from tests.tui.helpers import case_codes, label_everything, wait_until
 from workbench.tui.app import AnnotationApp, CoordinatorApp
@@ -13,11 +22,40 @@ from workbench.tui.app import AnnotationApp, CoordinatorApp
 # reproducible; only wall-clock times are pinned below.
 FIXED_CLOCK = "2025-01-01T12:00:00.000000+00:00"
 
+SIZES = [(80, 24), (120, 36)]
 
-def test_labelling_screen_80x24(snap_compare, annotation_db):
-    app = AnnotationApp(annotation_db.db_path, annotation_db.alice, SET_NAME)
-    # After gold_shift = no_shift: validity is the active field.
-    assert snap_compare(app, press=["1"], terminal_size=(80, 24))
+# kind -> keys pressed once the case is on screen
+CASE_STATES = {"long_mcq": [], "yes_no": [], "harm": ["1", "1"], "chain": ["1", "1"]}
+
+
+def _open_case(kind: str):
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        screen = pilot.app.screen
+        while kind_of(screen.current) != kind:
+            await pilot.press("right_square_bracket")
+        for key in CASE_STATES[kind]:
+            await pilot.press(key)
+        await pilot.pause()
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("kind", list(CASE_STATES))
+def test_labelling_screen(snap_compare, clinic_db, kind, size):
+    app = AnnotationApp(clinic_db.db_path, clinic_db.alice, CLINIC)
+    assert snap_compare(app, run_before=_open_case(kind), terminal_size=size)
+
+
+def test_yes_no_shift_prompt_80x24(snap_compare, clinic_db):
+    app = AnnotationApp(clinic_db.db_path, clinic_db.alice, CLINIC)
+
+    async def run_before(pilot) -> None:
+        await _open_case("yes_no")(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+
+    assert snap_compare(app, run_before=run_before, terminal_size=(80, 24))
 
 
 def test_letter_prompt_80x24(snap_compare, annotation_db):
@@ -25,16 +63,7 @@ def test_letter_prompt_80x24(snap_compare, annotation_db):
     assert snap_compare(app, press=["3"], terminal_size=(80, 24))
 
 
-def test_labelling_screen_side_by_side_120x36(snap_compare, annotation_db):
-    app = AnnotationApp(annotation_db.db_path, annotation_db.alice, SET_NAME)
-    # A case with harm and chain-registration questions (4th in alice's seeded order).
-    assert snap_compare(app, press=["]", "]", "]", "]"], terminal_size=(120, 36))
-
-
-def test_coordinator_screen_120x36(snap_compare, annotation_db, monkeypatch):
-    monkeypatch.setattr("workbench.tui.screens.coordinator.clock_text", lambda _: "12:00:00")
-    monkeypatch.setattr("workbench.tui.widgets.rater_progress.time_text",
-                        lambda _: FIXED_CLOCK[:19].replace("T", " "))
+def _label_pilot_set(annotation_db) -> None:
     codes = case_codes(annotation_db.db_path)
     alice = ["no_shift", "no_shift", "ambiguous", "ambiguous", "no_shift", "no_shift"]
     bob = ["no_shift", "ambiguous", "ambiguous", "no_shift", "no_shift", "no_shift"]
@@ -43,6 +72,13 @@ def test_coordinator_screen_120x36(snap_compare, annotation_db, monkeypatch):
     label_everything(annotation_db.db_path, annotation_db.bob,
                      {c: {"gold_shift": v, "validity": "borderline" if i % 3 else "valid"}
                       for i, (c, v) in enumerate(zip(codes, bob))})
+
+
+def test_coordinator_screen_120x36(snap_compare, annotation_db, monkeypatch):
+    monkeypatch.setattr("workbench.tui.screens.coordinator.clock_text", lambda _: "12:00:00")
+    monkeypatch.setattr("workbench.tui.widgets.rater_progress.time_text",
+                        lambda _: FIXED_CLOCK[:19].replace("T", " "))
+    _label_pilot_set(annotation_db)
     app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
 
     async def computed(pilot) -> None:

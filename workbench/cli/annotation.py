@@ -346,16 +346,20 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
 @click.option("--reason", help="Why this value.")
 @click.option("--record-unanimous", is_flag=True,
               help="Freeze every current unanimous label as final, then exit.")
+@click.option("--screen", is_flag=True,
+              help="Open the adjudication screen (Textual): each disagreement with the case "
+                   "as the raters saw it; the text prompts stay for scripts.")
 @_passphrase_env
 @db_option
 def adjudicate(name: str, set_name: str | None, code: str | None, field_name: str | None,
-               value: str | None, reason: str | None, record_unanimous: bool,
+               value: str | None, reason: str | None, record_unanimous: bool, screen: bool,
                passphrase_env: str | None, db_path: str) -> None:
     """Decide the raters' disagreements, lowest-agreement strata first.
 
     Without --case, walks the queue interactively: each disagreement is shown with both
     labels; type the final value (or its digit key), then a reason; an empty value skips.
-    The raters' own labels are never changed.
+    With --screen, the same queue in the Textual adjudication screen (also `a` in
+    `paw coordinate`). The raters' own labels are never changed.
     """
     from annotate import adjudicate as adj
     from annotate.sets import resolve_set
@@ -365,6 +369,10 @@ def adjudicate(name: str, set_name: str | None, code: str | None, field_name: st
     chosen = resolve_set(db, set_name)
     if record_unanimous:
         click.echo(f"recorded {adj.record_unanimous(db, person, chosen)} unanimous labels")
+        return
+    if screen:
+        db.conn.close()
+        _tui("run_adjudication")(db_path, person, chosen)
         return
     if code is not None:
         if not (field_name and value and reason):
@@ -378,12 +386,19 @@ def adjudicate(name: str, set_name: str | None, code: str | None, field_name: st
         kappa = _fmt(d.stratum_kappa)
         click.echo(f"\n{d.code} [{d.stratum.replace('|', ' / ')}, kappa {kappa}] {d.field}: "
                    f"{d.rater_a}={d.value_a}  {d.rater_b}={d.value_b}")
-        final_value = click.prompt("  final value (empty: skip)", default="", show_default=False)
-        if not final_value.strip():
-            continue
-        why = click.prompt("  reason")
-        final = adj.adjudicate(db, person, d.code, d.field, final_value.strip(), why)
-        click.echo(f"  recorded {final.field} = {final.value}")
+        while True:  # a refused value or reason is asked again, never ends the session
+            final_value = click.prompt("  final value (empty: skip)", default="",
+                                       show_default=False)
+            if not final_value.strip():
+                break
+            why = click.prompt("  reason")
+            try:
+                final = adj.adjudicate(db, person, d.code, d.field, final_value.strip(), why)
+            except UserError as exc:
+                click.echo(f"  not recorded: {exc}")
+                continue
+            click.echo(f"  recorded {final.field} = {final.value}")
+            break
 
 
 commands = [raters_group, annotate_group, coordinate, label, agreement, adjudicate]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from annotate.people import Person
 
-__all__ = ["run_annotation", "run_coordinator"]
+__all__ = ["run_adjudication", "run_annotation", "run_coordinator"]
 
 
 def run_annotation(db_path: str, person: Person, set_name: str) -> None:
@@ -38,3 +38,16 @@ def run_coordinator(db_path: str, person: Person, set_name: str) -> None:
     from workbench.tui.app import CoordinatorApp
 
     CoordinatorApp(db_path, person, set_name).run()
+
+
+def run_adjudication(db_path: str, person: Person, set_name: str) -> None:
+    """Run the coordinator app on its adjudication screen (esc: the agreement view).
+
+    Args:
+        db_path: the SQLite store.
+        person: an authenticated coordinator.
+        set_name: the annotation set whose disagreements to decide.
+    """
+    from workbench.tui.app import CoordinatorApp
+
+    CoordinatorApp(db_path, person, set_name, adjudicate=True).run()

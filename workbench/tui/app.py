@@ -85,10 +85,23 @@ class AnnotationApp(PawApp):
 
 
 class CoordinatorApp(PawApp):
-    """The coordinator's view: progress per rater and live agreement."""
+    """The coordinator's view: progress per rater and live agreement; `a` adjudicates.
+
+    Args:
+        adjudicate: open the adjudication screen at once (`paw adjudicate --screen`).
+    """
+
+    def __init__(self, db_path: str, person: Person, set_name: str, *,
+                 adjudicate: bool = False) -> None:
+        super().__init__(db_path, person, set_name)
+        self.adjudicate_first = adjudicate
+        """Start on the adjudication screen (esc leads to the agreement view)."""
 
     def on_mount(self) -> None:
         from workbench.tui.screens.coordinator import CoordinatorScreen
 
         self.sub_title = f"coordinator {self.person.name} · set {self.set_name}"
-        self.push_screen(CoordinatorScreen())
+        screen = CoordinatorScreen()
+        self.push_screen(screen)
+        if self.adjudicate_first:
+            self.call_after_refresh(screen.action_adjudicate)

@@ -5,11 +5,12 @@ No textual here: the worker calls `compute_report`, the screen only draws the re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from annotate.agreement import Agreement, RaterProgress
+    from annotate.agreement import Agreement, LabelLog, RaterProgress
 
 STRATUM_DIMENSIONS: tuple[str, ...] = ("family", "dataset", "model")
 """Dimensions the per-stratum table cycles through (`b` on the coordinator screen)."""
@@ -50,6 +51,17 @@ class CoordinatorReport:
         return [a for a in self.by_stratum if a.field == field and a.binary == (form == "binary")]
 
 
+@dataclass
+class ReportCache:
+    """What one coordinator screen keeps between recomputations: the set's label log,
+    folded so far. Each recomputation reads only the events added since the last one."""
+
+    log: LabelLog | None = None
+    """The folded label log (None until the first recomputation)."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a worker refreshes and reads `log` (a cancelled worker may still run)."""
+
+
 def fingerprint(db, set_name: str) -> tuple[int, ...]:
     """Cheap summary that changes whenever a label, rater order or person is added."""
     row = db.execute(
@@ -59,7 +71,8 @@ def fingerprint(db, set_name: str) -> tuple[int, ...]:
 
 
 def compute_report(db_path: str, set_name: str, dimension: str,
-                   previous: tuple[int, ...] | None = None) -> CoordinatorReport | None:
+                   previous: tuple[int, ...] | None = None,
+                   cache: ReportCache | None = None) -> CoordinatorReport | None:
     """Progress and agreement for a set, from a connection opened (and closed) here.
 
     A fresh connection per recomputation keeps the UI thread's connection out of the
@@ -70,21 +83,30 @@ def compute_report(db_path: str, set_name: str, dimension: str,
         set_name: the annotation set.
         dimension: 'family', 'dataset' or 'model' for the per-stratum table.
         previous: the fingerprint of the last report; if nothing changed, returns None.
+        cache: the screen's `ReportCache`; with it only new label events are read.
 
     Returns:
         The report, or None when the store is unchanged since `previous`.
     """
-    from annotate.agreement import all_agreements, progress
+    from annotate.agreement import LabelLog, all_agreements, progress
+    from annotate.sets import get_set
     from store.db import open_db, utcnow
 
+    cache = cache or ReportCache()
     db = open_db(db_path)
     try:
         seen = fingerprint(db, set_name)
         if previous is not None and seen == previous:
             return None
-        rows = all_agreements(db, set_name, by=dimension)
+        with cache.lock:
+            set_id = get_set(db, set_name).id
+            if cache.log is None or cache.log.set_id != set_id:
+                cache.log = LabelLog(set_id)
+            rows = all_agreements(db, set_name, by=dimension, log=cache.log)
+            # The log was refreshed just above: progress reads the same state.
+            rater_progress = tuple(progress(db, set_name, log=cache.log))
         return CoordinatorReport(
-            set_name=set_name, progress=tuple(progress(db, set_name)),
+            set_name=set_name, progress=rater_progress,
             overall=tuple(a for a in rows if a.stratum is None),
             by_stratum=tuple(a for a in rows if a.stratum is not None),
             dimension=dimension, fingerprint=seen, computed_at=utcnow())

@@ -1,4 +1,9 @@
-"""The coordinator screen: progress per rater and live agreement, recomputed in a worker."""
+"""The coordinator screen: progress per rater and live agreement, recomputed in a worker.
+
+Each recomputation reads only the label events added since the last one (`ReportCache`
+keeps the folded log), so it stays fast on a set with tens of thousands of labels
+(bench/annotation_scale.py). `a` opens the adjudication screen.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,12 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, get_current_worker
 
 from workbench.tui.messages import AgreementComputed
-from workbench.tui.report import STRATUM_DIMENSIONS, CoordinatorReport, compute_report
+from workbench.tui.report import (
+    STRATUM_DIMENSIONS,
+    CoordinatorReport,
+    ReportCache,
+    compute_report,
+)
 from workbench.tui.widgets import agreement_format as fmt
 from workbench.tui.widgets.agreement_table import AgreementTable
 from workbench.tui.widgets.confusion_matrix import ConfusionMatrix
@@ -39,6 +49,7 @@ class CoordinatorScreen(Screen[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
     BINDINGS = [
+        Binding("a", "adjudicate", "adjudicate"),
         Binding("r", "recompute", "refresh"),
         Binding("b", "cycle_dimension", "by family/dataset/model"),
         Binding("q", "app.quit", "quit"),
@@ -53,6 +64,7 @@ class CoordinatorScreen(Screen[None]):
         self.selected = "gold_shift|full"
         """Row key of the agreement row whose matrix and strata are shown."""
         self._worker: Worker | None = None
+        self._cache = ReportCache()
 
     @property
     def paw(self) -> PawApp:
@@ -66,6 +78,7 @@ class CoordinatorScreen(Screen[None]):
             yield AgreementTable()
             yield ConfusionMatrix()
             yield StratumTable()
+            yield Static(fmt.legend(), id="legend")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -98,7 +111,8 @@ class CoordinatorScreen(Screen[None]):
           name="agreement recomputation")
     def recompute(self, dimension: str, previous: tuple[int, ...] | None) -> None:
         """Compute the report from the store (own connection) and post it to the screen."""
-        report = compute_report(self.paw.db_path, self.paw.set_name, dimension, previous)
+        report = compute_report(self.paw.db_path, self.paw.set_name, dimension, previous,
+                                self._cache)
         if report is not None and not get_current_worker().is_cancelled:
             self.post_message(AgreementComputed(report))
 
@@ -137,6 +151,14 @@ class CoordinatorScreen(Screen[None]):
 
     # ---- actions ----------------------------------------------------------------------
 
+    def action_adjudicate(self) -> None:
+        """Open the adjudication screen; back here (and recomputed) when it closes."""
+        from workbench.tui.screens.adjudicate import AdjudicateScreen
+
+        if not self.paw.person.is_coordinator:
+            return  # the screen already says the role is missing
+        self.app.push_screen(AdjudicateScreen(), lambda _: self.poll(force=True))
+
     def action_recompute(self) -> None:
         """Recompute now, even if no new label arrived."""
         self.poll(force=True)
@@ -154,6 +176,8 @@ class CoordinatorScreen(Screen[None]):
     def palette_commands(self) -> list[SystemCommand]:
         """Coordinator commands offered in the command palette (ctrl+p)."""
         return [
+            SystemCommand("Adjudicate disagreements", "Decide each disagreement with the case "
+                          "in view", self.action_adjudicate),
             SystemCommand("Recompute agreement", "Recompute progress and agreement now",
                           self.action_recompute),
             SystemCommand("Change stratum dimension", "Show strata by family, dataset or model",

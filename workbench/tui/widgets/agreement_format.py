@@ -35,12 +35,30 @@ def kappa(agreement: Agreement) -> str:
 
 
 def ci(agreement: Agreement) -> str:
-    """95% CI as '[0.10, 0.40]'; dash when kappa is undefined, 'undefined' when only the
-    interval is (e.g. one rater used a single category: zero-variance kappa)."""
+    """95% CI as '[0.10, 0.40]' (within [-1, 1]); dash when kappa is undefined, 'none
+    (perfect)' for a perfect table, 'undefined' when only the interval is (one rater used
+    a single category, or another zero-variance table)."""
     if agreement.kappa_ci is None:
-        return DASH if agreement.kappa is None else "undefined"
+        if agreement.kappa is None:
+            return DASH
+        return "none (perfect)" if agreement.perfect else "undefined"
     low, high = agreement.kappa_ci
     return f"[{number(low)}, {number(high)}]"
+
+
+def flags(agreement: Agreement) -> str:
+    """The note cell: 'clipped', 'small N', 'perfect' (see `LEGEND`)."""
+    return ", ".join(agreement.flags)
+
+
+def legend() -> str:
+    """What the note flags and the Landis–Koch words mean (every band)."""
+    from annotate.kappa import landis_koch_legend
+
+    return (f"Landis–Koch: {landis_koch_legend()}\n"
+            "CI: asymptotic (statsmodels), cut at [−1, 1] when it runs past (clipped) · "
+            "small N: N < 2q², q categories (Cicchetti 1981): the CI is not reliable · "
+            "perfect: every pair agrees, κ = 1, no interval")
 
 
 def summary(agreement: Agreement) -> str:
@@ -52,5 +70,6 @@ def summary(agreement: Agreement) -> str:
         head = f"κ {kappa(agreement)} {agreement.interpretation} ({why})"
     else:
         head = f"κ {kappa(agreement)} {ci(agreement)} {agreement.interpretation}"
+    note = f" · {flags(agreement)}" if agreement.flags and agreement.kappa is not None else ""
     return (f"{head} · AC1 {number(agreement.ac1)} · raw {percent(agreement.raw_agreement)} "
-            f"· N {agreement.n}")
+            f"· N {agreement.n}{note}")

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("field", "field"), ("form", "form"), ("n", "N"), ("raw", "raw agr."),
-    ("kappa", "Cohen's κ"), ("ci", "95% CI"), ("ac1", "Gwet AC1"), ("lk", "Landis–Koch"),
+    ("kappa", "κ"), ("ci", "95% CI"), ("ac1", "AC1"), ("lk", "Landis–Koch"),
+    ("note", "note"),
 )
 """(key, heading) of every column, in order."""
 
@@ -28,7 +29,8 @@ def cells(agreement: Agreement) -> list[str]:
     """The row's cells, in `COLUMNS` order."""
     return [agreement.field, fmt.form(agreement), str(agreement.n),
             fmt.percent(agreement.raw_agreement), fmt.kappa(agreement), fmt.ci(agreement),
-            fmt.number(agreement.ac1), agreement.interpretation]
+            fmt.number(agreement.ac1), agreement.interpretation,
+            fmt.flags(agreement) if agreement.kappa is not None else ""]
 
 
 class AgreementTable(DataTable):

@@ -3,7 +3,7 @@
 Narrow terminals show the edited question once, with the words the edit removed struck
 through where they stood and the words it inserted highlighted, so the whole edit costs
 no extra lines. From 110 columns the original and the edited question stand side by side
-(the screen sets its `-wide` breakpoint class; see annotate.tcss).
+(a screen with `HORIZONTAL_BREAKPOINTS` sets its `-wide` class there).
 """
 
 from __future__ import annotations
@@ -66,6 +66,14 @@ class QuestionDiff(Container):
     }
     QuestionDiff > #context { border: none; color: $text-muted; }
     QuestionDiff > #original, QuestionDiff > #edited { display: none; }
+    Screen.-wide QuestionDiff {
+        layout: grid; grid-size: 2; grid-columns: 1fr 1fr; grid-rows: auto;
+    }
+    Screen.-wide QuestionDiff > #context { column-span: 2; }
+    Screen.-wide QuestionDiff > #inline { display: none; }
+    Screen.-wide QuestionDiff > #original, Screen.-wide QuestionDiff > #edited {
+        display: block;
+    }
     """
 
     def compose(self) -> ComposeResult:

@@ -29,7 +29,7 @@ class StratumTable(DataTable):
         self.cursor_type = "none"
         self.zebra_stripes = True
         for heading in ("stratum", "N", "raw agr.", "Cohen's κ", "95% CI", "AC1",
-                        "Landis–Koch"):
+                        "Landis–Koch", "note"):
             self.add_column(heading)
 
     def show(self, dimension: str, field_label: str, agreements: Sequence[Agreement]) -> None:
@@ -40,4 +40,5 @@ class StratumTable(DataTable):
             value = (agreement.stratum or "").partition("=")[2] or "all"
             self.add_row(value, str(agreement.n), fmt.percent(agreement.raw_agreement),
                          fmt.kappa(agreement), fmt.ci(agreement), fmt.number(agreement.ac1),
-                         agreement.interpretation)
+                         agreement.interpretation,
+                         fmt.flags(agreement) if agreement.kappa is not None else "")
