@@ -74,13 +74,18 @@ class AuditEngine:
             by default the runner loads llama.cpp lazily, only if something is generated.
         batch_size: sequences per llama.cpp batch (default: the runner's; 1: one at a
             time); batching needs the runner's bit-exactness self-check to pass.
+        servers: base URLs of a llama.cpp server pool (default: `PAW_SERVERS`); a model
+            the pool serves decodes there, any other in-process.
     """
 
     def __init__(self, db: sqlite_utils.Database, *, threads: int | None = None,
                  gpu_layers: int = 0, ctx: int | None = None,
                  backend_factory: BackendFactory | None = None,
-                 batch_size: int | None = None) -> None:
+                 batch_size: int | None = None, servers: list[str] | None = None) -> None:
+        from workbench.models.server import servers_from_env
+
         self.db = db
+        self.servers = servers if servers is not None else servers_from_env()
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.ctx = ctx
@@ -93,6 +98,11 @@ class AuditEngine:
         runner = self._runners.get(model.id)
         if runner is None:
             backend = self.backend_factory(model) if self.backend_factory else None
+            if backend is None and self.servers:
+                from workbench.models.server import ServerPoolBackend, pool_serves
+
+                if pool_serves(self.servers, model):
+                    backend = ServerPoolBackend(model, self.servers, ctx=self.ctx or 4096)
             runner = Runner(self.db, model, threads=self.threads, gpu_layers=self.gpu_layers,
                             ctx=self.ctx, backend=backend, batch_size=self.batch_size)
             self._runners[model.id] = runner

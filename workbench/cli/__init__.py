@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.verify",
     "workbench.cli.backup",
     "workbench.cli.models",
+    "workbench.cli.serve",
     "workbench.cli.audit",
     "workbench.cli.study",
     "workbench.cli.robustness",

@@ -102,12 +102,15 @@ def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
 @click.option("--batch", "batch_size", type=click.IntRange(min=1),
               help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). "
                    "Used only if the self-check on load finds it bit-identical.")
+@click.option("--servers", envvar="PAW_SERVERS",
+              help="Decode on a pool of llama.cpp servers: comma-separated base URLs "
+                   "(see `paw serve`; default: $PAW_SERVERS).")
 @db_option
 def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str,
                 template: str | None, samples: int, temperature: float, seed: int,
                 seeds: str | None, max_tokens: int | None, threads: int | None,
                 gpu_layers: int, ctx: int | None, batch_size: int | None,
-                db_path: str) -> None:
+                servers: str | None, db_path: str) -> None:
     """Generate answers for a dataset with one model; re-running resumes where it stopped.
 
     Every generation is stored as it finishes (prompt, output, parsed answer, status,
@@ -131,15 +134,24 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     if not items:
         raise UserError(f"dataset {dataset_name!r} has no items")
     threads = threads or default_threads()  # decided once, so the session records it
+    backend = None
+    if servers:
+        from workbench.models.server import ServerPoolBackend, parse_urls, pool_serves
+
+        urls = parse_urls(servers)
+        if not pool_serves(urls, model):
+            raise UserError(f"--servers: the pool does not serve {model.name!r} "
+                            f"({model.path}); start it with `paw serve --model {model.name}`")
+        backend = ServerPoolBackend(model, urls, ctx=ctx or 4096)
     runner = Runner(db, model, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
-                    batch_size=batch_size)
+                    batch_size=batch_size, backend=backend)
     plan = plan_run(db, runner, dataset_id(db, dataset_name), items, mode=mode,
                     template=template_id, temperature=temperature, seeds=seed_list,
                     max_tokens=max_tokens, role=MODE_ROLES[mode])
     settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
                 "template": template_id, "temperature": temperature, "seeds": seed_list,
                 "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx,
-                "batch": runner.batch_size}
+                "batch": runner.batch_size, "servers": servers}
     with ProgressReporter() as progress:
         summary = plan.execute(settings, progress)
     _print_summary(summary)

@@ -165,8 +165,12 @@ def render_request(request: GenerationRequest, chat: ChatFormat) -> RenderedProm
 
 
 def generation_key(model_sha256: str, request: GenerationRequest,
-                   rendered: RenderedPrompt) -> str:
-    """sha256 of model file hash, mode, exact prompt (+ continued prefix and ids), sampler, seed."""
+                   rendered: RenderedPrompt, backend: str | None = None) -> str:
+    """sha256 of model file hash, mode, exact prompt (+ continued prefix and ids), sampler, seed.
+
+    `backend` names a back-end whose results are not bit-identical to in-process decoding
+    (the server pool); it is added to the payload only then, so in-process keys never change.
+    """
     payload = {
         "v": KEY_VERSION,
         "model": model_sha256,
@@ -180,4 +184,6 @@ def generation_key(model_sha256: str, request: GenerationRequest,
         "labels": list(rendered.labels),
         "cue": rendered.cue,
     }
+    if backend is not None:
+        payload["backend"] = backend
     return hashlib.sha256(dumps(payload).encode("utf-8")).hexdigest()

@@ -79,6 +79,8 @@ class Runner:
         self.batch_verdict: BatchVerdict | None = None
         self._backend = backend
         self._owns_backend = backend is None
+        # A back-end that is not bit-identical to in-process decoding keys its own results.
+        self.key_tag: str | None = getattr(backend, "key_tag", None)
         meta = model_metadata(db, model.id)
         self.chat = ChatFormat(template=model.chat_template or PLAIN_CHAT_TEMPLATE,
                                bos_token=meta.get("bos_token") or "",
@@ -94,7 +96,8 @@ class Runner:
             UserError: the request cannot be built (no options, unknown template, …).
         """
         rendered = render_request(request, self.chat)
-        return Prepared(request, rendered, generation_key(self.model.sha256, request, rendered))
+        return Prepared(request, rendered,
+                        generation_key(self.model.sha256, request, rendered, self.key_tag))
 
     def key(self, request: GenerationRequest) -> str:
         """The generation key of a request, computed without running the model."""
@@ -238,7 +241,12 @@ class Runner:
         if work:
             batched = self.batching(emit)
             started = time.perf_counter()
-            if batched:
+            run_pool = getattr(self.backend, "run_pool", None)
+            if run_pool is not None:  # a server pool: requests spread over its endpoints
+                stopped = run_pool(work, self.model.id,
+                                   lambda tok: plan_decode(self.backend, tok), record,
+                                   should_stop)
+            elif batched:
                 stopped = self._run_batched(work, record, should_stop)
             else:
                 for tok in work:
