@@ -91,6 +91,7 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
     index = {int(i): n for n, i in enumerate(data.items["item_id"])}
     n_prefixes = max(len(data.prefixes), 1)
     answers = data.answers[data.answers["status"] == "done"]
+    gold = dict(zip(data.items["item_id"], data.items["gold"]))
     profiles = []
     for arm in data.arms.itertuples():
         w = resample_weights(len(index), n_boot, [seed, int(arm.arm_id)])
@@ -99,8 +100,8 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
 
         base = answers[(answers["arm_id"] == arm.arm_id) & (answers["role"] == "baseline")]
         base = base.assign(parsed=base["answer"].notna())
-        base = base.assign(correct=[a == data.items.set_index("item_id").at[i, "gold"]
-                                    for a, i in zip(base["answer"], base["item_id"])])
+        base = base.assign(correct=[a == gold[i] for a, i in zip(base["answer"],
+                                                                  base["item_id"])])
         est["accuracy"] = ratio_estimate(_sums(base, "correct", index),
                                          _sums(base, "parsed", index), w)
         cnt["baseline_unparsed"] = int((~base["parsed"]).sum())

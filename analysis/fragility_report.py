@@ -261,8 +261,10 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
     data = load_robustness(db, ref)
     profiles = compute_profiles(data, n_boot, seed)
     config = data.audit["config"]
-    judge = (f"{config['judge']} (rubrics cfv_judge@1, direction_judge@1, "
-             f"stereotype_judge@1; {config['judge_max_tokens']} tokens)")
+    rubrics = sorted({str(ev.get("rubric")) for ev in data.verdicts["evidence"]
+                      if ev.get("rubric")})
+    judge = (f"{config['judge']} (rubrics {', '.join(rubrics) or 'none stored yet'}; "
+             f"{config['judge_max_tokens']} tokens)")
     meta = {"audit": data.audit["name"], "audit_id": data.audit["id"], "kind": "robustness",
             "dataset": data.audit["dataset"], "models": ", ".join(data.arms["label"]) or "none",
             "items": int(data.items.shape[0]), "tests": ", ".join(config["tests"]),
