@@ -15,7 +15,7 @@ from analysis.counterfactual_report import build_report, paper_table
 from analysis.reports import BUILDERS, build_run_report
 from store.db import dumps
 from tests.builders import AuditBuilder
-from workbench.counterfactual import StudySpec, resolve_targets, run_study
+from workbench.counterfactual import resolve_targets, run_study
 
 YES_NO = {"Yes": "Yes", "No": "No"}
 

@@ -1,4 +1,4 @@
-"""The token-adjusted paraphrase baseline (seed 000 §3.2): an LLM paraphrases, PAW measures and retries.
+"""The token-adjusted paraphrase (seed 000 §3.2): an LLM paraphrases, PAW measures and retries.
 
 §3.2: "(1) calculate the fraction of tokens changed by the target perturbation, and (2)
 instruct an LLM to paraphrase the original prompt with meaning-preserving changes, but
@@ -122,6 +122,10 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def _gendered(text: str) -> Counter:
+    return Counter(w.lower() for w in _words(text) if w.lower() in _GENDERED)
+
+
 def check_rewrite(original: str, rewrite: str, context: str) -> str | None:
     """Why a rewrite cannot stand in for the sentence (None when it can).
 
@@ -142,8 +146,7 @@ def check_rewrite(original: str, rewrite: str, context: str) -> str | None:
         return "a number changed"
     if len(_NEGATION.findall(original)) != len(_NEGATION.findall(rewrite)):
         return "a negation changed"
-    gendered = lambda t: Counter(w.lower() for w in _words(t) if w.lower() in _GENDERED)  # noqa: E731
-    if gendered(original) != gendered(rewrite):
+    if _gendered(original) != _gendered(rewrite):
         return "a gendered term changed"
     known = {w for w in _words(context)} | {w.lower() for w in _words(context)}
     names = [w for w in _words(rewrite)[1:] if w[:1].isupper() and w not in known

@@ -1,4 +1,4 @@
-"""Build and store a study's plan: arms, comparison units, targeted and fixed-sentence variants, jobs.
+"""A study's plan in the store: arms, comparison units, targeted and fixed-sentence variants, jobs.
 
 A comparison unit is one item under one targeted edit: its original prompt pᵢ, the targeted
 prompt p′ᵢ and the baseline prompts p″ᵢ. For an ordinary target the original prompt is the
