@@ -261,7 +261,12 @@ def discrepancy_batch(grid: np.ndarray, perms: np.ndarray, n0: int, distance: st
         return np.concatenate([_block(grid, b, n0, distance) for b in blocks])
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    from threadpoolctl import threadpool_limits
+
+    # One BLAS thread per worker (energy_emb multiplies matrices): nested BLAS threads on
+    # top of the workers oversubscribe the cores.
+    with threadpool_limits(limits=1, user_api="blas"), \
+            ThreadPoolExecutor(max_workers=workers) as pool:
         parts = list(pool.map(lambda b: _block(grid, b, n0, distance), blocks))
     return np.concatenate(parts)
 

@@ -64,7 +64,7 @@ def get_embedder(spec: str, db: sqlite_utils.Database | None = None, *,
     Args:
         spec: `tfidf`, `minilm` or `llama:MODEL[:POOLING]`.
         db: the store (needed for `llama:` specs, to find the registered model).
-        threads: CPU threads for llama.cpp (default: the idle cores).
+        threads: CPU threads for llama.cpp and MiniLM's BLAS (default: the idle cores).
 
     Raises:
         UserError: an unknown spec, or an embedder that cannot load (the message says how
@@ -80,7 +80,7 @@ def get_embedder(spec: str, db: sqlite_utils.Database | None = None, *,
     if kind == "minilm":
         from workbench.embed.minilm import MiniLMEmbedder
 
-        return MiniLMEmbedder(spec)
+        return MiniLMEmbedder(spec, threads=threads)
     if db is None:
         raise UserError(f"embedder {spec}: a llama embedder needs the store to find its model")
     model, _, pooling = rest.partition(":")
