@@ -94,14 +94,17 @@ def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
             raise UserError(PARQUET_MISSING) from None
     db = open_store(db_path)
     info = resolve_audit(db, audit)
+    labels = None
+    if "labels" in wanted:  # sign in and verify first: nothing is written if that fails
+        labels = _labels_frame(db, set_name, coordinator, passphrase_env)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stem = _safe(info["name"])
     written = []
-    if "labels" in wanted:  # sign in first: nothing is written if it fails
-        chosen, labels, head = _labels_frame(db, set_name, coordinator, passphrase_env)
-        path = write_frame(labels, folder / f"{_safe(chosen)}-labels.{fmt}", fmt)
-        written.append((path, len(labels)))
+    if labels is not None:
+        chosen, frame, head = labels
+        path = write_frame(frame, folder / f"{_safe(chosen)}-labels.{fmt}", fmt)
+        written.append((path, len(frame)))
         click.echo(f"record head {head} (the labels were verified against it)", err=True)
     if "edits" in wanted:
         frame = edits_frame(db, info["id"])

@@ -40,7 +40,8 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
             None: "answered edit(s)"}[flt.flipped]
     header = f"{page.total} {what} in {audits}"
     if not page.rows:
-        return [header + (": none match this filter" if page.total else "")]
+        return [f"{header}; none from offset {page.offset}" if page.total
+                else f"{header}: none match this filter"]
     end = page.offset + len(page.rows)
     more = f"; next page: --offset {page.next_offset}" if page.next_offset is not None else ""
     lines = [f"{header}; rows {page.offset + 1}-{end}{more}", ""]
@@ -50,7 +51,7 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
     lines += table(
         ["id", "arm", "item", "operator", "D/P", "answer"] + (["flip"] if flip_column else [])
         + ["JSD", "chain upd", "judge"],
-        [[r.id, r.arm, r.item, r.operator_id, r.intent or "",
+        [[r.id, r.arm, r.item, r.operator_id, r.intent or "–",
           f"{r.base_answer or '?'}->{r.answer or '?'}" if r.excluded is None
           else r.excluded] + ([_yes_no(r.flipped)] if flip_column else [])
          + [_fmt_jsd(r.jsd), _yes_no(r.chain_updated), ",".join(r.judge) or "–"]

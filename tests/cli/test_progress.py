@@ -1,0 +1,76 @@
+"""The progress reporter on the real engine's events (fake model): plain lines on a pipe, rich
+bars with rate and ETA on a terminal; and `paw import`'s bar for large files."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from tests.cli.conftest import run_fake_audit
+from tests.cli.test_flips_cli import ANSI, paw
+from workbench.cli.progress import ProgressReporter, clock
+
+
+class Tty(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_piped_progress_is_one_plain_line_per_stage(tmp_path):
+    stream = io.StringIO()
+    with ProgressReporter(stream) as progress:
+        outcome = run_fake_audit(tmp_path / "paw.db", on_event=progress)
+    text = stream.getvalue()
+    assert not ANSI.search(text) and "━" not in text  # no bars, no escape codes
+    lines = text.splitlines()
+    assert lines[0].startswith(f"{outcome.audit}: 2 items x 1 arm(s) (fake/neutral_cot@1)")
+    starts = [line for line in lines if re.fullmatch(r".+ \[fake\]: \d+ to generate", line)]
+    ends = [line for line in lines if re.fullmatch(
+        r".+ \[fake\]: \d+ generated in \d:\d\d:\d\d \(\d+\.\d\d gen/s, \d+\.\d tok/s\)", line)]
+    assert [s.split(" [")[0] for s in starts] == ["stage 1", "stage 2", "judge"]
+    assert [e.split(" [")[0] for e in ends] == ["stage 1", "stage 2", "judge"]
+    assert "stage 1 [fake]: 12 to generate" in lines  # baseline, direct, 4 M, shuffle x 2
+    assert any(line.startswith("baseline 2/2  direct 2/2  M 6/6") for line in lines)
+    assert lines[-1].startswith("finished in ") and len(lines) < 20  # short logs
+
+
+def test_terminal_progress_draws_bars_with_rate_and_eta(tmp_path):
+    stream = Tty()
+    with ProgressReporter(stream) as progress:
+        assert progress.live
+        run_fake_audit(tmp_path / "paw.db", on_event=progress)
+    text = ANSI.sub("", stream.getvalue())
+    assert "━" in text and "jobs/s" in text
+    assert re.search(r"baseline +━+ +2/2 +[\d.]+ jobs/s done in \d:\d\d:\d\d", text)
+    assert re.search(r"stage 1 \[fake\]: 12 generated in .* gen/s", text)
+
+
+def test_status_line_has_rate_and_eta():
+    from workbench.cli.progress import _Stage
+
+    stage = _Stage("stage 1", "m", 10)
+    stage.started -= 20.0  # 20 s ago
+    stage.generated, stage.tokens = 4, 400
+    # 4 in 20 s = 0.20 gen/s; 6 left -> 30 s.
+    assert "4/10 gen  0.20 gen/s  20.0 tok/s  ETA 0:00:30" in stage.status()
+    assert clock(3725) == "1:02:05"
+
+
+def test_large_import_shows_progress_on_stderr(capsys, tmp_path, monkeypatch):
+    import workbench.cli.data as data
+
+    monkeypatch.setattr(data, "LARGE_IMPORT_BYTES", 0)  # every file counts as large
+    source = tmp_path / "q.jsonl"
+    source.write_text("".join(
+        f'{{"id": "q{i}", "question": "Q{i}?", "options": {{"A": "x", "B": "y"}}, '
+        f'"answer": "A"}}\n' for i in range(50)), encoding="utf-8")
+    code, out, err = paw(capsys, "import", "jsonl", str(source), "--db",
+                         str(tmp_path / "new.db"))
+    assert code == 0, err
+    assert out.startswith(f"{source}: 50 new items")
+    assert err.splitlines()[0] == (f"importing {source}: 50 lines, validated, then stored "
+                                   "in one transaction")
+    assert re.fullmatch(rf"imported {re.escape(str(source))} in \d+\.\d s",
+                        err.splitlines()[-1])
