@@ -4,11 +4,11 @@ Coordinator-side only: nothing here is reachable from a rater's session. The sta
 one table (kappa, its CI, AC1, the undefined and degenerate states) are in
 `annotate.kappa`; this module reads the labels and builds the tables.
 
-The label log is read once per recomputation, never once per table: `LabelLog` folds the
-append-only `label_events` of a set into every rater's current labels and, when kept
-between calls (the coordinator screen keeps one), `refresh` reads only the events added
-since. Event ids are assigned under the write lock in commit order, so "id greater than
-the last one seen" is exactly what is new.
+The label log is read once per recomputation, never once per table: `LabelLog`
+(`annotate.label_log`) folds the append-only `label_events` of a set into every rater's
+current labels, progress and the pair's confusion tables; kept between calls (the
+coordinator screen keeps one) it reads only the events added since and updates only the
+cases they touch.
 """
 
 from __future__ import annotations
@@ -18,12 +18,7 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from annotate.codebook import (
-    AGREEMENT_FIELDS,
-    agreement_fields,
-    applicable_fields,
-    binary_categories,
-)
+from annotate.codebook import AGREEMENT_FIELDS, agreement_fields, binary_categories
 from annotate.codebook import binary as binary_value
 from annotate.codebook import field as field_spec
 from annotate.kappa import (
@@ -35,137 +30,28 @@ from annotate.kappa import (
     landis_koch,
     landis_koch_legend,
 )
+from annotate.label_log import (
+    STRATUM_DIMENSIONS,
+    LabelLog,
+    SetCase,
+    set_cases,
+    stratum_matches,
+    table_keys,
+)
 from store.errors import UserError
 
 __all__ = [
-    "LANDIS_KOCH", "STRATUM_DIMENSIONS", "Agreement", "LabelLog", "RaterProgress",
+    "LANDIS_KOCH", "STRATUM_DIMENSIONS", "Agreement", "LabelLog", "RaterProgress", "SetCase",
     "agreement_table", "all_agreements", "from_pairs", "from_table", "gwet_ac1",
-    "landis_koch", "landis_koch_legend", "progress", "rater_pair", "set_raters",
+    "landis_koch", "landis_koch_legend", "progress", "rater_pair", "set_cases", "set_raters",
     "strata_values",
 ]
-
-STRATUM_DIMENSIONS: tuple[str, ...] = ("family", "dataset", "model")
-"""Components of a case's stratum key 'family|dataset|model', in order."""
-
-
-@dataclass(frozen=True)
-class SetCase:
-    """One case of a set as the coordinator's computations need it."""
-
-    id: int
-    code: str
-    stratum: str
-    ask_harm: int
-    ask_chain_registration: int
-
-
-class LabelLog:
-    """Every rater's current labels in one set, folded from the append-only label log.
-
-    Args:
-        set_id: the annotation set.
-    """
-
-    def __init__(self, set_id: int) -> None:
-        self.set_id = set_id
-        """The set whose events are folded."""
-        self.last_id = 0
-        """Id of the newest event folded in."""
-        self.last_label_at: dict[int, str] = {}
-        """person id -> creation time of their newest event in the set."""
-        self.events_per_person: dict[int, int] = {}
-        """person id -> events folded (a cheap activity count)."""
-        self._raw: dict[tuple[int, int], dict[str, str | None]] = {}
-        self._derived: dict[tuple[int, int], dict[str, str]] = {}
-        self._cases: list[SetCase] | None = None
-        self._by_id: dict[int, SetCase] = {}
-        self.fields: tuple[str, ...] | None = None
-        """The set's agreement fields (`codebook.agreement_fields`), once cases are read."""
-        self.started: dict[int, set[int]] = {}
-        """person id -> ids of the cases they have a current label on."""
-        self.done: dict[int, set[int]] = {}
-        """person id -> ids of the cases with every asked field labelled (note excepted)."""
-
-    def cases(self, db: sqlite_utils.Database) -> list[SetCase]:
-        """The set's cases, read once (a set's case list never changes after creation)."""
-        if self._cases is None:
-            from annotate.codebook import agreement_fields
-
-            self._cases = set_cases(db, self.set_id)
-            self._by_id = {case.id: case for case in self._cases}
-            self.fields = agreement_fields(self._cases)
-        return self._cases
-
-    def refresh(self, db: sqlite_utils.Database) -> int:
-        """Fold in the events added since the last call; returns how many there were."""
-        from annotate.events import _derive
-
-        touched: set[tuple[int, int]] = set()
-        count = 0
-        for event_id, case_id, person_id, name, value, created in db.execute(
-                "SELECT e.id, e.case_id, e.person_id, e.field, e.value, e.created_at "
-                "FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
-                "WHERE c.set_id = ? AND e.id > ? ORDER BY e.id", [self.set_id, self.last_id]):
-            key = (case_id, person_id)
-            self._raw.setdefault(key, {})[name] = value
-            touched.add(key)
-            self.last_id = event_id
-            if created > self.last_label_at.get(person_id, ""):
-                self.last_label_at[person_id] = created
-            self.events_per_person[person_id] = self.events_per_person.get(person_id, 0) + 1
-            count += 1
-        self.cases(db)
-        for key in touched:  # the same rule as events.all_current_labels, per touched pair
-            derived = _derive(self._raw[key])
-            case_id, person_id = key
-            started = self.started.setdefault(person_id, set())
-            done = self.done.setdefault(person_id, set())
-            if derived:
-                self._derived[key] = derived
-                started.add(case_id)
-            else:
-                self._derived.pop(key, None)
-                started.discard(case_id)
-            case = self._by_id.get(case_id)
-            needed = [] if case is None else [
-                f for f in applicable_fields(case, derived) if f != "note"]
-            if derived and case is not None and all(f in derived for f in needed):
-                done.add(case_id)
-            else:
-                done.discard(case_id)
-        return count
-
-    @property
-    def labels(self) -> dict[tuple[int, int], dict[str, str]]:
-        """(case_id, person_id) -> field -> current value (cleared fields absent)."""
-        return self._derived
-
 
 def _log(db: sqlite_utils.Database, set_id: int, log: LabelLog | None) -> LabelLog:
     if log is None or log.set_id != set_id:
         log = LabelLog(set_id)
     log.refresh(db)
     return log
-
-
-def set_cases(db: sqlite_utils.Database, set_id: int) -> list[SetCase]:
-    """Every case of a set, by id."""
-    return [SetCase(*row) for row in db.execute(
-        "SELECT id, code, stratum, ask_harm, ask_chain_registration FROM annotation_cases "
-        "WHERE set_id = ? ORDER BY id", [set_id])]
-
-
-def _stratum_matches(stratum: str, wanted: str | None) -> bool:
-    if wanted is None:
-        return True
-    if "=" in wanted:
-        dim, _, value = wanted.partition("=")
-        if dim not in STRATUM_DIMENSIONS:
-            raise UserError(f"stratum: expected one of {', '.join(STRATUM_DIMENSIONS)}=VALUE "
-                            f"or a full stratum, got {wanted!r}")
-        parts = stratum.split("|")
-        return parts[STRATUM_DIMENSIONS.index(dim)] == value
-    return stratum == wanted
 
 
 def set_raters(db: sqlite_utils.Database, set_id: int) -> list[tuple[int, str]]:
@@ -249,7 +135,7 @@ def agreements_from(cases: Iterable[SetCase], labels: dict[tuple[int, int], dict
         wanted = matches.get(case.stratum)
         if wanted is None:
             wanted = matches[case.stratum] = [s for s in strata
-                                              if _stratum_matches(case.stratum, s)]
+                                              if stratum_matches(case.stratum, s)]
         for name in fields:
             va, vb = la.get(name), lb.get(name)
             if va is None or vb is None:
@@ -292,7 +178,7 @@ def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary
     if field not in AGREEMENT_FIELDS:
         raise UserError(f"field: expected one of {', '.join(AGREEMENT_FIELDS)}, got {field!r}")
     the_set = get_set(db, set_name)
-    _stratum_matches("||", stratum)  # a malformed filter is an error even with no labels
+    stratum_matches("||", stratum)  # a malformed filter is an error even with no labels
     pair = rater_pair(db, the_set.id, raters)
     if binary and field_spec(field).binary_positive is None:
         raise UserError(f"{field}: has no binary form")
@@ -339,8 +225,16 @@ def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = No
         strata += [f"{by}={value}" for value in strata_values(db, set_name, by)]
     pair = rater_pair(db, the_set.id, raters)
     log = _log(db, the_set.id, log)
-    cases = log.cases(db)
-    return agreements_from(cases, log.labels, pair, strata, log.fields or agreement_fields(cases))
+    fields = log.fields or agreement_fields(log.cases(db))
+    if pair is None:
+        return agreements_from([], {}, None, strata, fields)
+    keys = table_keys(fields)
+    tables = log.tables(pair, keys)  # kept current case by case as events are folded
+    (_, a_name), (_, b_name) = pair
+    return [from_table(tables.table(key, stratum), field_spec(key[0]).categories
+                       if not key[1] else binary_categories(key[0]), field=key[0],
+                       binary=key[1], stratum=stratum, rater_a=a_name, rater_b=b_name)
+            for stratum in strata for key in keys]
 
 
 @dataclass(frozen=True)
