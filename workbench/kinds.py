@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 RESUMERS: dict[str, str] = {
     "audit": "workbench.audit.execute:resume_audit",
+    "dbpa": "workbench.dbpa.execute:resume_dbpa",
 }
 """Resume function of each kind of run."""
 

@@ -147,3 +147,22 @@ def test_an_embedder_that_cannot_load_fails_before_sampling(demo_db, fake_model,
     with pytest.raises(UserError, match="pip install"):
         run_dbpa(demo_db, _spec(embedders=("tfidf", "minilm")), engine=engine)
     assert demo_db.execute("SELECT COUNT(*) FROM generations").fetchone()[0] == 0
+
+
+def test_resume_from_the_stored_settings(demo_db, fake_model, engine):
+    from workbench.kinds import can_resume, resume_run
+
+    spec = _spec(embedders=("tfidf",), should_change=("M5_severity_a",))
+    first = run_dbpa(demo_db, spec, engine=engine)
+    assert can_resume("dbpa")
+    again = resume_run(demo_db, first.audit_id, "dbpa", engine=engine)
+    assert again.audit_id == first.audit_id and again.generated == 0
+
+
+def test_a_stopped_run_tests_nothing_and_resumes(demo_db, fake_model, engine):
+    polls = iter(range(1000))
+    stopped = run_dbpa(demo_db, _spec(), engine=engine, should_stop=lambda: next(polls) >= 5)
+    assert stopped.stopped and stopped.generated == 5 and stopped.tests_computed == 0
+    assert demo_db.execute("SELECT COUNT(*) FROM dbpa_tests").fetchone()[0] == 0
+    rest = run_dbpa(demo_db, _spec(), engine=engine)
+    assert rest.generated == 13 and rest.tests_computed == 4 and not rest.stopped

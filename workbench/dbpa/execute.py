@@ -76,3 +76,33 @@ def run_dbpa(db: sqlite_utils.Database, spec: DbpaSpec, *, engine: AuditEngine |
             engine.close()
     return DbpaOutcome(staged.audit, staged.audit_id, staged.generated, tested[0],
                        staged.job_counts, staged.elapsed_s, staged.stopped)
+
+
+def spec_of(db: sqlite_utils.Database, audit_id: int) -> DbpaSpec:
+    """The settings of a stored DBPA analysis, as a spec that finds the same analysis."""
+    from store.runs import find_run, run_config
+
+    config = run_config(db, audit_id)
+    name = find_run(db, audit_id, "dbpa").name
+
+    def maybe(key: str) -> tuple[str, ...] | None:
+        return None if config.get(key) is None else tuple(config[key])
+
+    return DbpaSpec(
+        dataset=config["dataset"], models=tuple(config["models"]),
+        model_swap=bool(config["model_swap"]), operators=tuple(config["operators"]),
+        k=int(config["k"]), temperature=float(config["temperature"]),
+        max_tokens=int(config["max_tokens"]), seed=int(config["seed"]), seeds=config["seeds"],
+        template=config["template"], limit=config["limit"], item_ids=maybe("item_ids"),
+        embedders=tuple(config["embedders"]), distances=tuple(config["distances"]),
+        permutations=int(config["permutations"]), alpha=float(config["alpha"]),
+        correction=config["correction"], should_change=maybe("should_change"),
+        should_not_change=maybe("should_not_change"), name=name)
+
+
+def resume_dbpa(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
+                on_event: Callable[[AuditEvent], None] | None = None,
+                should_stop: Callable[[], bool] | None = None) -> DbpaOutcome:
+    """Continue a stored DBPA analysis (`workbench.kinds.RESUMERS`): what is missing runs."""
+    return run_dbpa(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
+                    should_stop=should_stop)
