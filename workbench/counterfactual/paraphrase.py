@@ -30,7 +30,6 @@ every attempt (key, sentence, fraction, verdict) and the fallback's outcome.
 from __future__ import annotations
 
 import random
-import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -42,6 +41,7 @@ from store.records import ModelRecord
 from workbench.audit.engine import StudyContext
 from workbench.audit.events import BlockProgress, RunnerProgress, StageStarted
 from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.counterfactual.checks import check_rewrite, clean_output, words
 from workbench.counterfactual.plan import Unit, fired_units, unit_jobs
 from workbench.counterfactual.spec import PARAPHRASE_OPERATOR
 from workbench.models import GenerationRequest, Runner, Sampler
@@ -75,19 +75,6 @@ INITIAL_CHANGE_RATE = 0.3
 MIN_SENTENCE_TOKENS = 4
 """Shorter sentences are not chosen (too little to reword)."""
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-_NEGATION = re.compile(r"\b(?:no|not|never|none|nor|without|denie[sd]|deny|negative)\b|n't",
-                       re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-_PREAMBLE = re.compile(r"^(?:sure|here|certainly|okay|ok|rewritten|rewrite|paraphrase|"
-                       r"new sentence|sentence|answer)\b[^:\n]*:\s*", re.IGNORECASE)
-_GENDERED = frozenset(
-    "he she him her his hers himself herself man woman men women male female males females "
-    "boy girl boys girls gentleman lady gentlemen ladies mr ms mrs husband wife father mother "
-    "son daughter brother sister uncle aunt nephew niece grandfather grandmother grandson "
-    "granddaughter boyfriend girlfriend".split())
-
-
 def paraphrase_messages(sentence: str, words: int) -> tuple[dict[str, str], ...]:
     """The chat messages of one attempt: rewrite `sentence` changing about `words` words."""
     messages = [{"role": "system", "content": SYSTEM}]
@@ -97,66 +84,6 @@ def paraphrase_messages(sentence: str, words: int) -> tuple[dict[str, str], ...]
     messages.append({"role": "user", "content": USER.format(
         words=words, s="" if words == 1 else "s", sentence=sentence.strip())})
     return tuple(messages)
-
-
-# ---------------------------------------------------------------- checking an output
-
-
-def clean_output(output: str, original: str) -> str:
-    """The rewritten sentence in a model output: the first line that is not a preamble,
-    without quotes, bullets or a 'Rewritten sentence:' label; the original's final
-    punctuation is added if the rewrite has none."""
-    for line in output.replace("\r", "").split("\n"):
-        text = _PREAMBLE.sub("", line.strip()).strip()
-        text = text.strip("\"'“”‘’*`").lstrip("-•> ").strip()
-        if not text or text.endswith(":"):
-            continue
-        end = original.rstrip()[-1:]
-        if end in ".!?" and text[-1:] not in ".!?":
-            text += end
-        return text
-    return ""
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def _gendered(text: str) -> Counter:
-    return Counter(w.lower() for w in _words(text) if w.lower() in _GENDERED)
-
-
-def check_rewrite(original: str, rewrite: str, context: str) -> str | None:
-    """Why a rewrite cannot stand in for the sentence (None when it can).
-
-    Meaning guards, not a semantic judge: the numbers, the negations and the gendered terms
-    of the sentence must all be kept, no new capitalised word (a name) may appear that the
-    case does not contain, and the length may at most halve or double.
-
-    Args:
-        original: the sentence.
-        rewrite: the cleaned rewrite.
-        context: the whole original prompt (names already in it are allowed).
-    """
-    if not rewrite.strip():
-        return "empty output"
-    if rewrite.strip() == original.strip():
-        return "unchanged"
-    if Counter(_NUMBER.findall(original)) != Counter(_NUMBER.findall(rewrite)):
-        return "a number changed"
-    if len(_NEGATION.findall(original)) != len(_NEGATION.findall(rewrite)):
-        return "a negation changed"
-    if _gendered(original) != _gendered(rewrite):
-        return "a gendered term changed"
-    known = {w for w in _words(context)} | {w.lower() for w in _words(context)}
-    names = [w for w in _words(rewrite)[1:] if w[:1].isupper() and w not in known
-             and w.lower() not in known and len(w) > 1]
-    if names:
-        return f"a new name appeared ({names[0]})"
-    n_old, n_new = len(_words(original)), len(_words(rewrite))
-    if n_old and not 0.5 <= n_new / n_old <= 2.0:
-        return "length changed more than twofold"
-    return None
 
 
 # ---------------------------------------------------------------- one paraphrase task
@@ -231,13 +158,13 @@ def next_request(task: Task, attempt: int) -> tuple[GenerationRequest, int]:
     task.tries[index] += 1
     start, end, size = task.spans[index]
     sentence = task.text[start:end]
-    words_per_token = len(_words(task.text)) / max(1, task.tokens)
-    words = max(1, min(len(_words(sentence)), round(wanted * words_per_token)))
+    words_per_token = len(words(task.text)) / max(1, task.tokens)
+    hint = max(1, min(len(words(sentence)), round(wanted * words_per_token)))
     budget = min(256, 2 * size + 24)
     request = GenerationRequest(
         task.unit.item, "judge", PROMPT_ID,
         Sampler(temperature=PARAPHRASE_TEMPERATURE, seed=attempt, max_tokens=budget),
-        messages=paraphrase_messages(sentence, words), labels=("Yes", "No"))
+        messages=paraphrase_messages(sentence, hint), labels=("Yes", "No"))
     return request, index
 
 
