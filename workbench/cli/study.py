@@ -1,4 +1,4 @@
-"""`paw study` (seed 000: targeted edits against baselines, k samples) and `paw power` (Appendix F)."""
+"""`paw study` (seed 000: targeted edits against baselines) and `paw power` (its Appendix F)."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
         engine.close()
     state = "stopped" if outcome.stopped else "finished"
     click.echo(f"study {outcome.study} {state}: {outcome.generated} new generation(s); "
-               f"report with `paw report --study {outcome.study}`")
+               f"report with `paw report --study {outcome.study} --n-boot 1000`")
 
 
 @click.command("power")
