@@ -46,6 +46,7 @@ from workbench.audit.spec import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
 from workbench.models.backend import _model_params, use_extra_buffers
+from workbench.models.registry import register_model
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import DEFAULT_TEMPLATE, get_template
 from workbench.perturb import OPERATORS, strip_final_answer
@@ -162,6 +163,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20)
     parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--model", default=None,
+                        help="A GGUF file to benchmark instead of the embedded SmolLM2")
     parser.add_argument("--threads", type=int, default=None,
                         help="Engine threads (default: the runner's, idle cores)")
     parser.add_argument("--batch", type=int, default=None,
@@ -170,6 +173,8 @@ def main() -> None:
 
     db = open_db(memory=True)
     import_demo(db)
+    if args.model:  # benchmarked under the name the passes use
+        register_model(db, args.model, "default")
     items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
     operators = resolve_operators("all")
     model = default_model(db)

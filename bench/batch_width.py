@@ -23,12 +23,15 @@ from store.generations import get_generations
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.backend import LlamaCppBackend
+from workbench.models.registry import register_model
 
 
 def one_width(backend: LlamaCppBackend, width: int, n_items: int, max_tokens: int):
     """(seconds, tokens out, stored rows) for one width on a fresh store."""
     db = open_db(memory=True)
     import_demo(db)
+    if getattr(one_width, "model_path", None):
+        register_model(db, one_width.model_path, "default")
     items = get_items(db, "demo")[:n_items]
     runner = Runner(db, default_model(db), backend=backend, batch_size=width)
     if width > 1 and not runner.batching():
@@ -51,13 +54,18 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--widths", default="1,2,4,8,16")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--model", default=None,
+                        help="A GGUF file to benchmark instead of the embedded SmolLM2")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
     db = open_db(memory=True)
+    if args.model:
+        register_model(db, args.model, "default")
     model = default_model(db)
     backend = LlamaCppBackend(model.path, context_length=model.context_length,
-                              threads=args.threads)
+                              threads=args.threads, prefix_cache_safe=model.prefix_cache_safe)
+    one_width.model_path = args.model
     print(f"{args.items} items, greedy CoT, max {args.max_tokens} tokens, {backend.threads} "
           f"threads, cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}", flush=True)
     seconds = {w: 0.0 for w in widths}

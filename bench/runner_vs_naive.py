@@ -40,6 +40,7 @@ from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.answers import label_token_candidates, option_distribution, parse_answer
 from workbench.models.backend import _model_params, use_extra_buffers
 from workbench.models.execute import _label_token_index
+from workbench.models.registry import register_model
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import get_template
 
@@ -151,6 +152,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=40)
     parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--model", default=None,
+                        help="A GGUF file to benchmark instead of the embedded SmolLM2")
     parser.add_argument("--threads", type=int, default=None, help="Runner threads (default all)")
     parser.add_argument("--batch", type=int, default=None,
                         help="Runner sequences per batch (default: the runner's)")
@@ -158,6 +161,8 @@ def main() -> None:
 
     db = open_db(memory=True)
     import_demo(db)
+    if args.model:  # benchmarked under the name the passes use
+        register_model(db, args.model, "default")
     items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
     model = default_model(db)
     chat = Runner(db, model).chat  # the model's chat template, as the runner renders it

@@ -15,6 +15,7 @@ import pytest
 
 from store import open_db
 from store.models import model_metadata
+from tests.models.conftest import add_vignettes
 from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
@@ -22,7 +23,6 @@ from workbench.models import batch as batch_module
 from workbench.models.backend import LlamaCppBackend
 from workbench.models.events import BatchingChecked
 from workbench.models.selfcheck import check_batching
-from tests.models.conftest import add_vignettes
 
 pytestmark = pytest.mark.model
 

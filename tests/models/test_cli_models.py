@@ -151,6 +151,10 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_result(tmp_path) -> None:
     conn.close()
     assert statuses == {"done": 6}
     assert sessions == ["running", "finished"]  # the killed session never finished
+    # The batching self-check ran on load and `paw models` shows its verdict.
+    listed = subprocess.run([*PAW, "models", "--db", paths["killed"]], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert "\tbatch 2: identical\t" in listed.stdout or "\tbatch 2: differs\t" in listed.stdout
 
 
 @pytest.mark.parametrize("command", [["models", "--help"], ["models", "add", "--help"],
@@ -170,3 +174,19 @@ def test_several_samples_need_a_temperature(capsys, db_path) -> None:
     code, _, err = _paw(capsys, "run", "--dataset", "missing", "--db", db_path)
     _one_line_error(code, err, "no dataset named 'missing'")
     assert _counts(db_path)[1] == 0
+
+
+def test_run_on_a_pool_that_does_not_answer_fails_with_one_line(capsys, db_path) -> None:
+    from workbench.models.pool import free_port
+
+    _dataset(db_path, "good", [Item(source_id="ok", kind="mcq", question="Which?",
+                                    options={"A": "x", "B": "y"}, gold="A")])
+    dead = f"http://127.0.0.1:{free_port()}"
+    code, _, err = _paw(capsys, "run", "--dataset", "good", "--servers", dead, "--db", db_path)
+    _one_line_error(code, err, "no server of the pool answers", dead)
+    assert _counts(db_path)[1] == 0
+
+
+def test_models_list_says_when_batching_was_never_checked(capsys, db_path) -> None:
+    code, out, _ = _paw(capsys, "models", "--db", db_path)
+    assert code == 0 and "\tbatch: unchecked\t" in out.splitlines()[0]

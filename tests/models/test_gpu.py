@@ -12,9 +12,9 @@ import pytest
 from store import open_db
 from store.generations import get_generations
 from store.models import model_metadata
+from tests.models.conftest import add_vignettes
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.backend import LlamaCppBackend
-from tests.models.conftest import add_vignettes
 
 pytestmark = pytest.mark.model
 

@@ -110,7 +110,8 @@ def test_server_and_in_process_agree_within_the_bound(pool) -> None:
     local_runner.close()
     db2 = open_db(memory=True)
     import_demo(db2)
-    remote_runner = Runner(db2, model, backend=ServerPoolBackend(model, pool.urls))
+    model2 = default_model(db2)
+    remote_runner = Runner(db2, model2, backend=ServerPoolBackend(model2, pool.urls))
     remote = get_generations(db2, remote_runner.run(requests(db2)).keys)
     assert not set(local) & set(remote)  # server generations never share in-process keys
     assert remote_runner.key_tag == KEY_TAG

@@ -20,9 +20,10 @@ from workbench.models.templates import DEFAULT_TEMPLATE, TEMPLATES, get_template
 
 __all__ = [
     "DEFAULT_TEMPLATE",
+    "MODES",
+    "TEMPLATES",
     "GenerationFinished",
     "GenerationRequest",
-    "MODES",
     "ModelLoaded",
     "RunFinished",
     "RunStarted",
@@ -30,7 +31,6 @@ __all__ = [
     "Runner",
     "RunnerEvent",
     "Sampler",
-    "TEMPLATES",
     "default_model",
     "embedded_model_path",
     "get_template",

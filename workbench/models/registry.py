@@ -5,13 +5,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
-from store.errors import UserError
 from store.db import dumps
+from store.errors import UserError
 from store.models import add_model, find_model, get_model, model_metadata
 from store.records import ModelRecord
 from workbench.models.gguf import read_gguf, sha256_file
@@ -177,7 +178,7 @@ def record_batch_verdict(db: sqlite_utils.Database, model: ModelRecord, verdict:
     Kept with the settings it ran under: the verdict belongs to this build of llama.cpp on
     this machine, and `paw models` shows it.
     """
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     import llama_cpp
 
@@ -185,7 +186,7 @@ def record_batch_verdict(db: sqlite_utils.Database, model: ModelRecord, verdict:
     metadata["batch_check"] = {
         **verdict.as_dict(), "llama_cpp": llama_cpp.__version__, "threads": threads,
         "gpu_layers": gpu_layers,
-        "checked_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "checked_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     with db.conn:
         db.execute("UPDATE models SET metadata_json = ? WHERE id = ?",

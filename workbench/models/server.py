@@ -30,7 +30,6 @@ to in-process decoding (docs/runner.md, "Server pool", gives the measured bound)
 from __future__ import annotations
 
 import json
-import math
 import queue
 import threading
 import time
