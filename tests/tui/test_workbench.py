@@ -80,13 +80,13 @@ async def _fill_form(pilot, *, operators="M2", limit="1", max_tokens="32",
 async def test_runs_screen_lists_runs_with_status_and_blocks(workbench_db):
     app = WorkbenchApp(workbench_db)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: app.screen.query_one("#runs", DataTable).row_count)
+        await wait_until(pilot, lambda: "chest-audit" in screen_text(app))
         text = screen_text(app)
         assert "chest-audit" in text and "finished" in text and "48/48" in text
         # The selected run's blocks, with the report command.
         assert "baseline" in text and "12/12" in text and "24/24" in text
         assert "paw report --audit chest-audit" in text
-        assert "1-4 screens" in text and "new audit" in text  # the key legend
+        assert "1-5 screens" in text and "new audit" in text  # the key legend
 
 
 async def test_launch_from_the_form_runs_and_lists_the_audit(workbench_db):
@@ -323,3 +323,62 @@ async def test_flip_inspector_filters_pages_and_opens_a_case(workbench_db):
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen
+
+
+async def test_coordination_needs_the_coordinator_passphrase(annotation_db, monkeypatch):
+    from tests.tui.conftest import PASSPHRASE, SET_NAME
+    from workbench.tui.screens import coordination
+
+    monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
+    app = WorkbenchApp(annotation_db.db_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await pilot.press("5")
+        await pilot.pause()
+        form = app.screen
+        assert str(form.query_one("#set", Select).value) == SET_NAME
+
+        async def sign_in(name: str, passphrase: str) -> None:
+            form.query_one("#name", Input).value = name
+            form.query_one("#passphrase", Input).value = passphrase
+            form.query_one("#passphrase", Input).focus()
+            await pilot.press("enter")
+
+        await sign_in("alice", PASSPHRASE)  # a rater, with her right passphrase
+        await wait_until(pilot, lambda: form.failures == 1)
+        await pilot.pause()
+        assert "needs the coordinator role" in screen_text(app)
+        assert "2 attempt(s)" in screen_text(app)
+        await sign_in("carol", "wrong passphrase")
+        await wait_until(pilot, lambda: form.failures == 2)
+        assert app.person is None
+        await sign_in("carol", PASSPHRASE)
+        await wait_until(pilot, lambda: app.screen is not form)
+        assert type(app.screen).__name__ == "CoordinatorScreen"
+        assert app.person.name == "carol" and app.set_name == SET_NAME
+        await wait_until(pilot, lambda: "raters:" in screen_text(app), seconds=30)
+
+
+async def test_coordination_locks_after_three_wrong_passphrases(annotation_db, monkeypatch):
+    from tests.tui.conftest import PASSPHRASE
+    from workbench.tui.screens import coordination
+
+    monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
+    app = WorkbenchApp(annotation_db.db_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("5")
+        await pilot.pause()
+        form = app.screen
+        for attempt in range(1, 4):
+            form.query_one("#name", Input).value = "carol"
+            form.query_one("#passphrase", Input).value = f"guess {attempt}"
+            form.query_one("#passphrase", Input).focus()
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: form.failures == attempt)
+        await pilot.pause()
+        assert "locked" in screen_text(app)
+        form.query_one("#passphrase", Input).value = PASSPHRASE
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        assert app.screen is form and app.person is None

@@ -15,7 +15,7 @@ def ui_command(threads: int | None, db_path: str) -> None:
     """Open the auditor's workbench: launch and watch audits, inspect flipped cases,
     read the statistics of any run, register models and import datasets.
 
-    Keys 1-4 switch screens (runs, flips, statistics, models & data); ctrl+p opens the
+    Keys 1-5 switch screens (runs, flips, statistics, models & data, coordination); ctrl+p opens the
     command palette; q quits (a run in progress stops after the generation in flight,
     everything finished is stored). With no database at --db, it offers to create one
     with the demo set. Raters label with `paw annotate --rater NAME`, a separate app that

@@ -105,3 +105,12 @@ class FilterValuesRead(Message):
     values: Any
     """{'arms': [...], 'families': [...], 'intents': [...], 'operators': [...],
     'datasets': [...]}"""
+
+
+@dataclass
+class SignedIn(Message):
+    """The workbench's coordinator sign-in finished (person None: refused, `error` says why)."""
+
+    person: Any
+    set_name: str
+    error: str

@@ -5,7 +5,8 @@ labelling session, and nothing of a labelling session depends on this module. Th
 coordinator's live-agreement view opens from here after the coordinator signs in.
 
 Screens are Textual *modes* (each keeps its own screen stack): `1` runs, `2` flips,
-`3` statistics, `4` models and data. A run launched here works in a thread worker of the
+`3` statistics, `4` models and data, `5` coordination (sign-in, then agreement and
+adjudication). A run launched here works in a thread worker of the
 app, so switching screens never stops it; quitting asks it to stop after the generation in
 flight (every finished generation is already stored).
 """
@@ -26,6 +27,7 @@ SCREENS: tuple[tuple[str, str, str], ...] = (
     ("flips", "2", "Flips"),
     ("statistics", "3", "Statistics"),
     ("data", "4", "Models & data"),
+    ("coordination", "5", "Coordination"),
 )
 """(mode, key, title) of each workbench screen, in legend order."""
 
@@ -48,6 +50,12 @@ def _statistics() -> Screen:
     return StatisticsScreen()
 
 
+def _coordination() -> Screen:
+    from workbench.tui.screens.coordination import CoordinationScreen
+
+    return CoordinationScreen()
+
+
 def _data() -> Screen:
     from workbench.tui.screens.models_data import ModelsDataScreen
 
@@ -63,13 +71,15 @@ class WorkbenchApp(PawApp):
     """
 
     TITLE = "PAW workbench"
-    MODES = {"runs": _runs, "flips": _flips, "statistics": _statistics, "data": _data}
+    MODES = {"runs": _runs, "flips": _flips, "statistics": _statistics, "data": _data,
+             "coordination": _coordination}
     DEFAULT_MODE = "runs"
     BINDINGS = [
-        Binding("1", "switch_mode('runs')", "screens", key_display="1-4"),
+        Binding("1", "switch_mode('runs')", "screens", key_display="1-5"),
         Binding("2", "switch_mode('flips')", "flips", show=False),
         Binding("3", "switch_mode('statistics')", "stats", show=False),
         Binding("4", "switch_mode('data')", "data", show=False),
+        Binding("5", "switch_mode('coordination')", "coordination", show=False),
         Binding("q", "quit", "quit"),
     ]
 

@@ -1,0 +1,143 @@
+"""Coordination (key 5 of the workbench): a coordinator signs in, picks a set, and gets the
+live agreement view with adjudication — the same screens as `paw coordinate`.
+
+Sign-in checks the passphrase with `annotate.people.authenticate` (scrypt, in a thread
+worker) and requires the coordinator role; like the CLI prompt it allows three attempts
+with a growing delay, after which the form stays locked for this session of the app.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, Select, Static
+
+from workbench.tui.messages import SignedIn
+
+if TYPE_CHECKING:
+    from workbench.tui.workbench_app import WorkbenchApp
+
+MAX_ATTEMPTS = 3
+"""Wrong passphrases before the form locks (as the CLI's interactive prompt)."""
+
+FAILURE_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
+"""Wait after each wrong passphrase."""
+
+
+class CoordinationScreen(Screen[None]):
+    """The sign-in form; on success the coordinator screen is pushed on top of it."""
+
+    DEFAULT_CSS = """
+    CoordinationScreen { align: center middle; }
+    CoordinationScreen > Vertical { width: 70; height: auto; border: round $primary;
+                                     padding: 0 1; }
+    CoordinationScreen .row { height: auto; }
+    CoordinationScreen .row > Label { width: 14; }
+    CoordinationScreen .row > Input, CoordinationScreen .row > Select { width: 1fr; }
+    CoordinationScreen Input, CoordinationScreen Input:focus {
+        border: none; height: 1; padding: 0 1; background: $boost; }
+    CoordinationScreen #signin-error { color: $text-error; height: auto; }
+    """
+
+    BINDINGS = [Binding("escape", "app.switch_mode('runs')", "back to runs"),
+                Binding("ctrl+q", "app.quit", "quit")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 0
+        """Wrong passphrases so far."""
+
+    @property
+    def paw(self) -> WorkbenchApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Coordination: sign in as the coordinator to see agreement and adjudicate",
+                     id="status", markup=False)
+        with Vertical():
+            yield Static("Agreement and adjudication are the coordinator's alone. Enter "
+                         "signs in.", markup=False)
+            with Horizontal(classes="row"):
+                yield Label("Set")
+                yield Select([], id="set", allow_blank=True, compact=True)
+            with Horizontal(classes="row"):
+                yield Label("Coordinator")
+                yield Input(id="name", placeholder="name")
+            with Horizontal(classes="row"):
+                yield Label("Passphrase")
+                yield Input(id="passphrase", password=True)
+            yield Static("", id="signin-error", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from annotate.sets import set_names
+
+        if self.paw.db_exists:
+            names = set_names(self.paw.db)
+            select = self.query_one("#set", Select)
+            select.set_options([(name, name) for name in names])
+            if names:
+                select.value = names[-1]
+            else:
+                self.query_one("#signin-error", Static).update(
+                    "no annotation set yet: create one with `paw annotate create`")
+        self.query_one("#name", Input).focus()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "name":
+            self.query_one("#passphrase", Input).focus()
+            return
+        if self.failures >= MAX_ATTEMPTS:
+            return
+        set_name = self.query_one("#set", Select).value
+        if set_name is Select.BLANK or not set_name:
+            self.query_one("#signin-error", Static).update("choose an annotation set")
+            return
+        self.query_one("#signin-error", Static).update("checking…")
+        self._check(self.query_one("#name", Input).value.strip(),
+                    self.query_one("#passphrase", Input).value, str(set_name))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="signin", name="sign-in")
+    def _check(self, name: str, passphrase: str, set_name: str) -> None:
+        from annotate.people import authenticate, require
+        from store.db import open_db
+        from store.errors import NotFound, UserError
+
+        db = open_db(self.paw.db_path)
+        try:
+            person: Any = require(authenticate(db, name, passphrase), "coordinator")
+            error = ""
+        except (NotFound, UserError) as exc:
+            person, error = None, str(exc)
+        finally:
+            db.conn.close()
+        if person is None:
+            delay = FAILURE_DELAYS_S[min(self.failures, len(FAILURE_DELAYS_S) - 1)]
+            time.sleep(delay)  # slows guessing, as at the CLI prompt
+        self.post_message(SignedIn(person, set_name, error))
+
+    @on(SignedIn)
+    def _signed_in(self, message: SignedIn) -> None:
+        from workbench.tui.screens.coordinator import CoordinatorScreen
+
+        self.query_one("#passphrase", Input).value = ""
+        if message.person is None:
+            self.failures += 1
+            left = MAX_ATTEMPTS - self.failures
+            text = f"{message.error}" + (f" ({left} attempt(s) left)" if left > 0 else
+                                         " — locked: restart the app to try again")
+            self.query_one("#signin-error", Static).update(text)
+            return
+        self.paw.person = message.person
+        self.paw.set_name = message.set_name
+        self.paw.sub_title = f"coordinator {message.person.name} · set {message.set_name}"
+        self.query_one("#signin-error", Static).update("")
+        self.app.push_screen(CoordinatorScreen())
