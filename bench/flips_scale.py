@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from store import open_db  # noqa: E402
-from store.db import dumps, utcnow  # noqa: E402
+from store import open_db
+from store.db import dumps, utcnow
 
 M_OPERATORS = [  # (id, family, intent, old, new)
     ("M1_ablation_a", "M1", "D", "with fever", ""), ("M1_ablation_b", "M1", "D", "3 days", ""),
@@ -290,8 +290,8 @@ def main() -> None:
     ]
     print(f"{'query':<36} {'median ms':>9}  rows/total")
     for label, flt, offset, order in cases:
-        ms, page = timed(lambda: list_flips(db, audit, flt, limit=50, offset=offset,
-                                            order=order), args.repeats)
+        ms, page = timed(lambda f=flt, o=offset, s=order: list_flips(
+            db, audit, f, limit=50, offset=o, order=s), args.repeats)
         print(f"{label:<36} {ms:9.1f}  {len(page.rows)}/{page.total}")
     case_id = first.rows[0].id
     ms, case = timed(lambda: flip_case(db, case_id), args.repeats)

@@ -159,7 +159,6 @@ def test_filters(db, built, flt, names):
 
 
 def test_pages_and_orders(db, built):
-    _, job = built
     everything = FlipFilter(flipped=None)
     first = list_flips(db, "a1", everything, limit=3)
     assert first.total == 8 and len(first.rows) == 3 and first.next_offset == 3
@@ -226,7 +225,7 @@ def test_flip_case_of_a_question_edit(db, built):
 
 
 def test_flip_case_of_a_chain_edit_and_of_one_not_fired(db, built):
-    b, job = built
+    _, job = built
     variant = db.execute("SELECT variant_id FROM jobs WHERE id = ?", [job["f1"]]).fetchone()[0]
     db["variants"].update(variant, {"text": "Fever and pain.",
                                     "details_json": '{"chain_chars": 15}'})

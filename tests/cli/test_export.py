@@ -61,13 +61,13 @@ def test_labels_are_the_coordinators(capsys, db, tmp_path, monkeypatch):
               "alice": register(db, "alice", "rater", PASSPHRASE, by=carol),
               "bob": register(db, "bob", "rater", PASSPHRASE, by=carol)}
     create_set(db, b.audit_id, 4, seed=0, name="s", **named(people))
-    code = [v.code for v in rater_queue(db, "s", people["alice"])][0]
+    code = next(v.code for v in rater_queue(db, "s", people["alice"]))
     for name in ("alice", "bob"):
         record_label(db, people[name], start_session(db, people[name], "s"), code,
                      "gold_shift", "no_shift")
     path = save_to_file(db, tmp_path / "paw.db")
     out_dir = tmp_path / "out"
-    code_, out, err = paw(capsys, "export", "--tables", "labels", "--format", "csv",
+    code_, _, err = paw(capsys, "export", "--tables", "labels", "--format", "csv",
                           "--out", str(out_dir), "--db", path)
     assert code_ == 1 and "exporting labels is the coordinator's" in err
     assert not out_dir.exists()  # refused before anything is written

@@ -59,7 +59,7 @@ def test_status_line_has_rate_and_eta():
 
 
 def test_large_import_shows_progress_on_stderr(capsys, tmp_path, monkeypatch):
-    import workbench.cli.data as data
+    from workbench.cli import data
 
     monkeypatch.setattr(data, "LARGE_IMPORT_BYTES", 0)  # every file counts as large
     source = tmp_path / "q.jsonl"
@@ -74,3 +74,17 @@ def test_large_import_shows_progress_on_stderr(capsys, tmp_path, monkeypatch):
                                    "in one transaction")
     assert re.fullmatch(rf"imported {re.escape(str(source))} in \d+\.\d s",
                         err.splitlines()[-1])
+
+
+def test_a_block_planned_late_counts_its_rate_from_its_stage():
+    from workbench.audit.events import AuditPlanned, BlockProgress, StageStarted
+
+    with ProgressReporter(Tty()) as progress:
+        progress(AuditPlanned("a", ("m/cot",), 1, {"baseline": 1}, {}, {}))
+        progress(StageStarted("stage 1", "m", 1))
+        progress(BlockProgress("baseline", 1, 1))
+        progress(BlockProgress("F", 0, 2))  # planned at the end of stage 1
+        progress(StageStarted("stage 2", "m", 2))
+        tasks = {t.description: t for t in progress._bars().tasks}
+        assert tasks["F"].fields["t0"] == progress.stage.started  # not stage 1's start
+        assert tasks["baseline"].fields["t1"] is not None         # finished: frozen

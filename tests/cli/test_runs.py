@@ -25,7 +25,7 @@ def test_audits_lists_one_line_per_run(capsys, fake_audit):
     path, outcome = fake_audit
     code, out, err = paw(capsys, "audits", "--db", path)
     assert code == 0, err
-    header, rule, line = out.splitlines()
+    header, _, line = out.splitlines()
     assert header.split() == ["id", "name", "kind", "dataset", "models", "status", "jobs",
                               "gen", "wall", "created", "(UTC)"]
     fields = line.split()
@@ -35,7 +35,7 @@ def test_audits_lists_one_line_per_run(capsys, fake_audit):
 
 
 def test_audits_json_and_kind_filter(capsys, fake_audit):
-    path, outcome = fake_audit
+    path, _ = fake_audit
     _, out, _ = paw(capsys, "audits", "--json", "--db", path)
     [run] = json.loads(out)
     db = open_db(path)
@@ -100,7 +100,7 @@ def test_a_sigkilled_audit_is_listed_as_interrupted(tmp_path, capsys):
         proc.wait()
     assert seen_running, "the audit finished or never started before it could be killed"
     assert proc.returncode == -signal.SIGKILL
-    code, out, _ = paw(capsys, "audits", "--db", path)
+    _, out, _ = paw(capsys, "audits", "--db", path)
     fields = out.splitlines()[2].split()
     assert fields[1] == "killed" and fields[5] == "interrupted"
     done, total = map(int, fields[6].split("/"))

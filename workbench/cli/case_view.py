@@ -138,13 +138,13 @@ def print_case(case: Any, color: bool | None = None) -> None:
     role = {"m_block": "question edit (M-block)", "f_block": "chain edit (F-block)",
             "shuffle": "option shuffle"}[case.role]
     out.line((f"edit {case.id}: {case.operator_id}", "title"), f" ({tags}), {role}")
-    out.line((f"audit {case.audit} · arm {case.arm} · model {case.model} · dataset "
-              f"{case.dataset} · item {case.item} · job {case.status}", "dim"))
+    out.line(((f"audit {case.audit} · arm {case.arm} · model {case.model} · dataset "
+               f"{case.dataset} · item {case.item} · job {case.status}"), "dim"))
     if case.flipped is None:
         state: Segment = (f"not compared: {case.excluded}", "dim")
     elif case.flipped and case.role == "shuffle":  # the same letter can be another option
-        state = (f"FLIPPED {_answer(case.base_answer, case.base_text)} -> "
-                 f"{_answer(case.answer, case.answer_text)}", "flip")
+        state = ((f"FLIPPED {_answer(case.base_answer, case.base_text)} -> "
+                  f"{_answer(case.answer, case.answer_text)}"), "flip")
     elif case.flipped:
         state = (f"FLIPPED {case.base_answer} -> {case.answer}", "flip")
     else:

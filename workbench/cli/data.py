@@ -78,7 +78,7 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
                 answer, and optional kind, subject, context)
       csv       any CSV with a header row; columns named by --map
     """
-    from workbench.datasets.importers import check_file, get_format, import_file
+    from workbench.datasets.importers import check_file, get_format
 
     # Argument mistakes fail before open_store creates a database file.
     get_format(format_name)

@@ -139,6 +139,7 @@ class ProgressReporter:
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
         self._finished_at: dict[str, float] = {}
+        self._base: dict[str, int] = {}
         self._plain_every = 1
 
     # ------------------------------------------------------------ lifecycle
@@ -191,12 +192,23 @@ class ProgressReporter:
             task = progress.add_task(block, total=max(total, 1), completed=done, base=done,
                                      unit=unit, t0=t0, t1=None)
             self._tasks[block] = task
+            self._base[block] = done
         if done >= total:
             self._finished_at.setdefault(block, now)
         else:
             self._finished_at.pop(block, None)  # more jobs were planned into it
         progress.update(task, total=max(total, 1), completed=done,
                         t1=self._finished_at.get(block))
+
+    def _restart_idle_blocks(self) -> None:
+        """Blocks with no job done yet (the F-block, planned at the end of stage 1) count
+        their rate from the stage that starts now, not from when they appeared."""
+        progress = self._bars()
+        start = self.stage.started if self.stage is not None else time.perf_counter()
+        for block, task in self._tasks.items():
+            done, _ = self.blocks.get(block, (0, 0))
+            if done == self._base.get(block, 0) and block not in self._finished_at:
+                progress.update(task, t0=start)
 
     def _end_stage(self) -> None:
         """The line of a stage that ended, with its rate (on a pipe also the block counts,
@@ -239,7 +251,7 @@ class ProgressReporter:
 
     # ------------------------------------------------------------ events
 
-    def __call__(self, event: Any) -> None:  # noqa: C901 - one branch per event type
+    def __call__(self, event: Any) -> None:  # one branch per event type
         from workbench.audit.events import (
             AuditFinished,
             AuditPlanned,
@@ -272,7 +284,7 @@ class ProgressReporter:
             if not self.live:
                 self.say(f"{event.stage} [{event.model}]: {event.to_generate} to generate")
             else:
-                self._bars()
+                self._restart_idle_blocks()
         elif isinstance(event, BlockProgress):
             self._update_block(event.block, event.done, event.total)
         elif isinstance(event, RunStarted):  # a bare runner (`paw run`)

@@ -51,7 +51,7 @@ def kind_blocks(kind: str) -> tuple[dict[str, str], tuple[str, ...]]:
 
 def duration(seconds: float) -> str:
     """'42s', '11m23s', '2h05m'."""
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
@@ -109,9 +109,9 @@ def show_lines(db: Any, info: Any, db_path: str) -> list[str]:
     from workbench.cli.data import table
 
     out = [f"{info.kind} {info.id} {info.name}: {info.status}",
-           f"dataset {info.dataset}; models {', '.join(info.models) or '(none)'}; created "
-           f"{when(info.created_at)} UTC; {duration(info.wall_s)} of work; "
-           f"{info.generations} generation(s)"]
+           (f"dataset {info.dataset}; models {', '.join(info.models) or '(none)'}; created "
+            f"{when(info.created_at)} UTC; {duration(info.wall_s)} of work; "
+            f"{info.generations} generation(s)")]
     session = info.last_session
     if session:
         ended = f", ended {when(session['finished_at'])}" if session["finished_at"] else ""
