@@ -76,6 +76,11 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     )
     from workbench.robustness.edd import choose_embedder
 
+    from store.errors import UserError
+
+    templates = resolve_templates(template)
+    if len(templates) != 1:
+        raise UserError(f"--template: expected one CoT template, got {', '.join(templates)}")
     db = open_store(db_path)
     chosen_tests = resolve_tests(tests)
     embed_spec, message = choose_embedder(db, embedder) if "demographic" in chosen_tests \
@@ -83,7 +88,7 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     if message:
         click.echo(message, err=True)
     spec = RobustnessSpec(
-        dataset=dataset_name, models=_split(models), template=resolve_templates(template)[0],
+        dataset=dataset_name, models=_split(models), template=templates[0],
         tests=chosen_tests, prefixes=resolve_prefixes(prefixes), seed=seed, limit=limit,
         item_ids=_split(item_ids) or None, max_tokens=max_tokens,
         cfv_max_tokens=cfv_max_tokens, judge=judge_model, judge_max_tokens=judge_max_tokens,
