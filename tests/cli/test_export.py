@@ -80,3 +80,18 @@ def test_labels_are_the_coordinators(capsys, db, tmp_path, monkeypatch):
     assert sorted(labels.loc[labels["field"] == "gold_shift", "rater"]) == \
         ["alice", "bob", "final"]
     assert "record head" in err and (out_dir / "audit-1-edits.csv").exists()
+
+
+def test_every_exported_column_is_documented():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "schema.md").read_text("utf-8")
+    section = doc.split("## Exported frames (`paw export`)")[1]
+    edits, gens = section.split("`<audit>-generations`")[0], section.split(
+        "`<audit>-generations`")[1]
+    documented = {name.strip() for part in (edits, gens)
+                  for cell in (line.split("|")[1] for line in part.splitlines()
+                               if line.startswith("| ") and not line.startswith("| column"))
+                  for name in cell.split(",")}
+    assert set(EDIT_COLUMNS) <= documented
+    assert set(GENERATION_COLUMNS) <= documented and "p_<label>" in documented
