@@ -194,7 +194,7 @@ def main() -> None:
     folder = args.dir or ("/dev/shm" if Path("/dev/shm").is_dir() else tempfile.gettempdir())
     db_path = str(Path(tempfile.mkdtemp(dir=folder, prefix="paw-annotation-scale-")) /
                   "scale.db")
-    print(f"store: {db_path}")
+    print(f"store: {db_path}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     alice, bob, _ = build(db_path, args.labels)
     db = open_db(db_path)
     sessions = [start_session(db, p, SET) for p in (alice, bob)]
@@ -230,6 +230,7 @@ def main() -> None:
     print(f"\nthe two causes of issue 15 at {rows[-1][0]} labels per rater, side by side:")
     causes(db)
     db.conn.close()
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -158,3 +158,23 @@ async def test_panel_keys_are_offered_only_for_panels_the_case_has(clinic_db):
         assert "e o view" in footer and " a " not in footer.split("view")[0][-6:]
         await _open(pilot, "chain")
         assert "e o c view" in screen_text(app).splitlines()[-1]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+async def test_inline_diff_narrow_side_by_side_wide(clinic_db, size):
+    app = AnnotationApp(clinic_db.db_path, clinic_db.alice, SET_NAME)
+    async with app.run_test(size=size) as pilot:
+        await _open(pilot, "long_mcq")
+        lines = screen_text(app).splitlines()
+        if size[0] < 110:
+            # One inline diff: the removed age struck through beside the new one.
+            assert any("Edited question · struck: removed" in line for line in lines)
+            assert any("34-year-old 74-year-old woman" in line for line in lines)
+            assert not any("Original question" in line for line in lines)
+        else:
+            # Original and edited side by side on the same rows, no inline diff.
+            assert any("Original question" in line and "Edited question (as the model saw"
+                       in line for line in lines)
+            assert any("A 34-year-old woman" in line and "A 74-year-old woman" in line
+                       for line in lines)
+            assert not any("struck: removed" in line for line in lines)

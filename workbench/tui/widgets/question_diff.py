@@ -21,7 +21,8 @@ REMOVED_STYLE = "bold strike $text-error on $error-muted"
 INSERTED_STYLE = "bold $text-warning on $warning-muted"
 """How text the edit inserted is drawn."""
 
-INLINE_TITLE = "Edited question · [strike]struck[/]: removed · highlighted: inserted"
+INLINE_TITLE = ("Edited question · [strike]struck[/]: removed · "
+                "[b $text-warning on $warning-muted]highlighted[/]: inserted")
 """Title of the inline diff (the legend of its two styles)."""
 
 
@@ -55,6 +56,10 @@ def inline(segments: Sequence[tuple[str, str]]) -> Content:
 
 class QuestionDiff(Container):
     """Context (if any), then the inline diff (narrow) or both questions (wide)."""
+
+    # The wide layout keys on the screen's `-wide` class: a scoped DEFAULT_CSS would prefix
+    # these selectors with `QuestionDiff` and they would never match.
+    SCOPED_CSS = False
 
     DEFAULT_CSS = """
     QuestionDiff { height: auto; layout: vertical; }
