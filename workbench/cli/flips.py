@@ -123,10 +123,10 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
         dataset=dataset, text=search)
     db = open_store(db_path)
     scope: str | int | None = audit
-    if audit is None and dataset is None:
-        from store.runs import find_run
+    if audit is None and dataset is None:  # the latest audit (before any plain `paw run`)
+        from analysis.frames import resolve_audit
 
-        scope = find_run(db, None, ("audit", "run")).name
+        scope = resolve_audit(db, None)["name"]
     page = list_flips(db, scope, flt, limit=limit, offset=offset, order=sort)
     if as_json:
         click.echo(json.dumps({"total": page.total, "offset": page.offset,

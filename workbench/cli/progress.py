@@ -276,8 +276,8 @@ class ProgressReporter:
             skipped = sum(event.not_fired.values())
             self.say(f"{event.audit}: {event.items} items x {len(event.arms)} arm(s) "
                      f"({', '.join(event.arms)}); {skipped} edit(s) did not fire (excluded)")
-            for block, total in event.totals.items():
-                self._update_block(block, event.done.get(block, 0), total)
+            # The bars are made by the `BlockProgress` events that follow, which come in
+            # the kind's block order (these totals are in table order).
         elif isinstance(event, StageStarted):
             self._end_stage()
             self.stage = _Stage(event.stage, event.model, event.to_generate)
