@@ -51,7 +51,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option("--seeds", type=click.Choice(["independent", "shared"]), default="independent",
               show_default=True,
               help="independent: each condition draws its own sample seeds; shared: sample i "
-                   "of every condition uses seed+i (breaks the null; docs/dbpa.md).")
+                   "of every condition uses seed+i (coupled samples: the test loses its size "
+                   "and power; docs/dbpa.md).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the operator draws and the sample seeds.")
 @click.option("--template", default="neutral_cot@1", show_default=True,

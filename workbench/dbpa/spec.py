@@ -35,8 +35,9 @@ DEFAULT_ALPHA = 0.05
 CORRECTIONS = ("holm", "bonferroni", "none")
 SEED_MODES = ("independent", "shared")
 """'independent': every (model, condition, sample index) has its own seed, as the paper's
-exchangeability needs; 'shared': sample i of every condition uses seed base + i
-(common random numbers; docs/dbpa.md shows why it breaks the permutation null)."""
+exchangeability needs; 'shared': sample i of every condition uses seed base + i (common
+random numbers: coupled samples make the test conservative and blind to shifts, measured
+in bench/dbpa_seeds.py and docs/dbpa.md)."""
 
 ROLE_BLOCK: dict[str, str] = {"baseline": "baseline", "perturbed": "perturbed"}
 BLOCKS: tuple[str, ...] = ("baseline", "perturbed")
