@@ -71,7 +71,7 @@ def adjust(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
     chosen = "p_value" if correction == "none" else f"p_{correction}"
     frame["p_decision"] = frame[chosen]
     # True / False, or None where no test was run (object column, so None survives).
-    frame["significant"] = pd.Series([None if p != p else bool(p <= alpha)
+    frame["significant"] = pd.Series([None if pd.isna(p) else bool(p <= alpha)
                                       for p in frame["p_decision"]], index=frame.index,
                                      dtype=object)
     frame["stars"] = frame["p_decision"].map(_stars)
@@ -79,7 +79,9 @@ def adjust(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
 
 
 def _stars(p: float | None) -> str:
-    if p is None or p != p:
+    import math
+
+    if p is None or math.isnan(p):
         return ""
     return next((mark for level, mark in STARS if p <= level), "")
 
@@ -305,9 +307,9 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
         swap.attrs["decimals"] = P_DECIMALS
         sections.append(Section(
             "Case study 3: model swap (alignment)", swap,
-            f"The candidate model's outputs on the unperturbed question as the intervention "
-            f"against the reference model's. Small ω, large p: no detectable difference in "
-            f"the output distribution under that configuration (not identity).",
+            "The candidate model's outputs on the unperturbed question as the intervention "
+            "against the reference model's. Small ω, large p: no detectable difference in "
+            "the output distribution under that configuration (not identity).",
             key="model_swap"))
     sections.append(Section("Every test", long_table(frame),
                             "One row per test and configuration: the numbers behind every "

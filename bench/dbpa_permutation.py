@@ -88,18 +88,18 @@ def main() -> None:
           f"{'ratio (wall)':>14}{'ratio (cpu)':>13}  same count  | research loop wall, cpu, "
           f"ratio (cpu)")
     for distance in args.distance.split(","):
-        fast, fast_wall, fast_cpu = timed(lambda: permutation_test(
-            baseline, perturbed, distance=distance, permutations_count=args.perms, seed=1))
-        slow, slow_wall, slow_cpu = timed(lambda: permutation_test_loop(
-            baseline, perturbed, distance=distance, permutations_count=loop_perms, seed=1))
+        fast, fast_wall, fast_cpu = timed(lambda d=distance: permutation_test(
+            baseline, perturbed, distance=d, permutations_count=args.perms, seed=1))
+        slow, slow_wall, slow_cpu = timed(lambda d=distance: permutation_test_loop(
+            baseline, perturbed, distance=d, permutations_count=loop_perms, seed=1))
         # Per-permutation cost scaled to the same B when the loop ran fewer.
         scale = args.perms / loop_perms
         same = fast.n_at_least == slow.n_at_least if scale == 1 else "n/a"
         print(f"{distance:<11}{fast_wall:>14.2f} s{fast_cpu:>6.2f} s{slow_wall * scale:>9.2f} s"
               f"{slow_cpu * scale:>6.2f} s{slow_wall * scale / fast_wall:>13.1f}x"
               f"{slow_cpu * scale / fast_cpu:>12.1f}x  {same} (p = {fast.p_value:.4f})", end="")
-        _, naive_wall, naive_cpu = timed(lambda: research_loop(
-            baseline, perturbed, distance, loop_perms, 1))
+        _, naive_wall, naive_cpu = timed(lambda d=distance: research_loop(
+            baseline, perturbed, d, loop_perms, 1))
         print(f"  | {naive_wall * scale:.2f} s, {naive_cpu * scale:.2f} s, "
               f"{naive_cpu * scale / fast_cpu:.1f}x")
 

@@ -11,8 +11,9 @@ from workbench.dbpa.spec import sample_seed
 
 
 def _spec(**kw) -> DbpaSpec:
-    base = dict(dataset="demo", models=("fake",), operators=("M3_distractor_a", "M5_severity_a"),
-                k=6, item_ids=("demo-005",), permutations=199, distances=("jsd", "energy"))
+    base = {"dataset": "demo", "models": ("fake",),
+            "operators": ("M3_distractor_a", "M5_severity_a"), "k": 6,
+            "item_ids": ("demo-005",), "permutations": 199, "distances": ("jsd", "energy")}
     base.update(kw)
     return DbpaSpec(**base)
 
@@ -121,10 +122,10 @@ def test_too_few_outputs_is_a_stated_result(demo_db, fake_model):
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(k=1), "--k"), (dict(k=0), "--k"), (dict(temperature=0.0), "--temperature"),
-    (dict(distances=("cosine",)), "--distance"), (dict(permutations=0), "--perms"),
-    (dict(model_swap=True), "--model-swap"), (dict(operators=()), "--operators"),
-    (dict(seeds="paired"), "--seeds"), (dict(correction="fdr"), "--correction"),
+    ({"k": 1}, "--k"), ({"k": 0}, "--k"), ({"temperature": 0.0}, "--temperature"),
+    ({"distances": ("cosine",)}, "--distance"), ({"permutations": 0}, "--perms"),
+    ({"model_swap": True}, "--model-swap"), ({"operators": ()}, "--operators"),
+    ({"seeds": "paired"}, "--seeds"), ({"correction": "fdr"}, "--correction"),
 ])
 def test_bad_settings_are_one_line_errors(kw, message):
     with pytest.raises(UserError, match=message):

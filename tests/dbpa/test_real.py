@@ -49,7 +49,7 @@ def test_tiny_real_dbpa_stores_tests_and_resumes(capsys, db_path, tmp_path):
     # The llama vectors are cached by text: 6 distinct outputs at most.
     assert db.execute("SELECT COUNT(*) FROM text_embeddings").fetchone()[0] <= 6
     payload = json.loads(report.read_text())
-    assert list(payload["tables"])[0] == "sensitivity"
+    assert next(iter(payload["tables"])) == "sensitivity"
     assert {r["distance"] for r in payload["tables"]["tests"]["rows"]} == {"jsd", "energy"}
 
     code, out, _ = paw(capsys, *ARGS, "--db", db_path)

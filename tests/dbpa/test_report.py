@@ -90,7 +90,7 @@ def test_roc_png_and_json(report):
     png = report.figures[0].render()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     payload = json.loads(report.to_json())
-    assert list(payload["tables"])[0] == "sensitivity"
+    assert next(iter(payload["tables"])) == "sensitivity"
     assert payload["meta"]["kind"] == "dbpa" and payload["meta"]["correction"] == "holm"
 
 

@@ -14,13 +14,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import sqlite_utils
 
 from store.db import dumps, transaction, utcnow
-from store.generations import get_generations
-from store.jobs import Arm, Audit, list_arms, list_jobs
+from store.generations import Generation, get_generations
+from store.jobs import Arm, Audit, Job, list_arms, list_jobs
 from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
+from workbench.embed.base import Embedder
+
+if TYPE_CHECKING:
+    from analysis.dbpa_stats import TestResult
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ class TestSpec:
         return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
-def _condition(jobs: list, generations: dict) -> Condition:
+def _condition(jobs: list[Job], generations: dict[str, Generation]) -> Condition:
     ids, texts, excluded = [], [], 0
     for job in sorted(jobs, key=lambda j: j.sample_index):
         gen = generations.get(job.generation_key or "")
@@ -108,8 +113,8 @@ def _stored(db: sqlite_utils.Database, audit_id: int) -> dict[tuple, tuple]:
     return {tuple(r[:6]): (r[6], r[7], r[8]) for r in rows}
 
 
-def _row(audit: Audit, test: TestSpec, embedder, distance: str, permutations: int,
-         result, status: str, note: str) -> list:
+def _row(audit: Audit, test: TestSpec, embedder: Embedder, distance: str, permutations: int,
+         result: TestResult | None, status: str, note: str) -> list:
     return [audit.id, test.case_study, test.item_id, test.baseline_arm.id, test.perturbed_arm.id,
             test.perturbation, test.variant_id, embedder.name, f"{embedder.id}:{embedder.version}",
             distance, len(test.baseline.texts), len(test.perturbed.texts), permutations,
@@ -149,7 +154,8 @@ def _note(test: TestSpec) -> str:
     return "; ".join(parts)
 
 
-def run_tests(db: sqlite_utils.Database, audit: Audit, embedder, tests: list[TestSpec],
+def run_tests(db: sqlite_utils.Database, audit: Audit, embedder: Embedder,
+              tests: list[TestSpec],
               vectors_of: Callable[[TestSpec], tuple], distances: list[str],
               permutations: int, emit: Callable[[AuditEvent], None],
               should_stop: Callable[[], bool] | None = None) -> tuple[int, bool]:
@@ -180,18 +186,17 @@ def run_tests(db: sqlite_utils.Database, audit: Audit, embedder, tests: list[Tes
             for distance in todo:
                 note = _note(test)
                 if too_few:
+                    reason = "fewer than 2 non-empty outputs in a condition: no test"
                     rows.append(_row(audit, test, embedder, distance, permutations, None,
-                                     "too_few", "; ".join(filter(None, [
-                                         note, "fewer than 2 non-empty outputs in a condition: "
-                                         "no test"]))))
+                                     "too_few", "; ".join(filter(None, [note, reason]))))
                     continue
                 result = permutation_test(base_vectors, pert_vectors, distance=distance,
                                           permutations_count=permutations,
                                           seed=test.permutation_seed)
                 status = "identical" if result.identical else "ok"
                 if result.identical:
-                    note = "; ".join(filter(None, [note, "every output has the same embedding: "
-                                                         "ω = 0 on every split, p = 1"]))
+                    same = "every output has the same embedding: ω = 0 on every split, p = 1"
+                    note = "; ".join(filter(None, [note, same]))
                 rows.append(_row(audit, test, embedder, distance, permutations, result, status,
                                  note))
             with transaction(db) as conn:

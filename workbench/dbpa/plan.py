@@ -17,8 +17,17 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from store.datasets import dataset_id
-from store.jobs import Arm, Audit, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, \
-    mark_status
+from store.jobs import (
+    Arm,
+    Audit,
+    Job,
+    JobSpec,
+    add_arm,
+    add_jobs,
+    create_audit,
+    list_jobs,
+    mark_status,
+)
 from store.records import Item, ModelRecord
 from workbench.audit.engine import StudyContext
 from workbench.audit.spec import arm_label

