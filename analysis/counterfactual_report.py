@@ -214,7 +214,7 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
         f"clustered by item. dᵢ = the edit's signed direction (gender_swap: +1 to female, "
         f"−1 to male); an edit with no direction has dᵢ = +1 (β = mean shift). One-sided "
         f"H1: β {'<' if alternative == 'less' else '>'} 0; corrected = Bonferroni within "
-        "(model, baseline, model kind).", "table11"))
+        "(model, baseline, regression model) over every perturbation × task.", "table11"))
     sections.append(Section(
         "Table 2 layout: every test with its family, raw and corrected p",
         tests_table(tests),
