@@ -206,9 +206,10 @@ def from_table(table: list[list[int]], categories: tuple[str, ...], *, field: st
     """
     q = len(categories)
     n = sum(sum(row) for row in table)
-    base = dict(field=field, binary=binary, stratum=stratum, rater_a=rater_a, rater_b=rater_b,
-                categories=tuple(categories), n=n,
-                confusion=tuple(tuple(row) for row in table), small_n=n < min_reliable_n(q))
+    base: dict[str, Any] = {
+        "field": field, "binary": binary, "stratum": stratum, "rater_a": rater_a,
+        "rater_b": rater_b, "categories": tuple(categories), "n": n,
+        "confusion": tuple(tuple(row) for row in table), "small_n": n < min_reliable_n(q)}
     if n == 0:
         return Agreement(**base, raw_agreement=None, kappa=None, kappa_se=None, kappa_ci=None,
                          ac1=None, state="undefined",

@@ -44,17 +44,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PAW_SCRYPT_LOG2N", "10")  # registration cost is not what is measured
 
-from annotate.agreement import agreement_table, strata_values  # noqa: E402
-from annotate.cases import get_case_view  # noqa: E402
-from annotate.codebook import AGREEMENT_FIELDS, FIELDS  # noqa: E402
-from annotate.events import record_label, start_session  # noqa: E402
-from annotate.kappa import _variance  # noqa: E402
-from annotate.people import register  # noqa: E402
-from annotate.sets import create_set, get_set, rater_queue  # noqa: E402
-from store import open_db  # noqa: E402
-from tests.annotate.conftest import PASSPHRASE, make_audit  # noqa: E402
-from workbench.tui.report import ReportCache, compute_report  # noqa: E402
-from workbench.tui.screens.annotate import is_complete, required_fields  # noqa: E402
+from annotate.agreement import agreement_table, strata_values
+from annotate.cases import get_case_view
+from annotate.codebook import AGREEMENT_FIELDS, FIELDS
+from annotate.events import record_label, start_session
+from annotate.kappa import _variance
+from annotate.people import register
+from annotate.sets import create_set, get_set, rater_queue
+from store import open_db
+from tests.annotate.conftest import PASSPHRASE, make_audit
+from workbench.tui.report import ReportCache, compute_report
+from workbench.tui.screens.annotate import is_complete, required_fields
 
 SET = "scale"
 CHECKPOINTS = (0.25, 0.5, 0.75, 1.0)

@@ -38,7 +38,7 @@ def tables(q: int, n: int):
 # 2×2 up to N = 10, 3×3 up to N = 5, 4×4 up to N = 3 (N = 0 included): 1,001 + 2,002 + 969
 # = 3,972 tables, every degenerate
 # shape among them (perfect, one constant rater, complete disagreement, p_e = 1).
-SMALL = [(q, n) for q, top in ((2, 10), (3, 5), (4, 3)) for n in range(0, top + 1)]
+SMALL = [(q, n) for q, top in ((2, 10), (3, 5), (4, 3)) for n in range(top + 1)]
 
 
 def _statsmodels(table):

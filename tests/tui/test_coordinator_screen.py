@@ -84,8 +84,10 @@ async def test_kappa_appears_and_updates_as_labels_arrive_from_outside(annotatio
             "bob = authenticate(db, 'bob', sys.argv[2])\n"
             "record_label(db, bob, start_session(db, bob, 'pilot'), sys.argv[3], "
             "'gold_shift', 'no_shift')\n")
-        done = subprocess.run([sys.executable, "-c", script, annotation_db.db_path, PASSPHRASE,
-                               codes[1]], cwd=ROOT, capture_output=True, text=True)
+        # Blocking on purpose: the label is committed by the other process before we wait.
+        done = subprocess.run(  # noqa: ASYNC221
+            [sys.executable, "-c", script, annotation_db.db_path, PASSPHRASE, codes[1]],
+            cwd=ROOT, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
         await wait_until(pilot, lambda: _row(app, "gold_shift|full")[4] == "0.57")
         assert _row(app, "gold_shift|full")[3] == "83.3 %"

@@ -153,7 +153,7 @@ async def test_harm_shows_the_answers_with_the_field(clinic_db):
 async def test_panel_keys_are_offered_only_for_panels_the_case_has(clinic_db):
     app = AnnotationApp(clinic_db.db_path, clinic_db.alice, SET_NAME)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await _open(pilot, "long_mcq")  # no flip, no chain
+        await _open(pilot, "long_mcq")  # no flip, no chain
         footer = screen_text(app).splitlines()[-1]
         assert "e o view" in footer and " a " not in footer.split("view")[0][-6:]
         await _open(pilot, "chain")

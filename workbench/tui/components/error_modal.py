@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -13,7 +15,7 @@ from textual.widgets import Static
 class ErrorModal(ModalScreen[None]):
     """Shows `title` and `message`; enter or escape closes it."""
 
-    BINDINGS = [Binding("escape,enter", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,enter", "close", "Close")]
 
     DEFAULT_CSS = """
     ErrorModal { align: center middle; }

@@ -12,11 +12,11 @@ each decision is one `adjudications` row (`annotate.adjudicate.adjudicate`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
@@ -49,11 +49,11 @@ class Decision:
 class AdjudicateScreen(Screen[None]):
     """The coordinator's queue of disagreements, one decision at a time."""
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     CSS_PATH = "adjudicate.tcss"
     AUTO_FOCUS = ""  # nothing: keys choose a value first; then the reason input has focus
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "choose('1')", "value", key_display="1…"),
         *[Binding(str(d), f"choose('{d}')", show=False) for d in range(2, 10)],
         Binding("left_square_bracket", "step(-1)", "prev", key_display="[", group=_CASE),

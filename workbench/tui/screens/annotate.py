@@ -14,10 +14,10 @@ screen in full; the panel concerned is scrolled into view and the label panel sa
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -54,9 +54,9 @@ class AnnotateScreen(Screen[None]):
     """A rater's queue of cases; see docs/tui.md for the keys."""
 
     CSS_PATH = "annotate.tcss"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "digit('1')", "label", key_display="1…"),
         *[Binding(str(d), f"digit('{d}')", show=False) for d in range(2, 10)],
         Binding("u,ctrl+z", "undo", "undo", key_display="u"),
@@ -399,7 +399,7 @@ class AnnotateScreen(Screen[None]):
 
     def palette_commands(self) -> list[SystemCommand]:
         """Labelling commands offered in the command palette (ctrl+p)."""
-        first_open = lambda: self._go(  # noqa: E731
+        first_open = lambda: self._go(
             next((i for i, v in enumerate(self.cases) if v.code not in self.complete),
                  self.index))
         return [

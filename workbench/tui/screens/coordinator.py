@@ -7,11 +7,11 @@ keeps the folded log), so it stays fast on a set with tens of thousands of label
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -46,9 +46,9 @@ class CoordinatorScreen(Screen[None]):
     """Progress, per-field agreement, the confusion matrix and per-stratum agreement."""
 
     CSS_PATH = "coordinator.tcss"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "adjudicate", "adjudicate"),
         Binding("r", "recompute", "refresh"),
         Binding("b", "cycle_dimension", "by family/dataset/model"),

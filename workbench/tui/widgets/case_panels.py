@@ -50,7 +50,7 @@ class CasePanels(VerticalScroll, can_focus=False):
     CasePanels { height: 1fr; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - textual's name
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.code: str | None = None
         """The case shown."""

@@ -17,6 +17,9 @@ PANEL_NAMES: dict[str, str] = {"question": "the edited question", "options": "th
                                "chain": "the model's reasoning"}
 """Short names of the evidence panels, for 'read … first' hints."""
 
+ALL_SET = "All fields set · ] next case · ↑↓ pick a field to change"
+"""The panel's first line once every field of the case is labelled."""
+
 
 def _value_text(field: str, value: str | None) -> str:
     if value is None:
@@ -98,8 +101,7 @@ class LabelPanel(Static):
         if active is not None:
             lines.append(Content.assemble((FIELDS[active].question, "italic")))
         else:
-            lines.append(Content.assemble(("All fields set · ] next case · ↑↓ pick a field "
-                                           "to change", "italic $text-success")))
+            lines.append(Content.assemble((ALL_SET, "italic $text-success")))
         for name in fields:
             spec = FIELDS[name]
             marker = ("▸ ", "bold $text-accent") if name == active else ("  ", "")

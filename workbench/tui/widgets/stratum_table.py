@@ -28,7 +28,7 @@ class StratumTable(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "none"
         self.zebra_stripes = True
-        for heading in ("stratum", "N", "raw agr.", "Cohen's κ", "95% CI", "AC1",
+        for heading in ("stratum", "N", "raw agr.", "κ", "95% CI", "AC1",
                         "Landis–Koch", "note"):
             self.add_column(heading)
 
