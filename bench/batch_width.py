@@ -76,7 +76,8 @@ def main() -> None:
         for width in order:
             s, n, r = one_width(backend, width, args.items, args.max_tokens)
             seconds[width] += s
-            tokens[width], rows[width] = n, r
+            tokens[width] = tokens.get(width, 0) + n
+            rows[width] = r
             print(f"  round {round_ + 1} width {width}: {n / s:.1f} tok/s "
                   f"(load {os.getloadavg()[0]:.2f})", flush=True)
     base = tokens[widths[0]] / seconds[widths[0]]
