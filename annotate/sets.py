@@ -189,7 +189,8 @@ def _code(rng: random.Random) -> str:
 def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_family: int | None = 50,
                seed: int = 0, name: str | None = None, chain_size: int | None = None,
                raters: tuple[str, str] | None = None,
-               coordinator: Person | None = None) -> AnnotationSet:
+               coordinator: Person | None = None,
+               also_audits: tuple[int, ...] = ()) -> AnnotationSet:
     """Draw a stratified, seeded sample of the audit's perturbed cases as a new set.
 
     Args:
@@ -205,6 +206,9 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         raters: the two raters who will label it (names); with `coordinator`, required
             before anyone can label (else name them later with `assign_raters`).
         coordinator: the authenticated coordinator naming the raters and signing the set.
+        also_audits: more audits (kind 'audit') to draw from in the same sample — one per
+            dataset, as Appendix M's sample spans three benchmarks; the set belongs to
+            `audit_id` and its config lists them all.
 
     Returns:
         The new set (with its strata counts, for the coordinator).
@@ -239,7 +243,14 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         create_robustness_set(db, audit_id, size, seed=seed, name=name, raters=raters,
                               coordinator=coordinator)
         return get_set(db, name)
-    units = _units(db, audit_id)
+    for other in also_audits:
+        row = db.execute("SELECT kind FROM audits WHERE id = ?", [other]).fetchone()
+        if row is None:
+            raise NotFound(f"audit: no audit with id {other}")
+        if row[0] != "audit" or other == audit_id:
+            raise UserError(f"audit {other}: only other seed-002 audits can be drawn from "
+                            "together")
+    units = [u for one in (audit_id, *also_audits) for u in _units(db, one)]
     if not units:
         raise UserError(f"audit {audit[0]!r}: no fired M-block generations to annotate yet "
                         "(run the audit first)")
@@ -251,7 +262,8 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     _mark_chain(chosen, chain_size, rng)
     rng.shuffle(chosen)  # insertion order (ids) and codes must not follow the strata
     used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
-    config = {"audit_id": audit_id, "size": size, "per_family": per_family, "seed": seed,
+    config = {"audit_id": audit_id, "audit_ids": [audit_id, *also_audits], "size": size,
+              "per_family": per_family, "seed": seed,
               "chain_size": chain_size, "n_available": len(units), "n_drawn": len(chosen)}
     with transaction(db) as conn:
         set_id = conn.execute(

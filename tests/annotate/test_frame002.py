@@ -102,3 +102,20 @@ def test_harm_flips_are_balanced_over_tiers_greedily(db):
             assert case["ask_harm"] == 1 and case["model"] == "m2"
         else:
             assert case["ask_harm"] == 0
+
+
+def test_one_sample_across_the_panel_audits_without_pubmedqa(db):
+    """Appendix M: stratified "by operator family ... and three medical benchmarks
+    (PubMedQA stems do not host M-block edits)": one set drawn from one audit per dataset."""
+    medqa = _audit(db, "medqa", "a-medqa", {"m": "open"}, 10, flip=set())
+    mmlu = _audit(db, "mmlu", "a-mmlu", {"m": "open"}, 10, flip=set())
+    pqa = _audit(db, "pqa", "a-pqa", {"m": "open"}, 10, flip=set())
+    db.execute("UPDATE datasets SET format = 'pubmedqa' WHERE name = 'pqa'")
+    create_set(db, medqa.audit_id, 16, per_family=None, seed=0, name="panel",
+               also_audits=(mmlu.audit_id, pqa.audit_id))
+    cases = _cases(db, "panel")
+    # 16 cases round-robin over 4 families × 2 datasets (PubMedQA excluded): 2 per stratum.
+    assert Counter((c["family"], c["dataset"]) for c in cases) == {
+        (f, ds): 2 for f in ("M2", "M3", "M4", "M5") for ds in ("medqa", "mmlu")}
+    with pytest.raises(UserError, match="only other seed-002 audits"):
+        create_set(db, medqa.audit_id, 4, seed=0, name="self", also_audits=(medqa.audit_id,))

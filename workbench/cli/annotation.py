@@ -139,7 +139,9 @@ def _tui(name: str):
 
 
 @annotate_group.command("create")
-@click.option("--audit", help="Audit id or name whose perturbed cases to sample.")
+@click.option("--audit", help="Audit id or name whose perturbed cases to sample; several, "
+                              "comma-separated, draw one sample across their datasets (seed "
+                              "002 Appendix M spans three benchmarks).")
 @click.option("--robustness", metavar="NAME_OR_ID",
               help="Instead of --audit: a seed-003 robustness run (`paw robustness`) whose "
                    "judge verdicts (CFV, direction, stereotype flags) the raters check, "
@@ -165,8 +167,10 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
                     chain_size: int | None, passphrase_env: str | None, db_path: str) -> None:
     """Draw a stratified, seeded sample of an audit's perturbed cases for two raters.
 
-    Strata: operator family × dataset × model, drawn in turn (equal allocation); both
-    raters get the same cases, each in their own seeded order.
+    Seed 002 Appendix M's frame: M2/M3/M4/M5 question edits (no PubMedQA), strata operator
+    family × dataset drawn in turn (equal allocation); each case shows one model's answer,
+    an M3/M4/M5 flip (with the harm question) balanced over model tiers where there is one.
+    Both raters get the same cases, each in their own seeded order.
     """
     from annotate.sets import create_set
 
@@ -178,12 +182,14 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
 
         audit_id = find_run(db, robustness, ("robustness",)).id
     else:
-        audit_id = _audit_id(db, audit or "")
+        audit_ids = [_audit_id(db, one.strip()) for one in (audit or "").split(",")]
+        audit_id, also_audits = audit_ids[0], tuple(audit_ids[1:])
     pair = split_pair(raters)
     person = login_coordinator(db, coordinator, passphrase_env, "creating a set")
     the_set = create_set(db, audit_id, size, per_family=per_family or None,
                          seed=seed, name=name, chain_size=chain_size, raters=pair,
-                         coordinator=person)
+                         coordinator=person,
+                         also_audits=also_audits if robustness is None else ())
     click.echo(f"created set {the_set.name}: {the_set.size} cases "
                f"({the_set.n_harm} with the harm question, {the_set.n_chain} with chain "
                f"registration), raters {pair[0]} and {pair[1]}, codebook "
