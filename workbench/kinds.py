@@ -1,7 +1,8 @@
-"""How to continue a stored run of each kind: one resume function per `audits.kind`.
+"""What the application knows per kind of run (`audits.kind`): its progress blocks, its
+`paw report` flag, and how to resume it.
 
-The UI's Runs screen resumes an interrupted run, whatever its kind, through `resume_run`;
-a new kind of study adds one line to `RESUMERS` ("module:function", imported when used).
+`paw audits`, the UI's Runs screen and `paw report` read these tables; a new kind of study
+adds one line to each ("module" or "module:function" strings, imported when used).
 Every resumer has the signature `resume(db, audit_id, *, engine, on_event, should_stop)`
 and runs what the stored plan still misses (nothing, when it is complete).
 """
@@ -16,6 +17,35 @@ if TYPE_CHECKING:
     import sqlite_utils
 
     from workbench.audit.engine import AuditEngine
+
+KIND_BLOCKS: dict[str, str] = {
+    "audit": "workbench.audit.spec",
+    "run": "workbench.audit.spec",
+    "study": "workbench.counterfactual.execute",
+    "dbpa": "workbench.dbpa.spec",
+    "robustness": "workbench.robustness.spec",
+}
+"""Module whose `ROLE_BLOCK` (and `BLOCKS`, the order) maps each kind's job roles to the
+progress blocks its planner reports; a kind not listed shows its roles as blocks."""
+
+REPORT_FLAG: dict[str, str] = {"audit": "--audit", "run": "--audit", "study": "--study",
+                               "dbpa": "--dbpa", "robustness": "--robustness"}
+"""`paw report` flag of each kind."""
+
+
+def kind_blocks(kind: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """(role -> block, block order) of a kind's planner (identity when unknown)."""
+    import importlib
+
+    name = KIND_BLOCKS.get(kind)
+    if name is None:
+        return {}, ()
+    try:
+        module = importlib.import_module(name)
+    except ImportError:  # a kind whose package this install lacks: roles are shown as is
+        return {}, ()
+    return dict(getattr(module, "ROLE_BLOCK", {})), tuple(getattr(module, "BLOCKS", ()))
+
 
 RESUMERS: dict[str, str] = {
     "audit": "workbench.audit.execute:resume_audit",

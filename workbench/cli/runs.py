@@ -10,20 +10,7 @@ import click
 
 from store.db import DEFAULT_DB
 from workbench.cli.options import db_option, open_store
-
-KIND_BLOCKS: dict[str, str] = {
-    "audit": "workbench.audit.spec",
-    "run": "workbench.audit.spec",
-    "study": "workbench.counterfactual.execute",
-    "dbpa": "workbench.dbpa.spec",
-    "robustness": "workbench.robustness.spec",
-}
-"""Module whose `ROLE_BLOCK` (and `BLOCKS`, the order) maps each kind's job roles to the
-progress blocks its planner reports; a kind not listed shows its roles as blocks."""
-
-REPORT_FLAG: dict[str, str] = {"audit": "--audit", "run": "--audit", "study": "--study",
-                               "dbpa": "--dbpa", "robustness": "--robustness"}
-"""`paw report` flag of each kind."""
+from workbench.kinds import REPORT_FLAG, kind_blocks
 
 STATUS_HELP = (
     "Status: planned (nothing ran yet), running (a process works on it now), finished, or "
@@ -33,20 +20,6 @@ STATUS_HELP = (
     "command again."
 )
 """The status rule (`store.runs`), said once for `paw audits` and `paw audits show`."""
-
-
-def kind_blocks(kind: str) -> tuple[dict[str, str], tuple[str, ...]]:
-    """(role -> block, block order) of a kind's planner (identity when unknown)."""
-    import importlib
-
-    name = KIND_BLOCKS.get(kind)
-    if name is None:
-        return {}, ()
-    try:
-        module = importlib.import_module(name)
-    except ImportError:  # a kind whose package this install lacks: roles are shown as is
-        return {}, ()
-    return dict(getattr(module, "ROLE_BLOCK", {})), tuple(getattr(module, "BLOCKS", ()))
 
 
 def duration(seconds: float) -> str:

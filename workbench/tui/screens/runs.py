@@ -49,11 +49,9 @@ def block_rows(counts: dict[str, dict[str, int]], role_block: dict[str, str]
 
 
 def _role_block(kind: str) -> dict[str, str]:
-    if kind in ("audit", "run"):
-        from workbench.audit.spec import ROLE_BLOCK
+    from workbench.kinds import kind_blocks
 
-        return dict(ROLE_BLOCK)
-    return {}
+    return kind_blocks(kind)[0]
 
 
 class RunsScreen(Screen[None]):
@@ -310,6 +308,8 @@ def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]]) -> str:
         lines.append("interrupted: press r to resume (finished generations are stored)")
     elif session.get("status") == "running" and run.status == "running":
         lines.append(f"running in process {session.get('pid')} on {session.get('host')}")
-    flag = {"audit": "--audit", "run": "--audit"}.get(run.kind, f"--{run.kind}")
+    from workbench.kinds import REPORT_FLAG
+
+    flag = REPORT_FLAG.get(run.kind, "--audit")
     lines.append(f"report: paw report {flag} {run.name}")
     return "\n".join(lines)
