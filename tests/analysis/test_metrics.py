@@ -266,7 +266,9 @@ def test_fblock_delta_is_paired_over_items(db):
     result = compute_audit(load_audit(db), n_boot=300, seed=5)
     r = result.arms[0]
     # Paired items q1..q3: base (1+1+0)/3 = 2/3. F-pert = mean over the fired
-    # perturbations F1 0, F2 1, F3 1, F4 1 (F5 never fired: left out) = 3/4; Δ = −1/12.
+    # perturbations F1 0, F2 1, F3 1, F4 1 (F5 never fired: left out — Table 4 gives
+    # BioMistral-7B an F-pert of 38% although its F1, F2, F5 rows in Table 11 are "–")
+    # = 3/4; Δ = −1/12.
     assert r.stats["acc_base"].point == pytest.approx(2 / 3)
     assert r.stats["acc_fpert"].point == pytest.approx(3 / 4)
     assert r.stats["delta_f"].point == pytest.approx(-1 / 12)

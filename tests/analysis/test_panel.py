@@ -141,3 +141,40 @@ def test_paw_report_panel(db_path, tmp_path):
     result = CliRunner().invoke(cli, ["report", "--db", db_path, "--panel", "a-medqa",
                                       "--audit", "a-mmlu"])
     assert result.exit_code != 0 and "not several" in result.output
+
+
+def test_table8_sign_and_mean_rows(db):
+    """Table 8 (GPT-4o-mini): rows per dataset, Δ = shuffled − original (76.5 → 32.0 is
+    −44.5), and a Mean row over the datasets (77.3 → 38.5: −38.8)."""
+    options = {"A": "Aspirin", "B": "Heparin", "C": "Warfarin", "D": "Clopidogrel"}
+    shuffled = {"A": "Heparin", "B": "Aspirin", "C": "Warfarin", "D": "Clopidogrel"}
+    for dataset, answers in (("medqa", ("B", "A")), ("mmlu", ("A", "A"))):
+        b = AuditBuilder(db, dataset=dataset, audit=f"s-{dataset}")
+        arm = b.arm("m/cot")
+        for i, answer in enumerate(answers):
+            q = b.item(f"{dataset}{i}", gold="A", options=options)
+            b.baseline(arm, q, answer="A")  # original accuracy 100 %
+            b.perturbed(arm, q, operator_id="option_shuffle", family="shuffle", answer=answer,
+                        options=shuffled, gold="B")  # remapped gold: B
+    # medqa: shuffled answers B (right), A (wrong) -> 50 %, Δ = 50 − 100 = −50 pp;
+    # mmlu: A, A -> 0 %, Δ = −100 pp; Mean: Δ = (−50 − 100) / 2 = −75 pp.
+    table = build_panel_report(db, "all", n_boot=20).section("panel_shuffle").frame
+    assert table.loc["m/cot · medqa", "delta_pp"] == pytest.approx(-50.0)
+    assert table.loc["m/cot · mmlu", "delta_pp"] == pytest.approx(-100.0)
+    assert table.loc["m/cot · Mean", "delta_pp"] == pytest.approx(-75.0)
+    assert table.loc["m/cot · Mean", "acc_shuffled_pct"] == pytest.approx(25.0)
+    # One audit with two arms: Table 8's Mean row averages the arms.
+    from analysis import audit_tables
+
+    b = AuditBuilder(db, dataset="medqa", audit="two-arms")
+    arms = [b.arm("x/cot"), b.arm("y/cot")]
+    q = b.item("medqa0", gold="A", options=options)
+    for arm, answer in zip(arms, ("B", "A")):
+        b.baseline(arm, q, answer="A")
+        b.perturbed(arm, q, operator_id="option_shuffle", family="shuffle", answer=answer,
+                    options=shuffled, gold="B")
+    single = audit_tables(db, "two-arms", n_boot=20)["shuffle"]
+    # x: shuffled answer right (B) -> Δ = 100 − 100 = 0; y: wrong -> −100; Mean −50.
+    assert single.loc["x/cot", "delta_pp"] == pytest.approx(0.0)
+    assert single.loc["y/cot", "delta_pp"] == pytest.approx(-100.0)
+    assert single.loc["Mean", "delta_pp"] == pytest.approx(-50.0)
