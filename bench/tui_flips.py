@@ -8,8 +8,8 @@ the new page on screen (the screen stamps both), median of several repeats. Pilo
 presses are not used for timing: `pilot.press` waits for the app to go idle (about 250 ms
 here), which is the test harness, not the app.
 
-- first paint: switch to the inspector (key `2`) on a run of 50,000 edits (cold: the first
-  open also fills the derived flip index; warm: later opens);
+- first paint: switch to the inspector (key `2`) on a run of 50,000 edits (first: a new
+  app's first open — its reader connection is opened too; warm: later opens);
 - filter change: each of intent `i`, flipped/kept `f`, block `b`, arm `m`, sort `o`.
 
     .venv/bin/python bench/tui_flips.py --edits 50000 [--db /tmp/flips50k.db --keep]
@@ -53,7 +53,7 @@ async def measure(db_path: str, repeats: int) -> dict[str, list[float]]:
             app.switch_mode("flips")  # what key 2 does, without the test pilot's idle waits
             await _until(pilot, lambda: getattr(app.screen, "_drawn_request", 0) >= 1)
             screen = app.screen
-            key = "first paint (cold)" if round_ == 0 else "first paint (warm)"
+            key = "first paint (first)" if round_ == 0 else "first paint (warm)"
             times.setdefault(key, []).append(1000 * (screen.painted_at - started))
             for label, action in (("intent filter", "intent"), ("flips/kept", "flipped"),
                                   ("block filter", "block"), ("arm filter", "arm"),
@@ -83,8 +83,19 @@ def main() -> None:
         started = time.perf_counter()
         build_store(path, args.edits)
         print(f"built {args.edits} edits in {time.perf_counter() - started:.1f} s: {path}")
+    # A run indexes its edits for the inspector when it ends (`run_staged`); the store built
+    # here bypassed the engine, so index it the same way first and say what that cost.
+    from analysis.flips import index_flips
+    from store.db import open_db
+
+    db = open_db(path)
+    started = time.perf_counter()
+    index_flips(db, 1)
+    print(f"flip index brought up to date (what a run does when it ends): "
+          f"{time.perf_counter() - started:.1f} s")
+    db.conn.close()
     times = asyncio.run(measure(path, args.repeats))
-    target = {"first paint (cold)": 300, "first paint (warm)": 300}
+    target = {"first paint (first)": 300, "first paint (warm)": 300}
     print(f"{'what':<22}{'median ms':>10}{'max ms':>10}{'target':>8}")
     for label, values in times.items():
         goal = target.get(label, 100)
