@@ -43,6 +43,7 @@ def bare_batched_pass(model_path: str, threads: int, n_seq: int,
     ctx_seq = -(-max(need, n_ctx_seq) // 256) * 256
     params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
     params.n_ctx, params.n_seq_max, params.kv_unified = n_seq * ctx_seq, n_seq, False
+    params.n_batch = params.n_ubatch = 512  # Llama capped them at its own small n_ctx
     ctx = llama_cpp.llama_init_from_model(llm._model.model, params)
     mem = llama_cpp.llama_get_memory(ctx)
     batch = llama_cpp.llama_batch_init(512, 0, 1)
