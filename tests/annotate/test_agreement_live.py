@@ -58,10 +58,11 @@ def test_per_stratum_filters_and_breakdown(db, people, s):
     everything = agreement_table(db, "s", "gold_shift")
     assert everything.n == 40
     by_family = [a for a in all_agreements(db, "s", by="family") if a.stratum]
-    # 4 families × every agreement field × (full, and binary where the field has one)
-    from annotate.codebook import AGREEMENT_FIELDS, FIELDS
+    # 4 families × every agreement field of seed 002's cases (the set has no seed-003
+    # case) × (full, and binary where the field has one)
+    from annotate.codebook import FIELDS, SEED002_AGREEMENT_FIELDS
 
-    forms = sum(2 if FIELDS[f].binary_positive else 1 for f in AGREEMENT_FIELDS)
+    forms = sum(2 if FIELDS[f].binary_positive else 1 for f in SEED002_AGREEMENT_FIELDS)
     assert len(by_family) == 4 * forms
     assert sum(a.n for a in by_family if a.field == "gold_shift" and not a.binary) == 40
     full_key = rows[0][1]
