@@ -461,6 +461,22 @@ def m007_flip_index(db: sqlite_utils.Database) -> None:
     )
 
 
+def m008_jobs_index_with_key(db: sqlite_utils.Database) -> None:
+    """Jobs: the (audit, status) index also carries the generation key.
+
+    `store.runs` counts each run's distinct generations on every listing (the UI's Runs
+    screen, `paw audits`); without the key in the index that count read every job row:
+    100 ms for one audit of 54,000 jobs. The wider index answers the same (audit, status)
+    lookups as the one it replaces.
+    """
+    db.executescript(
+        """
+        CREATE INDEX idx_jobs_audit_key ON jobs(audit_id, status, generation_key);
+        DROP INDEX idx_jobs_audit;
+        """
+    )
+
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 MIGRATIONS: list[Migration] = [
@@ -471,6 +487,7 @@ MIGRATIONS: list[Migration] = [
     m005_signed_annotation_record,
     m006_text_embeddings_and_dbpa_tests,
     m007_flip_index,
+    m008_jobs_index_with_key,
 ]
 
 

@@ -9,6 +9,8 @@ and the current model.
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -27,7 +29,11 @@ if TYPE_CHECKING:
     from workbench.tui.workbench_app import WorkbenchApp
 
 REFRESH_SECONDS = 2.0
-"""How often the list of runs is re-read."""
+"""How often the screen checks whether the store changed (and re-reads the runs if so)."""
+
+LIVENESS_SECONDS = 10.0
+"""Re-list at least this often while the screen is shown, to see a killed run turn
+interrupted (its process is gone; nothing in the store changed)."""
 
 DRAW_SECONDS = 0.5
 """How often the live run's bars are redrawn."""
@@ -77,6 +83,10 @@ class RunsScreen(Screen[None]):
         self.details: dict[int, list[tuple[str, int, int]]] = {}
         """Per-block (done, total) of each listed run, read with the list."""
         self._followed_live = ""
+        self._db_lock = threading.Lock()
+        self._reader: Any = None
+        self._seen_version: int | None = None
+        self._listed_at = 0.0
 
     @property
     def paw(self) -> WorkbenchApp:
@@ -94,30 +104,51 @@ class RunsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#runs", DataTable).focus()
-        self.set_interval(REFRESH_SECONDS, self.refresh_runs)
-        self.set_interval(DRAW_SECONDS, self.draw_detail)
+        self.set_interval(REFRESH_SECONDS, lambda: self.refresh_runs(force=False))
+        self.set_interval(DRAW_SECONDS, lambda: self.is_current and self.draw_detail())
         self.refresh_runs()
 
     # ---- the list (thread worker, own connection) ----------------------------------------
 
-    def refresh_runs(self) -> None:
-        """Re-read the runs in a worker (nothing while the database does not exist yet)."""
-        if self.paw.db_exists:
-            self._list_runs()
+    def refresh_runs(self, force: bool = True) -> None:
+        """Re-read the runs in a worker (nothing while the database does not exist yet).
+
+        Args:
+            force: re-read even if no other connection wrote since the last read (the
+                2-second timer passes False: then only a change, or `LIVENESS_SECONDS`
+                since the last read, re-reads — a killed process changes no data but
+                turns its run interrupted).
+        """
+        if self.paw.db_exists and (force or self.is_current):
+            self._list_runs(force)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="listing runs")
-    def _list_runs(self) -> None:
+    def _list_runs(self, force: bool) -> None:
         from store.db import open_db
         from store.runs import list_runs, role_counts
 
-        db = open_db(self.paw.db_path)
-        try:
+        with self._db_lock:
+            if self._reader is None:
+                self._reader = open_db(self.paw.db_path)
+            db = self._reader
+            # PRAGMA data_version changes when another connection commits: a cheap way to
+            # skip a listing when nothing was written.
+            version = db.execute("PRAGMA data_version").fetchone()[0]
+            now = time.monotonic()
+            if not force and version == self._seen_version and \
+                    now - self._listed_at < LIVENESS_SECONDS:
+                return
+            self._seen_version, self._listed_at = version, now
             runs = list_runs(db)
             details = {run.id: block_rows(role_counts(db, run.id), _role_block(run.kind))
                        for run in runs}
-        finally:
-            db.conn.close()
         self.post_message(RunsListed(runs, details))
+
+    def on_unmount(self) -> None:
+        with self._db_lock:
+            if self._reader is not None:
+                self._reader.conn.close()
+                self._reader = None
 
     @on(RunsListed)
     def _draw_runs(self, message: RunsListed) -> None:
