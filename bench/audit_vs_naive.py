@@ -169,6 +169,9 @@ def main() -> None:
                         help="Engine threads (default: the runner's, idle cores)")
     parser.add_argument("--batch", type=int, default=None,
                         help="Engine sequences per batch (default: the runner's)")
+    parser.add_argument("--rounds", type=int, choices=(1, 2), default=2,
+                        help="2: engine, bare, naive, then naive, bare, engine (ratios from "
+                             "the sums, so a change of machine load favours no pass)")
     args = parser.parse_args()
 
     db = open_db(memory=True)
@@ -201,6 +204,20 @@ def main() -> None:
                                                  model.path, chat)
     print(f"naive:  {len(naive_results)} answered jobs ({naive_n} generations) in "
           f"{naive_s:.1f} s: {len(naive_results) / naive_s:.3f} jobs/s")
+    if args.rounds == 2:  # the same three passes in reverse order: load changes even out
+        naive2 = naive_pass(items, operators, args.max_tokens, model.path, chat)[0]
+        bare2 = bare_batched_pass(model.path, threads, width, replays)
+        db2 = open_db(memory=True)
+        import_demo(db2)
+        if args.model:
+            register_model(db2, args.model, "default")
+        engine2 = engine_pass(db2, items, operators, args.max_tokens, args.threads,
+                              args.batch)[0]
+        print(f"round 2 (reversed): naive {naive2:.1f} s, bare {bare2:.1f} s, engine "
+              f"{engine2:.1f} s", flush=True)
+        engine_s, bare_s, naive_s = engine_s + engine2, bare_s + bare2, naive_s + naive2
+        print(f"both rounds: engine {engine_s:.1f} s ({2 * tokens / engine_s:.1f} tok/s), "
+              f"bare {bare_s:.1f} s ({2 * tokens / bare_s:.1f} tok/s), naive {naive_s:.1f} s")
     print(f"engine/bare (same generations): {bare_s / engine_s:.2f}")
     # Throughput = answered audit jobs (baseline, direct, each fired edit) per second, the
     # work an auditor wants done; the engine answers identical prompts (e.g. two negation

@@ -157,6 +157,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="Runner threads (default all)")
     parser.add_argument("--batch", type=int, default=None,
                         help="Runner sequences per batch (default: the runner's)")
+    parser.add_argument("--rounds", type=int, choices=(1, 2), default=2,
+                        help="2: runner, bare, naive, then naive, bare, runner (ratios from "
+                             "the sums, so a change of machine load favours no pass)")
     args = parser.parse_args()
 
     db = open_db(memory=True)
@@ -179,6 +182,21 @@ def main() -> None:
     naive_s, naive_results, llm = naive_pass(items, args.max_tokens, model.path, chat, chains)
     print(f"naive:  {naive_s:.1f} s  ({2 * len(items) / naive_s:.3f} gen/s, "
           f"{tokens / naive_s:.1f} tok/s)")
+    if args.rounds == 2:  # the same three passes in reverse order: load changes even out
+        llm2 = naive_pass(items, args.max_tokens, model.path, chat, chains)
+        llm2[2].close()
+        bare2 = bare_batched_pass(model.path, threads, width, replays)
+        db2 = open_db(memory=True)
+        import_demo(db2)
+        if args.model:
+            register_model(db2, args.model, "default")
+        items2 = [i for i in get_items(db2, "demo") if i.kind == "mcq"][: args.items]
+        runner2 = runner_pass(db2, items2, args.max_tokens, args.threads, args.batch)[0]
+        print(f"round 2 (reversed): naive {llm2[0]:.1f} s, bare {bare2:.1f} s, "
+              f"runner {runner2:.1f} s", flush=True)
+        runner_s, bare_s, naive_s = runner_s + runner2, bare_s + bare2, naive_s + llm2[0]
+        print(f"both rounds: runner {runner_s:.1f} s ({2 * tokens / runner_s:.1f} tok/s), "
+              f"bare {bare_s:.1f} s ({2 * tokens / bare_s:.1f} tok/s), naive {naive_s:.1f} s")
     print(f"throughput ratio runner/bare: {bare_s / runner_s:.2f}   runner/naive: "
           f"{naive_s / runner_s:.2f}", flush=True)
 
