@@ -50,6 +50,7 @@ def kind_blocks(kind: str) -> tuple[dict[str, str], tuple[str, ...]]:
 RESUMERS: dict[str, str] = {
     "audit": "workbench.audit.execute:resume_audit",
     "dbpa": "workbench.dbpa.execute:resume_dbpa",
+    "robustness": "workbench.robustness.execute:resume_robustness",
 }
 """Resume function of each kind of run."""
 

@@ -165,3 +165,17 @@ def test_unparsed_answers_are_excluded_not_counted_as_changes(demo_db, fake_mode
     assert arm.counts["cfv_reanswer_unparsed"] == 1
     assert arm.estimates["cfv_format_failure"].value == pytest.approx(2 / 3)
     assert arm.estimates["cfv_valid"].value == 0.0
+
+
+def test_a_stored_run_resumes_from_its_config(demo_db, fake_model, make_engine, marked) -> None:
+    """The UI's resume (`workbench.kinds.RESUMERS`) rebuilds the spec from the stored run."""
+    from workbench.kinds import can_resume
+    from workbench.robustness.execute import spec_of
+
+    spec = scripted_spec()
+    first = run_robustness(demo_db, spec, engine=make_engine(hand), embed=fake_embed)
+    again = spec_of(demo_db, first.audit_id)
+    assert again.config() == spec.config() and again.audit_name == first.audit
+    assert can_resume("robustness")
+    rerun = run_robustness(demo_db, again, engine=make_engine(hand), embed=fake_embed)
+    assert rerun.audit_id == first.audit_id and rerun.generated == 0

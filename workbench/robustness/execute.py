@@ -254,3 +254,32 @@ def run_robustness(db: sqlite_utils.Database, spec: RobustnessSpec, *,
     return RobustnessOutcome(staged.audit, staged.audit_id, staged.generated,
                              staged.job_counts, counts.get("judgements", 0),
                              counts.get("embedded", 0), staged.elapsed_s, staged.stopped)
+
+
+def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
+    """The settings of stored seed-003 tests, as a spec that finds the same run."""
+    from store.runs import find_run, run_config
+
+    config = run_config(db, audit_id)
+    name = find_run(db, audit_id, "robustness").name
+    item_ids = config.get("item_ids")
+    kwargs: dict = {}
+    if config.get("prefixes"):
+        kwargs["prefixes"] = tuple(config["prefixes"])
+    if config.get("embedder"):
+        kwargs["embedder"] = config["embedder"]
+    return RobustnessSpec(
+        dataset=config["dataset"], models=tuple(config["models"]),
+        template=config["template"], tests=tuple(config["tests"]), seed=int(config["seed"]),
+        limit=config.get("limit"), item_ids=None if item_ids is None else tuple(item_ids),
+        max_tokens=int(config["max_tokens"]), cfv_max_tokens=int(config["cfv_max_tokens"]),
+        judge=config["judge"], judge_max_tokens=int(config["judge_max_tokens"]), name=name,
+        **kwargs)
+
+
+def resume_robustness(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
+                      on_event: Callable[[AuditEvent], None] | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> RobustnessOutcome:
+    """Continue stored seed-003 tests (`workbench.kinds.RESUMERS`): what is missing runs."""
+    return run_robustness(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
+                          should_stop=should_stop)
