@@ -329,9 +329,10 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
     for a in results:
         where = f" [{a.stratum}]" if a.stratum else ""
         ci = f" [{_fmt(a.kappa_ci[0])}, {_fmt(a.kappa_ci[1])}]" if a.kappa_ci else ""
+        flags = f" [{', '.join(a.flags)}]" if a.flags and a.kappa is not None else ""
         click.echo(f"{a.label}{where}: N={a.n} kappa={_fmt(a.kappa)}{ci} "
                    f"({a.interpretation}) raw={_fmt(a.raw_agreement)} AC1={_fmt(a.ac1)}"
-                   + (f" — {a.reason}" if a.reason else ""))
+                   + flags + (f" — {a.reason}" if a.reason else ""))
         if a.n:
             width = max(len(c) for c in a.categories)
             click.echo(f"    {a.rater_a} \\ {a.rater_b}: " + " ".join(
@@ -339,6 +340,10 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
             for category, row in zip(a.categories, a.confusion):
                 click.echo(f"    {category.rjust(width)}  " + " ".join(
                     str(x).rjust(width) for x in row))
+    from annotate.agreement import landis_koch_legend
+
+    click.echo(f"Landis–Koch: {landis_koch_legend()}. CI: asymptotic, cut at [−1, 1] "
+               "(clipped); small N: N < 2q² (Cicchetti 1981); perfect: kappa 1, no interval.")
 
 
 # ---- adjudicate -------------------------------------------------------------------
