@@ -1,4 +1,4 @@
-"""A stored seed-000 study as arrays: k samples → majority answers and option distributions → comparisons.
+"""A stored seed-000 study as arrays: k samples → majority answers, distributions → comparisons.
 
 Reads the store only (jobs, variants, generations, items). A comparison unit is one item
 under one targeted edit; its jobs are found through the unit's targeted variant: 'original'
