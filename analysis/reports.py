@@ -49,7 +49,7 @@ def builder_for(kind: str):
 
 
 def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
-                     kind: str | tuple[str, ...] | None = None, n_boot: int = d.N_BOOT,
+                     kind: str | tuple[str, ...] | None = None, n_boot: int | None = None,
                      seed: int = d.DEFAULT_SEED, **options: Any) -> Report:
     """The report of a stored run, whatever its kind.
 
@@ -57,7 +57,8 @@ def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
         db: the store.
         ref: run name or id (None: the latest run, of `kind` if given).
         kind: restrict the lookup to these kinds (e.g. `paw report --study`).
-        n_boot: bootstrap replicates per CI.
+        n_boot: bootstrap replicates (None: the kind's builder chooses, e.g. the paper's
+            B = 1000 for the seed-000 bootstrap test, 200 for seed-002 CIs).
         seed: bootstrap / permutation seed.
         options: passed to the kind's builder.
 
@@ -69,4 +70,6 @@ def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
 
     run = find_run(db, ref, kind)
     build = builder_for(run.kind)
-    return build(db, run.id, n_boot=n_boot, seed=seed, **options)
+    if n_boot is not None:
+        options["n_boot"] = n_boot  # else the builder's own default (its paper's B)
+    return build(db, run.id, seed=seed, **options)

@@ -80,7 +80,8 @@ async def _fill_form(pilot, *, operators="M2", limit="1", max_tokens="32",
 async def test_runs_screen_lists_runs_with_status_and_blocks(workbench_db):
     app = WorkbenchApp(workbench_db)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_until(pilot, lambda: "chest-audit" in screen_text(app))
+        await wait_until(pilot, lambda: "chest-audit" in screen_text(app)
+                         and "24/24" in screen_text(app))
         text = screen_text(app)
         assert "chest-audit" in text and "finished" in text and "48/48" in text
         # The selected run's blocks, with the report command.

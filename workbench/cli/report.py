@@ -92,8 +92,9 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Report file; figures are written beside it as <stem>_<figure>.png "
                    "(default: ./<name>-report.<format>; JSON goes to stdout).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--n-boot", type=click.IntRange(min=0), default=N_BOOT, show_default=True,
-              help="Bootstrap replicates per 95% CI (0 = no CIs).")
+@click.option("--n-boot", type=click.IntRange(min=0), default=None,
+              help=f"Bootstrap replicates (0 = no CIs; default: the paper's for the run's "
+                   f"kind — {N_BOOT} for seed-002 CIs, 1000 for the seed-000 bootstrap test).")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
               help="Bootstrap / permutation seed.")
 @click.option("--coordinator", metavar="NAME",
@@ -104,7 +105,7 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
 @db_option
 def report_command(audit: str | None, study: str | None, dbpa: str | None,
                    robustness: str | None, panel: str | None, fmt: str | None,
-                   out: str | None, as_json: bool, n_boot: int, seed: int,
+                   out: str | None, as_json: bool, n_boot: int | None, seed: int,
                    coordinator: str | None, passphrase_env: str | None,
                    db_path: str) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
@@ -122,7 +123,8 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
     if panel is not None:
         from analysis.panel import build_panel_report
 
-        report = build_panel_report(db, panel, n_boot=n_boot, seed=seed)
+        report = build_panel_report(db, panel, n_boot=N_BOOT if n_boot is None else n_boot,
+                                    seed=seed)
         audit_ids = [int(a) for a in report.meta["audit_ids"]]
     else:
         report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
@@ -146,8 +148,9 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
     path = Path(out) if out else _default_out(str(report.meta["audit"]), fmt)
     written, pngs = report.write(path, fmt)
     figures = f" and {', '.join(str(p) for p in pngs)}" if pngs else ""
-    click.echo(f"wrote {written}{figures} ({len(report.sections)} tables, "
-               f"n_boot={n_boot}, seed={seed})")
+    shown = report.meta.get("n_boot", n_boot)
+    boot = "" if shown is None else f"n_boot={shown}, "
+    click.echo(f"wrote {written}{figures} ({len(report.sections)} tables, {boot}seed={seed})")
 
 
 commands = [report_command]

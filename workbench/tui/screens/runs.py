@@ -155,12 +155,19 @@ class RunsScreen(Screen[None]):
         self.runs, self.details = list(message.runs), dict(message.details)
         table = self.query_one("#runs", DataTable)
         keep = self.selected
-        table.clear()
-        for run in self.runs:
-            cells = (str(run.id), run.name, run.kind, run.dataset, ",".join(run.models),
-                     run.status, f"{run.jobs_done}/{run.jobs_total}", str(run.generations),
-                     clock(run.wall_s))
-            table.add_row(*(Text(cell) for cell in cells), key=str(run.id))
+        rows = {str(run.id): (str(run.id), run.name, run.kind, run.dataset,
+                              ",".join(run.models), run.status,
+                              f"{run.jobs_done}/{run.jobs_total}", str(run.generations),
+                              clock(run.wall_s)) for run in self.runs}
+        if [key.value for key in table.rows] == list(rows):
+            # The same runs: update the cells in place (no flicker, the cursor stays).
+            for key, cells in rows.items():
+                for column, cell in zip(table.columns, cells):
+                    table.update_cell(key, column, Text(cell))
+        else:
+            table.clear()
+            for key, cells in rows.items():
+                table.add_row(*(Text(cell) for cell in cells), key=key)
         live = self.paw.live
         if live is not None and live.name and live.name != self._followed_live:
             # A run launched here: select it once, when it first shows up in the list.
