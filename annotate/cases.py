@@ -7,20 +7,24 @@ model's own text is scrubbed of its model and arm names before it is put in one.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import sqlite_utils
 
+from analysis.textdiff import (  # noqa: F401  (edit_spans, edit_segments: re-exported)
+    Span,
+    edit_segments,
+    edit_spans,
+    segments_of,
+    spans_of,
+    word_opcodes,
+)
 from annotate.codebook import FIELDS, applicable_fields, robustness_test
 from annotate.people import Person, require
 from store.db import loads
 from store.errors import NotFound, UserError
-
-Span = tuple[int, int]
-"""A half-open character range [start, end) into a text."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,6 @@ class CaseView:
         return asdict(self)
 
 
-_WORD = re.compile(r"\S+")
-
 _WORD_LABEL_ORDER = ("Yes", "No", "Maybe")
 """Display order of word answer labels (workbench.datasets.items.BINARY_LABELS; the store's
 canonical JSON sorts keys, which would put No before Yes)."""
@@ -104,80 +106,6 @@ def display_order(options: dict) -> tuple[tuple[str, str], ...]:
     if pairs and all(label in _WORD_LABEL_ORDER for label, _ in pairs):
         pairs.sort(key=lambda pair: _WORD_LABEL_ORDER.index(pair[0]))
     return tuple(pairs)
-
-
-def _word_opcodes(original: str, edited: str):
-    a = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(original)]
-    b = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(edited)]
-    matcher = difflib.SequenceMatcher(a=[w for *_, w in a], b=[w for *_, w in b],
-                                      autojunk=False)
-    return a, b, matcher.get_opcodes()
-
-
-def edit_spans(original: str, edited: str) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
-    """Word-level diff of two texts.
-
-    Returns:
-        (spans of `original` removed or replaced, spans of `edited` inserted or replacing),
-        each a tuple of half-open character ranges; adjacent changed words are merged.
-    """
-    return _spans(*_word_opcodes(original, edited))
-
-
-def _spans(a, b, opcodes) -> tuple[tuple[Span, ...], tuple[Span, ...]]:
-    old: list[Span] = []
-    new: list[Span] = []
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            continue
-        if i2 > i1:
-            old.append((a[i1][0], a[i2 - 1][1]))
-        if j2 > j1:
-            new.append((b[j1][0], b[j2 - 1][1]))
-    return tuple(old), tuple(new)
-
-
-def edit_segments(original: str, edited: str) -> tuple[tuple[str, str], ...]:
-    """The edited text with the original's removed words put back where they were.
-
-    Returns:
-        (kind, text) runs in reading order, kind 'same', 'removed', 'inserted' or 'gap'
-        (a space that keeps a removed run apart from its neighbours and belongs to
-        neither text): the 'same' and 'inserted' runs concatenate to `edited` exactly; the
-        'same' and 'removed' runs give `original`'s words in order.
-    """
-    return _segments(original, edited, *_word_opcodes(original, edited))
-
-
-def _segments(original: str, edited: str, a, b, opcodes) -> tuple[tuple[str, str], ...]:
-    runs: list[tuple[str, str]] = []
-
-    def add(kind: str, text: str) -> None:
-        if not text:
-            return
-        if runs and ((kind == "removed") != (runs[-1][0] == "removed")):
-            last = runs[-1][1]
-            if not last[-1].isspace() and not text[0].isspace():
-                runs.append(("gap", " "))
-        runs.append((kind, text))
-
-    at = 0  # characters of `edited` emitted so far
-    for tag, i1, i2, j1, j2 in opcodes:
-        if tag == "equal":
-            end = b[j2 - 1][1]
-            add("same", edited[at:end])
-            at = end
-            continue
-        if j2 > j1:
-            add("same", edited[at:b[j1][0]])  # the whitespace before the change
-            at = b[j1][0]
-        if i2 > i1:
-            add("removed", original[a[i1][0]:a[i2 - 1][1]])
-        if j2 > j1:
-            add("inserted", edited[b[j1][0]:b[j2 - 1][1]])
-            at = b[j2 - 1][1]
-    add("same", edited[at:])
-    return tuple(runs)
 
 
 def scrub(text: str | None, names: list[str]) -> str | None:
@@ -259,8 +187,8 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
                            [row["set_id"]]).fetchone()[0]
     question = row["question"]
     edited = row["edited"] if row["edited"] is not None else question
-    diff = _word_opcodes(question, edited)  # one diff for the spans and the segments
-    old_spans, new_spans = _spans(*diff)
+    diff = word_opcodes(question, edited)  # one diff for the spans and the segments
+    old_spans, new_spans = spans_of(*diff)
     options = loads(row["variant_options"]) or loads(row["options_json"]) or {}
     before, after = row["answer_before"], row["answer_after"]
     flipped = before is not None and after is not None and before != after
@@ -274,7 +202,7 @@ def _view(db: sqlite_utils.Database, row: dict, person: Person | None,
         code=row["code"], set_name=row["set_name"], position=position or 0, total=int(total),
         kind=row["kind"], context=row["context"], question=question, edited_question=edited,
         original_spans=old_spans, edited_spans=new_spans,
-        segments=_segments(question, edited, *diff),
+        segments=segments_of(question, edited, *diff),
         options=display_order(options),
         gold=row["variant_gold"] or row["gold"],
         flipped=flipped, answer_before=before if flipped else None,
