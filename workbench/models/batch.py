@@ -150,10 +150,11 @@ class BatchDecoder:
         self.vocab = llm._model.vocab
         self.slots = [Slot(i, self) for i in range(n_seq)]
         self.stats = {"steps": 0, "widest": 0, "step_tokens": 0, "prompt_tokens": 0,
-                      "reused_tokens": 0, "copies": 0}
+                      "reused_tokens": 0, "copies": 0, "step_s": 0.0, "eval_s": 0.0}
         """Counters for benchmarks and tests: decode steps, their widest batch, tokens
         decoded in steps, prompt tokens evaluated, prompt tokens reused from the cache,
-        cross-slot prefix copies."""
+        cross-slot prefix copies, seconds in step decodes and in single-sequence
+        evaluations (prompts and appended cues)."""
 
     def close(self) -> None:
         """Free the context and the batch."""
@@ -199,6 +200,7 @@ class BatchDecoder:
 
         Returns the batch index of the last token (its logits are the only ones computed).
         """
+        started = time.perf_counter()
         for start in range(0, len(ids), self.n_batch):
             chunk = ids[start:start + self.n_batch]
             base = len(slot.ids)
@@ -207,6 +209,7 @@ class BatchDecoder:
                         for i, t in enumerate(chunk)])
             self._decode()
             slot.ids.extend(chunk)
+        self.stats["eval_s"] += time.perf_counter() - started
         return (len(ids) - 1) % self.n_batch
 
     def _release(self, slot: Slot) -> None:
@@ -317,8 +320,10 @@ class BatchDecoder:
             self.stats["steps"] += 1
             self.stats["step_tokens"] += len(active)
             self.stats["widest"] = max(self.stats["widest"], len(active))
+            started = time.perf_counter()
             try:
                 self._decode()
+                self.stats["step_s"] += time.perf_counter() - started
             except Exception as exc:  # noqa: BLE001 - every sequence of the batch failed
                 for slot in active:
                     job = slot.job
