@@ -2,8 +2,11 @@
 
 Run when a model is loaded for batched decoding. The probe is `n_seq + 1` short prompts
 (so one slot is reused, and two prompts share a long prefix so one slot copies another's
-cache), greedy except one seeded sample at temperature 0.8, 8 tokens each, then the
-answer cue appended on top of each output. Alone means `LlamaCppBackend.generate` and
+cache), greedy except one seeded sample at temperature 0.8, 1 to 8 tokens each (the batch
+narrows through every width), then the answer cue appended on top of each output. All
+are decoded in the batch; four are also decoded alone and compared: the two present at
+every width, the sampled one, and the one admitted into a reused slot. Alone means
+`LlamaCppBackend.generate` and
 `next_logits` on a fresh cache, one sequence per `llama_decode` — the path every stored
 generation before batching took. Compared: the output token ids, and at every step the
 watched label logits and the logsumexp over the whole vocabulary (one changed bit in any
@@ -73,11 +76,15 @@ def check_batching(backend: Any, n_seq: int) -> BatchVerdict:
     samplers = [Sampler(max_tokens=n) if k != 1 else Sampler(temperature=0.8, seed=7, max_tokens=n)
                 for k, n in enumerate(lengths)]
 
-    alone = []
-    for ids, sampler in zip(prompts, samplers):
+    # Decoded alone: the probes that stay in the batch longest (0 and 7: every width from
+    # n_seq down to 1), the sampled one (1) and the one that reuses a slot (the last).
+    compared = sorted({0, 1, min(7, n_seq - 1), n_seq})
+    alone = {}
+    for k in compared:
+        ids, sampler = prompts[k], samplers[k]
         backend.reset()
         decoded = backend.generate(ids, sampler, sampler.max_tokens, watch)
-        alone.append((decoded, backend.next_logits(ids + list(decoded.token_ids) + cue, watch)))
+        alone[k] = (decoded, backend.next_logits(ids + list(decoded.token_ids) + cue, watch))
     backend.reset()
 
     batched: dict[int, Any] = {}
@@ -102,7 +109,7 @@ def check_batching(backend: Any, n_seq: int) -> BatchVerdict:
     finally:
         decoder.close()
     mismatches = []
-    for k, expected in enumerate(alone):
+    for k, expected in alone.items():
         got = batched.get(k)
         if isinstance(got, BaseException):
             mismatches.append(f"probe {k}: {type(got).__name__}: {got}")
@@ -111,8 +118,9 @@ def check_batching(backend: Any, n_seq: int) -> BatchVerdict:
     seconds = time.perf_counter() - started
     if mismatches:
         return BatchVerdict(False, n_seq, "; ".join(mismatches[:3]), seconds)
-    return BatchVerdict(True, n_seq, f"{len(prompts)} probes x {PROBE_TOKENS} tokens "
-                        "identical (ids, label logits, vocabulary logsumexp)", seconds)
+    return BatchVerdict(True, n_seq, f"{len(alone)} of {len(prompts)} batched probes (up to "
+                        f"{PROBE_TOKENS} tokens) identical to alone (ids, label logits, "
+                        "vocabulary logsumexp)", seconds)
 
 
 def _first_difference(expected: Any, got: Any) -> str:
