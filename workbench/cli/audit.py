@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, engine_options, open_store, threads_option
 from workbench.cli.progress import ProgressReporter
 
 DEMO_ITEMS: tuple[str, ...] = ("demo-003", "demo-019", "demo-001", "triage-002")
@@ -53,10 +53,7 @@ def _split(text: str | None) -> tuple[str, ...]:
 @click.option("--no-judge", is_flag=True, help="Skip the LLM chain-registration judge.")
 @click.option("--judge-model", default="default", show_default=True,
               help="Model that judges chain registration (greedy, few-shot rubric).")
-@click.option("--threads", type=click.IntRange(min=1), help="CPU threads (default: the cores other work leaves idle).")
-@click.option("--gpu-layers", type=int, default=0, show_default=True,
-              help="Layers to offload to a GPU (-1: all).")
-@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens.")
+@engine_options
 @db_option
 def audit_command(models: str, dataset_name: str, templates: str, limit: int | None,
                   operators: str, seed: int, name: str | None, max_tokens: int,
@@ -104,7 +101,7 @@ def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int
 @click.option("--items", "n_items", type=click.IntRange(min=1, max=len(DEMO_ITEMS)),
               default=len(DEMO_ITEMS), show_default=True,
               help="How many of the demo subset's items to audit.")
-@click.option("--threads", type=click.IntRange(min=1), help="CPU threads (default: the cores other work leaves idle).")
+@threads_option
 @click.option("--n-boot", type=click.IntRange(min=0), default=200, show_default=True,
               help="Bootstrap replicates per 95% CI.")
 @click.option("--import-only", is_flag=True,

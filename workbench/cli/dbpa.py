@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, open_store, threads_option
 from workbench.cli.progress import ProgressReporter
 
 
@@ -61,8 +61,7 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
 @click.option("--name", help="Analysis name (default: derived from the settings, so the same "
                              "command resumes it).")
-@click.option("--threads", type=click.IntRange(min=1),
-              help="CPU threads (default: the cores other work leaves idle).")
+@threads_option
 @click.option("--out", type=click.Path(dir_okay=False),
               help="Also write the report here (.md, .html or .json).")
 @db_option

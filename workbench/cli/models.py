@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, engine_options, open_store
 from workbench.cli.progress import ProgressReporter
 
 MODE_ROLES = {"cot": "baseline", "direct": "direct"}
@@ -93,12 +93,7 @@ def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
 @click.option("--seeds", help="Explicit comma-separated seeds, e.g. 0,1,42 (overrides --samples).")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Tokens to generate at most "
               "(default 384 for cot, 8 for direct).")
-@click.option("--threads", type=click.IntRange(min=1),
-              help="CPU threads (default: all cores not busy with other work).")
-@click.option("--gpu-layers", type=int, default=0, show_default=True,
-              help="Layers to offload to a GPU (-1: all).")
-@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens "
-              "(default: the model's, at most 4096).")
+@engine_options
 @click.option("--batch", "batch_size", type=click.IntRange(min=1),
               help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). "
                    "Used only if the self-check on load finds it bit-identical.")

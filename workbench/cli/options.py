@@ -63,3 +63,21 @@ def open_store(db_path: str, *, create: bool = False):
     from store.db import open_db
 
     return open_db(db_path, create=create)
+
+
+threads_option: Callable[[Any], Any] = click.option(
+    "--threads", type=click.IntRange(min=1),
+    help="CPU threads (default: the cores other work leaves idle).")
+"""`--threads N` of every command that runs a model in-process."""
+
+
+def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--threads`, `--gpu-layers` and `--ctx`: how every generating command runs its models
+    (one definition, so the help reads the same everywhere)."""
+    command = click.option("--ctx", type=click.IntRange(min=64),
+                           help="Context size in tokens (default: the model's, at most "
+                                "4096).")(command)
+    command = click.option("--gpu-layers", type=int, default=0, show_default=True,
+                           help="Layers to offload to a GPU (-1: all; needs a CUDA or Metal "
+                                "build of llama-cpp-python, docs/runner.md).")(command)
+    return threads_option(command)

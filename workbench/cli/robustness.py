@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, engine_options, open_store
 from workbench.cli.progress import ProgressReporter
 
 
@@ -42,11 +42,7 @@ def _split(text: str | None) -> tuple[str, ...]:
               help="Tokens a CFV proposal (the rewritten case) may generate.")
 @click.option("--judge-max-tokens", type=click.IntRange(min=1), default=160,
               show_default=True, help="Tokens a judge verdict may generate.")
-@click.option("--threads", type=click.IntRange(min=1),
-              help="CPU threads (default: the cores other work leaves idle).")
-@click.option("--gpu-layers", type=int, default=0, show_default=True,
-              help="Layers to offload to a GPU (-1: all).")
-@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens.")
+@engine_options
 @db_option
 def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str,
                        limit: int | None, item_ids: str | None, template: str, seed: int,

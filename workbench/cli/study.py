@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, engine_options, open_store
 from workbench.cli.progress import ProgressReporter
 
 
@@ -80,11 +80,7 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
 @click.option("--name", help="Study name (default: derived from the settings, so the same "
                              "command resumes the same study).")
-@click.option("--threads", type=click.IntRange(min=1),
-              help="CPU threads (default: the cores other work leaves idle).")
-@click.option("--gpu-layers", type=int, default=0, show_default=True,
-              help="Layers to offload to a GPU (-1: all).")
-@click.option("--ctx", type=click.IntRange(min=64), help="Context size in tokens.")
+@engine_options
 @db_option
 def study_command(dataset_name: str, models: str, targets: str, baselines: str,
                   samples: int | None, seeds: str | None, temperature: float, mode: str,
