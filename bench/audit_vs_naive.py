@@ -45,7 +45,7 @@ from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
 from workbench.audit.spec import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
-from workbench.models.backend import _model_params, use_extra_buffers
+from workbench.models.backend import _model_params, default_threads, use_extra_buffers
 from workbench.models.registry import register_model
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import DEFAULT_TEMPLATE, get_template
@@ -173,6 +173,9 @@ def main() -> None:
                         help="2: engine, bare, naive, then naive, bare, engine (ratios from "
                              "the sums, so a change of machine load favours no pass)")
     args = parser.parse_args()
+    # One thread count for every pass and round (chosen once from the idle cores), so a
+    # pass that starts while the machine is busy does not run with fewer threads.
+    args.threads = args.threads or default_threads()
 
     db = open_db(memory=True)
     import_demo(db)

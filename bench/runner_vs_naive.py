@@ -38,7 +38,7 @@ from store.generations import get_generations
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.answers import label_token_candidates, option_distribution, parse_answer
-from workbench.models.backend import _model_params, use_extra_buffers
+from workbench.models.backend import _model_params, default_threads, use_extra_buffers
 from workbench.models.execute import _label_token_index
 from workbench.models.registry import register_model
 from workbench.models.prompts import ChatFormat, build_messages
@@ -161,6 +161,9 @@ def main() -> None:
                         help="2: runner, bare, naive, then naive, bare, runner (ratios from "
                              "the sums, so a change of machine load favours no pass)")
     args = parser.parse_args()
+    # One thread count for every pass and round (chosen once from the idle cores), so a
+    # pass that starts while the machine is busy does not run with fewer threads.
+    args.threads = args.threads or default_threads()
 
     db = open_db(memory=True)
     import_demo(db)
