@@ -48,13 +48,23 @@ class BatchVerdict:
                 "seconds": round(self.seconds, 2)}
 
 
+LONG_REPEATS = 9
+"""The probes are cut from the clinical text repeated this often (~260 tokens): their
+lengths spread from ~190 to ~265 tokens, across llama.cpp's 256-cell padding of the
+attended KV length, as real prompts do."""
+
+
 def _probe_prompts(n: int) -> list[str]:
+    text = _SHARED * LONG_REPEATS
     prompts = []
     for k in range(n):
         tail = _TAILS[k % len(_TAILS)]
-        # Prompts 0 and 1 share the long clinical prefix (exercises the cross-slot copy);
-        # the others are cut to different lengths so the sequences sit at other positions.
-        prompts.append(_SHARED + tail if k < 2 else _SHARED[: 20 + 7 * k] + " " + tail)
+        # Prompts 0 and 1 share the whole text (the cross-slot copy); the others are cut
+        # to lengths 60 characters apart, so sequences of different lengths, some crossing
+        # 256 cells while decoding, share each batch. Short probes (20–35 tokens) did not
+        # show what these do: on Gemma 3 270M batched decoding changed bits (step 1 of a
+        # 251-token probe) while all-short probes decoded identically.
+        prompts.append(text + tail if k < 2 else text[: 700 + 60 * k] + " " + tail)
     return prompts
 
 
@@ -96,7 +106,7 @@ def check_batching(backend: Any, n_seq: int) -> BatchVerdict:
         ids = list(job.context_ids) + list(decoded.token_ids) + cue
         batched[job.tag] = (decoded, slot.next_logits(ids, watch))
 
-    ctx_seq = 256  # llama.cpp's smallest stream; every probe fits
+    ctx_seq = max(len(p) for p in prompts) + PROBE_TOKENS + len(cue) + 2
     try:
         decoder = BatchDecoder(backend.llm, n_seq, ctx_seq,
                                prefix_cache_safe=backend.prefix_cache_safe)
