@@ -36,7 +36,13 @@ from workbench.audit.judge import JudgeOutcome, judge_audit
 from workbench.audit.plan import Plan, create_plan, plan_fblock, request_for
 from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
 from workbench.audit.variants import Variant, get_variant
-from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
+from workbench.models import (
+    GenerationFinished,
+    GenerationRequest,
+    Runner,
+    RunnerEvent,
+    RunStarted,
+)
 
 __all__ = ["AuditEngine", "AuditOutcome", "resume_audit", "run_audit", "spec_from_config"]
 
@@ -134,14 +140,14 @@ def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
 def _judge(db: sqlite_utils.Database, audit_id: int, runner: Runner,
            emit: Callable[[AuditEvent], None],
            should_stop: Callable[[], bool] | None) -> JudgeOutcome:
-    from workbench.audit.judge import judge_subjects
-
-    subjects = judge_subjects(db, audit_id)
-    emit(StageStarted("judge", runner.model.name, len(subjects)))
     done = 0
 
     def on_runner_event(event: RunnerEvent) -> None:
         nonlocal done
+        if isinstance(event, RunStarted):
+            # What the judge will generate: distinct prompts not stored yet (two subjects
+            # with the same edit and chain share one judge generation).
+            emit(StageStarted("judge", runner.model.name, event.to_generate))
         emit(RunnerProgress("judge", runner.model.name, event))
         if isinstance(event, GenerationFinished):
             done += 1
