@@ -54,8 +54,13 @@ async def _launch(pilot) -> None:
     await pilot.pause()
 
 
+async def _coordination(pilot) -> None:
+    await pilot.press("5")
+    await pilot.pause()
+
+
 SCREENS = {"runs": _runs, "flips": _flips, "case": _case, "statistics": _statistics,
-           "plane": _plane, "data": _data, "launch": _launch}
+           "plane": _plane, "data": _data, "launch": _launch, "coordination": _coordination}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
