@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from workbench.cli.options import db_option, engine_options, open_store, threads_option
+from workbench.cli.options import (
+    db_option,
+    engine_options,
+    make_engine,
+    open_store,
+    threads_option,
+)
 from workbench.cli.progress import ProgressReporter
 
 DEMO_ITEMS: tuple[str, ...] = ("demo-003", "demo-019", "demo-001", "triage-002")
@@ -58,7 +64,8 @@ def _split(text: str | None) -> tuple[str, ...]:
 def audit_command(models: str, dataset_name: str, templates: str, limit: int | None,
                   operators: str, seed: int, name: str | None, max_tokens: int,
                   no_direct: bool, no_judge: bool, judge_model: str, threads: int | None,
-                  gpu_layers: int, ctx: int | None, db_path: str) -> None:
+                  gpu_layers: int, ctx: int | None, batch_size: int | None,
+                  servers: str | None, db_path: str) -> None:
     """Run the seed-002 chain-of-thought faithfulness audit on a dataset.
 
     Per item and arm: a CoT baseline, a direct answer, every selected M operator on the
@@ -74,19 +81,22 @@ def audit_command(models: str, dataset_name: str, templates: str, limit: int | N
                      operators=resolve_operators(operators), seed=seed, limit=limit,
                      max_tokens=max_tokens, direct=not no_direct, name=name)
     outcome = _run(db_path, spec, judge=not no_judge, judge_model=judge_model,
-                   threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+                   threads=threads, gpu_layers=gpu_layers, ctx=ctx, batch_size=batch_size,
+                   servers=servers)
     click.echo(f"audit {outcome.audit}: {outcome.generated} new generation(s); "
                f"report with `paw report --audit {outcome.audit}`")
 
 
 def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int | None,
-         gpu_layers: int = 0, ctx: int | None = None) -> Any:
-    from workbench.audit import AuditEngine, run_audit
+         gpu_layers: int = 0, ctx: int | None = None, batch_size: int | None = None,
+         servers: str | None = None) -> Any:
+    from workbench.audit import run_audit
     from workbench.models import resolve_model
 
     db = open_store(db_path)
     judge_record = resolve_model(db, judge_model) if judge else None
-    engine = AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    engine = make_engine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
+                         batch_size=batch_size, servers=servers)
     try:
         with ProgressReporter() as progress:
             return run_audit(db, spec, engine=engine, judge=judge, judge_model=judge_record,

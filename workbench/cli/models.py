@@ -94,12 +94,6 @@ def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Tokens to generate at most "
               "(default 384 for cot, 8 for direct).")
 @engine_options
-@click.option("--batch", "batch_size", type=click.IntRange(min=1),
-              help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). "
-                   "Used only if the self-check on load finds it bit-identical.")
-@click.option("--servers", envvar="PAW_SERVERS",
-              help="Decode on a pool of llama.cpp servers: comma-separated base URLs "
-                   "(see `paw serve`; default: $PAW_SERVERS).")
 @db_option
 def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str,
                 template: str | None, samples: int, temperature: float, seed: int,

@@ -72,8 +72,19 @@ threads_option: Callable[[Any], Any] = click.option(
 
 
 def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """`--threads`, `--gpu-layers` and `--ctx`: how every generating command runs its models
-    (one definition, so the help reads the same everywhere)."""
+    """`--threads`, `--gpu-layers`, `--ctx`, `--batch` and `--servers`: how every generating
+    command runs its models (one definition, so the help reads the same everywhere). The
+    command receives `threads`, `gpu_layers`, `ctx`, `batch_size` and `servers`; pass them
+    to `make_engine`."""
+    command = click.option(
+        "--servers", envvar="PAW_SERVERS",
+        help="Decode on a pool of llama.cpp servers: comma-separated base URLs (see `paw "
+             "serve`; default: $PAW_SERVERS); a model the pool does not serve runs "
+             "in-process.")(command)
+    command = click.option(
+        "--batch", "batch_size", type=click.IntRange(min=1),
+        help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). Used only "
+             "if the self-check on load finds it bit-identical.")(command)
     command = click.option("--ctx", type=click.IntRange(min=64),
                            help="Context size in tokens (default: the model's, at most "
                                 "4096).")(command)
@@ -81,3 +92,14 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
                            help="Layers to offload to a GPU (-1: all; needs a CUDA or Metal "
                                 "build of llama-cpp-python, docs/runner.md).")(command)
     return threads_option(command)
+
+
+def make_engine(db: Any, *, threads: int | None, gpu_layers: int, ctx: int | None,
+                batch_size: int | None, servers: str | None) -> Any:
+    """The runners of a generating command, from its `engine_options`."""
+    from workbench.audit import AuditEngine
+    from workbench.models.server import parse_urls, servers_from_env
+
+    urls = parse_urls(servers) if servers else servers_from_env()
+    return AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
+                       batch_size=batch_size, servers=urls)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, engine_options, open_store
+from workbench.cli.options import db_option, engine_options, make_engine, open_store
 from workbench.cli.progress import ProgressReporter
 
 
@@ -49,7 +49,7 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
                        judge_model: str, embedder: str | None, name: str | None,
                        max_tokens: int, cfv_max_tokens: int, judge_max_tokens: int,
                        threads: int | None, gpu_layers: int, ctx: int | None,
-                       db_path: str) -> None:
+                       batch_size: int | None, servers: str | None, db_path: str) -> None:
     """Run seed 003's two tests on a dataset: counterfactual validity and demographic
     robustness.
 
@@ -62,7 +62,6 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     measured. A judge model rates plausibility, direction and flags. Everything is stored
     as it finishes: the same command resumes. Then `paw report --robustness NAME`.
     """
-    from workbench.audit import AuditEngine
     from workbench.audit.spec import resolve_templates
     from workbench.robustness import (
         RobustnessSpec,
@@ -89,7 +88,8 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
         item_ids=_split(item_ids) or None, max_tokens=max_tokens,
         cfv_max_tokens=cfv_max_tokens, judge=judge_model, judge_max_tokens=judge_max_tokens,
         **({"embedder": embed_spec} if embed_spec else {}), name=name)
-    engine = AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    engine = make_engine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
+                         batch_size=batch_size, servers=servers)
     try:
         with ProgressReporter() as progress:
             outcome = run_robustness(db, spec, engine=engine, on_event=progress)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, engine_options, open_store
+from workbench.cli.options import db_option, engine_options, make_engine, open_store
 from workbench.cli.progress import ProgressReporter
 
 
@@ -87,7 +87,8 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
                   template: str | None, max_tokens: int | None, fixed_sentence: str,
                   paraphraser: str, tolerance: float, attempts: int, alternative: str,
                   seed: int, limit: int | None, item_ids: str | None, name: str | None,
-                  threads: int | None, gpu_layers: int, ctx: int | None, db_path: str) -> None:
+                  threads: int | None, gpu_layers: int, ctx: int | None,
+                  batch_size: int | None, servers: str | None, db_path: str) -> None:
     """Run a seed-000 counterfactual study: targeted edits against baselines.
 
     For every item and targeted edit, the original prompt, the edited prompt and each
@@ -98,7 +99,6 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
     to resume; a finished study generates nothing new. Then `paw report --study NAME`.
     """
     from store.errors import UserError
-    from workbench.audit import AuditEngine
     from workbench.counterfactual import (
         StudySpec,
         default_seeds,
@@ -120,7 +120,8 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
                      item_ids=_split(item_ids) if item_ids else None,
                      alternative=alternative, name=name)
     db = open_store(db_path)
-    engine = AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx)
+    engine = make_engine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
+                         batch_size=batch_size, servers=servers)
     try:
         with ProgressReporter() as progress:
             outcome = run_study(db, spec, engine=engine, on_event=progress)
