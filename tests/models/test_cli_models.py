@@ -190,3 +190,22 @@ def test_run_on_a_pool_that_does_not_answer_fails_with_one_line(capsys, db_path)
 def test_models_list_says_when_batching_was_never_checked(capsys, db_path) -> None:
     code, out, _ = _paw(capsys, "models", "--db", db_path)
     assert code == 0 and "\tbatch: unchecked\t" in out.splitlines()[0]
+
+
+def test_a_models_tier_is_stored_and_read_by_the_sampling_frame(capsys, db_path) -> None:
+    """`--tier` (on add, or `paw models tier`) is what annotate/sets balances harm cases over."""
+    from annotate.sets import _model_tiers
+
+    code, out, _ = _paw(capsys, "models", "add", str(embedded_model_path()), "--name", "smol",
+                        "--tier", "open-weight", "--db", db_path)
+    assert code == 0 and "tier open-weight" in out
+    db = open_db(db_path)
+    smol = db.execute("SELECT id FROM models WHERE name = 'smol'").fetchone()[0]
+    assert _model_tiers(db, {smol}) == {smol: "open-weight"}
+    code, out, _ = _paw(capsys, "models", "tier", "smol", "reasoning", "--db", db_path)
+    assert code == 0 and out.strip() == "smol: tier reasoning"
+    assert _model_tiers(db, {smol}) == {smol: "reasoning"}
+    code, _, err = _paw(capsys, "models", "tier", "smol", "  ", "--db", db_path)
+    assert code == 1 and "--tier: expected a name" in err
+    code, _, err = _paw(capsys, "models", "tier", "nosuch", "x", "--db", db_path)
+    assert code == 1 and "nosuch" in err

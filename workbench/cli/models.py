@@ -49,16 +49,36 @@ def list_command(db_path: str) -> None:
 @models_group.command("add")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--name", help="Name to use with --model (default: the file name without .gguf).")
+@click.option("--tier", help="The model's tier (e.g. open-weight, reasoning, closed): the "
+                             "groups the Appendix M harm sample balances over.")
 @db_option
-def add_command(path: str, name: str | None, db_path: str) -> None:
+def add_command(path: str, name: str | None, tier: str | None, db_path: str) -> None:
     """Register a GGUF model file: validates it, hashes it, reads its metadata."""
-    from workbench.models.registry import register_model
+    from workbench.models.registry import register_model, set_tier
 
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     model = register_model(db, path, name)
+    if tier is not None:
+        set_tier(db, model, tier)
     note = "" if model.prefix_cache_safe else " (prefix cache off: sliding-window/recurrent)"
     click.echo(f"registered {model.name}: {model.architecture} {model.quantization}, "
-               f"ctx {model.context_length}, sha256 {model.sha256[:12]}{note}")
+               f"ctx {model.context_length}, sha256 {model.sha256[:12]}{note}"
+               + (f", tier {tier.strip()}" if tier else ""))
+
+
+@models_group.command("tier")
+@click.argument("name")
+@click.argument("tier")
+@db_option
+def tier_command(name: str, tier: str, db_path: str) -> None:
+    """Set the tier of a registered model (e.g. open-weight, reasoning, closed): annotation
+    sets balance the harm cases over tiers (seed 002 Appendix M)."""
+    from workbench.models.registry import resolve_model, set_tier
+
+    db = open_store(db_path)
+    model = resolve_model(db, name)
+    set_tier(db, model, tier)
+    click.echo(f"{model.name}: tier {tier.strip()}")
 
 
 def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:

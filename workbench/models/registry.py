@@ -196,3 +196,18 @@ def record_batch_verdict(db: sqlite_utils.Database, model: ModelRecord, verdict:
 def batch_verdict(db: sqlite_utils.Database, model: ModelRecord) -> dict[str, Any] | None:
     """The stored batching self-check of a model, or None if it never ran."""
     return model_metadata(db, model.id).get("batch_check")
+
+
+def set_tier(db: sqlite_utils.Database, model: ModelRecord, tier: str) -> None:
+    """Record a model's tier (`tier` in its metadata): the groups the Appendix M harm sample
+    balances over (the paper's open-weight, reasoning-tuned, closed-source).
+
+    Raises:
+        UserError: an empty tier.
+    """
+    tier = tier.strip()
+    if not tier:
+        raise UserError("--tier: expected a name such as open-weight or reasoning, got nothing")
+    metadata = model_metadata(db, model.id)
+    metadata["tier"] = tier
+    db.execute("UPDATE models SET metadata_json = ? WHERE id = ?", [dumps(metadata), model.id])
