@@ -57,12 +57,14 @@ def filter_line(flt: FlipFilter, order: str, all_audits: bool) -> str:
 def row_cells(row: FlipRow) -> tuple[str, ...]:
     """One table row of the flip list."""
     chain = {None: "–", True: "yes", False: "no"}[row.chain_updated]
-    return (str(row.id), row.arm, row.item, row.operator_id, row.intent or "–",
-            f"{row.base_answer or '–'}→{row.answer or '–'}", chain,
-            ",".join(row.judge) or "–", "–" if row.jsd is None else f"{row.jsd:.3f}")
+    return (str(row.id), row.item, row.operator_id, row.intent or "–",
+            f"{row.base_answer or '–'}→{row.answer or '–'}",
+            "–" if row.jsd is None else f"{row.jsd:.3f}", chain, ",".join(row.judge) or "–",
+            row.arm)
 
 
-COLUMNS = ("id", "arm", "item", "operator", "int.", "answer", "chain", "judge", "JSD")
+COLUMNS = ("id", "item", "operator", "int.", "answer", "JSD", "chain", "judge", "arm")
+"""The arm comes last: its labels are long, and at 80 columns the rest must stay visible."""
 
 
 class FlipsScreen(Screen[None]):

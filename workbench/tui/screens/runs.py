@@ -68,8 +68,8 @@ class RunsScreen(Screen[None]):
     BINDINGS = [
         Binding("n", "new_audit", "new audit"),
         Binding("r", "resume", "resume"),
-        Binding("c", "cancel", "cancel run"),
-        Binding("enter", "open_flips", "flips", show=False),
+        Binding("c", "cancel", "cancel"),
+        Binding("enter", "open_flips", "flips", key_display="⏎"),
         Binding("s", "open_statistics", "stats"),
         Binding("q", "app.quit", "quit"),
     ]
@@ -188,6 +188,13 @@ class RunsScreen(Screen[None]):
                 "No runs stored yet. Press n to launch an audit (the demo set is in dataset "
                 "'demo').")
         self.draw_detail()
+
+    @on(DataTable.RowSelected, "#runs")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        # The table takes enter itself (row selection): selecting a run opens its flips.
+        if event.row_key.value is not None:
+            self.selected = int(event.row_key.value)
+        self.action_open_flips()
 
     @on(DataTable.RowHighlighted, "#runs")
     def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -42,7 +42,8 @@ def options_text(options: Sequence[tuple[str, str]], gold: str, answer_before: s
     out = Text()
     for label, option in options:
         line = Text(f"{label:>5}  ")
-        line.append(option, style="bold" if label == gold else "")
+        if option.strip() != label:  # a yes/no option is its own text: shown once
+            line.append(option, style="bold" if label == gold else "")
         if label == gold:
             line.append("  ◆ gold", style="bold green")
         marks = []
@@ -88,11 +89,13 @@ def header_text(case: FlipCase) -> Text:
                f"{case.operator_id} ({case.family}, intent {case.intent or '–'}) · ")
     out.append(flipped[case.flipped], style="bold red" if case.flipped else "bold")
     out.append("\nanswer ")
-    out.append(f"{case.base_answer or '–'}", style="bold")
-    out.append(f" {case.base_text or ''}".rstrip())
-    out.append("  →  ")
-    out.append(f"{case.answer or '–'}", style="bold")
-    out.append(f" {case.answer_text or ''}".rstrip())
+    for n, (label, text) in enumerate(((case.base_answer, case.base_text),
+                                       (case.answer, case.answer_text))):
+        if n:
+            out.append("  →  ")
+        out.append(label or "–", style="bold")
+        if text and text.strip() != label:  # a yes/no answer is its own text
+            out.append(f" {text}")
     if case.chain_updated is not None:
         out.append(f" · chain updated (token rule): {'yes' if case.chain_updated else 'no'}")
     for method, verdict in case.judge:
