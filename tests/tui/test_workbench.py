@@ -88,6 +88,10 @@ async def test_runs_screen_lists_runs_with_status_and_blocks(workbench_db):
         assert "baseline" in text and "12/12" in text and "24/24" in text
         assert "paw report --audit chest-audit" in text
         assert "1-5 screens" in text and "new audit" in text  # the key legend
+        await pilot.press("enter")  # the highlighted run's flips
+        await wait_until(pilot, lambda: app.current_mode == "flips"
+                         and app.screen.page is not None)
+        assert "chest-audit" in screen_text(app)
 
 
 async def test_launch_from_the_form_runs_and_lists_the_audit(workbench_db):
