@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import sqlite_utils
 
-from analysis.flips import ROLE_BLOCK, index_flips
+from analysis.flip_index import ROLE_BLOCK, index_flips
 from analysis.frames import load_audit, observations
 from store.db import loads
 

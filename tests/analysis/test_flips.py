@@ -24,14 +24,8 @@ import math
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from analysis.flips import (
-    FlipFilter,
-    flip_case,
-    index_flips,
-    jsd_many,
-    list_flips,
-    matched_distributions,
-)
+from analysis.flip_index import index_flips, jsd_many, matched_distributions
+from analysis.flips import FlipFilter, flip_case, list_flips
 from analysis.frames import load_audit, observations
 from store.errors import NotFound, UserError
 from tests.builders import AuditBuilder
