@@ -27,3 +27,20 @@ def db_path(tmp_path) -> str:
     path = tmp_path / "paw.db"
     open_db(path).conn.close()
     return str(path)
+
+
+@pytest.fixture
+def demo_db(db: sqlite_utils.Database) -> sqlite_utils.Database:
+    """The in-memory store with the demo set imported (dataset 'demo')."""
+    from workbench.datasets.demo import import_demo
+
+    import_demo(db)
+    return db
+
+
+@pytest.fixture
+def fake_model(db: sqlite_utils.Database):
+    """A registered model record run by the fake backend (plain chat template)."""
+    from tests.fakes import fake_model_record
+
+    return fake_model_record(db)

@@ -7,12 +7,8 @@ from collections.abc import Callable
 import pytest
 import sqlite_utils
 
-from store.models import add_model
-from store.records import ModelRecord
+from tests.fakes import fake_engine
 from workbench.audit import AuditEngine
-from workbench.datasets.demo import import_demo
-from workbench.models.fake import FakeBackend
-from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 
 CHAIN = ("Step 1: The patient has 3 findings and we compute the score.\n"
          "Step 2: Fever and pain point to the first option.\n"
@@ -34,33 +30,10 @@ def fake_responder(prompt: str, sampler) -> str:
 
 
 @pytest.fixture
-def demo_db(db: sqlite_utils.Database) -> sqlite_utils.Database:
-    """The in-memory store with the demo set imported (dataset 'demo')."""
-    import_demo(db)
-    return db
-
-
-@pytest.fixture
-def fake_model(db: sqlite_utils.Database) -> ModelRecord:
-    """A registered model record run by the fake backend (plain chat template)."""
-    return add_model(db, name="fake", path="/nowhere/fake.gguf", sha256="f" * 64,
-                     chat_template=PLAIN_CHAT_TEMPLATE)
-
-
-@pytest.fixture
 def make_engine(db: sqlite_utils.Database) -> Callable[..., AuditEngine]:
     """Builds an engine whose models all run on a new FakeBackend(responder, **kw)."""
 
     def make(responder=fake_responder, **kw) -> AuditEngine:
-        backends: list[FakeBackend] = []
-
-        def factory(model):
-            backend = FakeBackend(responder, **kw)
-            backends.append(backend)
-            return backend
-
-        engine = AuditEngine(db, backend_factory=factory)
-        engine.backends = backends  # type: ignore[attr-defined]
-        return engine
+        return fake_engine(db, responder, **kw)
 
     return make

@@ -8,12 +8,9 @@ from collections.abc import Callable
 import pytest
 import sqlite_utils
 
-from store.models import add_model
-from store.records import ModelRecord
 from tests.builders import AuditBuilder
+from tests.fakes import fake_engine
 from workbench.audit import AuditEngine
-from workbench.models.fake import FakeBackend
-from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 
 QUESTION = "Should this patient be sent to the emergency department today?"
 STEMS = {
@@ -55,17 +52,10 @@ def study_db(db: sqlite_utils.Database) -> sqlite_utils.Database:
 
 
 @pytest.fixture
-def fake_model(db: sqlite_utils.Database) -> ModelRecord:
-    """A registered model record run by the fake backend (plain chat template)."""
-    return add_model(db, name="fake", path="/nowhere/fake.gguf", sha256="f" * 64,
-                     chat_template=PLAIN_CHAT_TEMPLATE)
-
-
-@pytest.fixture
 def make_engine(db: sqlite_utils.Database) -> Callable[..., AuditEngine]:
     """Builds an engine whose models all run on FakeBackend(responder)."""
 
     def make(responder=fake_responder, **kw) -> AuditEngine:
-        return AuditEngine(db, backend_factory=lambda model: FakeBackend(responder, **kw))
+        return fake_engine(db, responder, **kw)
 
     return make
