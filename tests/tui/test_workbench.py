@@ -330,6 +330,18 @@ async def test_flip_inspector_filters_pages_and_opens_a_case(workbench_db):
         assert app.screen is screen
 
 
+def _signer(pilot, form):
+    """Types a name and passphrase into the coordination form and presses enter."""
+
+    async def sign_in(name: str, passphrase: str) -> None:
+        form.query_one("#name", Input).value = name
+        form.query_one("#passphrase", Input).value = passphrase
+        form.query_one("#passphrase", Input).focus()
+        await pilot.press("enter")
+
+    return sign_in
+
+
 async def test_coordination_needs_the_coordinator_passphrase(annotation_db, monkeypatch):
     from tests.tui.conftest import PASSPHRASE, SET_NAME
     from workbench.tui.screens import coordination
@@ -342,13 +354,7 @@ async def test_coordination_needs_the_coordinator_passphrase(annotation_db, monk
         await pilot.pause()
         form = app.screen
         assert str(form.query_one("#set", Select).value) == SET_NAME
-
-        async def sign_in(name: str, passphrase: str) -> None:
-            form.query_one("#name", Input).value = name
-            form.query_one("#passphrase", Input).value = passphrase
-            form.query_one("#passphrase", Input).focus()
-            await pilot.press("enter")
-
+        sign_in = _signer(pilot, form)
         await sign_in("alice", PASSPHRASE)  # a rater, with her right passphrase
         await wait_until(pilot, lambda: form.failures == 1)
         await pilot.pause()
@@ -375,11 +381,9 @@ async def test_coordination_locks_after_three_wrong_passphrases(annotation_db, m
         await pilot.press("5")
         await pilot.pause()
         form = app.screen
+        sign_in = _signer(pilot, form)
         for attempt in range(1, 4):
-            form.query_one("#name", Input).value = "carol"
-            form.query_one("#passphrase", Input).value = f"guess {attempt}"
-            form.query_one("#passphrase", Input).focus()
-            await pilot.press("enter")
+            await sign_in("carol", f"guess {attempt}")
             await wait_until(pilot, lambda: form.failures == attempt)
         await pilot.pause()
         assert "locked" in screen_text(app)
