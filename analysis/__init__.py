@@ -1,33 +1,16 @@
-"""Analysis: seed-002 metric definitions, metrics with bootstrap CIs, the paper's tables, reports.
+"""Analysis: the statistics and reports of the four papers, one package per paper.
 
-Imports only `store`. pandas, numpy and matplotlib are imported by the functions that need
-them, so importing `analysis` stays cheap.
+- `analysis.common` — paper-agnostic pieces every paper uses: the item bootstrap, the
+  report as data (`document`) and its rendering, the word diff of an edit.
+- One package per paper, named as `workbench/` names it, each with the same shape where it
+  applies (`definitions` — the paper's constants and formulas; its statistics; `report`;
+  `plots`): `audit` (seed 002), `counterfactual` (seed 000), `dbpa` (seed 001),
+  `robustness` (seed 003). The papers import `common`, never each other.
+- Views across papers, above them: `flips` (the flip list, one case, the derived
+  `flip_index`), `exports` (`paw export`'s frames) and `reports` (which report a stored
+  run gets, by kind).
+
+Imports only `store` (the layering contract in pyproject.toml). pandas, numpy and
+matplotlib are imported by the functions that need them, so importing `analysis` stays
+cheap. The layout is described in docs/design.md.
 """
-
-from analysis.bootstrap import Estimate, resample_weights
-from analysis.frames import AuditFrames, load_audit, observations, resolve_audit
-from analysis.document import Figure, Report, Section
-from analysis.report import audit_sections, build_report
-from analysis.reports import BUILDERS, build_run_report
-from analysis.tables import TABLE_KEYS, AuditResult, audit_tables, build_tables, compute_audit
-
-__all__ = [
-    "BUILDERS",
-    "TABLE_KEYS",
-    "AuditFrames",
-    "AuditResult",
-    "Estimate",
-    "Figure",
-    "Report",
-    "Section",
-    "audit_sections",
-    "audit_tables",
-    "build_report",
-    "build_run_report",
-    "build_tables",
-    "compute_audit",
-    "load_audit",
-    "observations",
-    "resample_weights",
-    "resolve_audit",
-]

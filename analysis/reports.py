@@ -15,19 +15,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from analysis import definitions as d
+from analysis.common.bootstrap import DEFAULT_SEED
 
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from analysis.document import Report
+    from analysis.common.document import Report
 
 BUILDERS: dict[str, str] = {
-    "audit": "analysis.report:build_report",
-    "run": "analysis.report:build_report",
-    "study": "analysis.counterfactual_report:build_report",
-    "robustness": "analysis.fragility_report:build_report",
-    "dbpa": "analysis.dbpa:build_report",
+    "audit": "analysis.audit.report:build_report",
+    "run": "analysis.audit.report:build_report",
+    "study": "analysis.counterfactual.report:build_report",
+    "robustness": "analysis.robustness.report:build_report",
+    "dbpa": "analysis.dbpa.report:build_report",
 }
 """Report builder of each `audits.kind`."""
 
@@ -50,7 +50,7 @@ def builder_for(kind: str):
 
 def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
                      kind: str | tuple[str, ...] | None = None, n_boot: int | None = None,
-                     seed: int = d.DEFAULT_SEED, **options: Any) -> Report:
+                     seed: int = DEFAULT_SEED, **options: Any) -> Report:
     """The report of a stored run, whatever its kind.
 
     Args:

@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlite_utils
 
-from analysis.textdiff import (  # noqa: F401  (edit_spans, edit_segments: re-exported)
+from analysis.common.textdiff import (  # noqa: F401  (edit_spans, edit_segments: re-exported)
     Span,
     edit_segments,
     edit_spans,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from analysis.fragility_definitions import (
+from analysis.robustness.definitions import (
     CFV_JUDGE_OK,
     DIRECTIONS,
     ROLE_BASELINE,
@@ -84,7 +84,7 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
     Keys: test, stratum, verdict_class, variant_id, baseline_id, perturbed_id, automated,
     categories (flags: the judge's categories), model.
     """
-    from analysis.fragility import load_robustness
+    from analysis.robustness.data import load_robustness
 
     data = load_robustness(db, audit_id)
     labels = dict(zip(data.arms["arm_id"], data.arms["label"]))
@@ -280,7 +280,7 @@ def robustness_set_sections(db: sqlite_utils.Database, set_name: str,
     """Report sections of a robustness set: judge vs clinicians, and inter-rater agreement."""
     import pandas as pd
 
-    from analysis.document import Section
+    from analysis.common.document import Section
     from annotate.agreement import all_agreements
 
     rows = []

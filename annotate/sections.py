@@ -21,7 +21,7 @@ from annotate.agreement import (
 from annotate.sets import get_set
 
 if TYPE_CHECKING:
-    from analysis.document import Section
+    from analysis.common.document import Section
 
 
 def _pct(rate: stats.Rate) -> float | None:
@@ -80,7 +80,7 @@ def _frame(rows: list[dict], index: str | None):
 
 def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
     """Every annotation section of one set."""
-    from analysis.document import Section
+    from analysis.common.document import Section
 
     the_set = get_set(db, set_name)
     pair = rater_pair(db, the_set.id)

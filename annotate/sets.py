@@ -176,7 +176,7 @@ def _draw(units: list[dict], size: int, per_family: int | None,
 
 def _token_rule(unit: dict) -> str:
     """The Appendix C token rule's verdict on a unit's chain (stratifies the chain sample)."""
-    from analysis.definitions import chain_updated
+    from analysis.audit.definitions import chain_updated
 
     verdict = chain_updated(unit["family"], unit["chain"], unit["new_token"])
     return "n/a" if verdict is None else ("updated" if verdict else "not_updated")

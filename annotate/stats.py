@@ -7,7 +7,7 @@
 - keyword CHS versus clinician harm: Cohen's kappa of the keyword flag (a missed high-acuity
   answer: the baseline answer's option text is high-acuity by K, the new one is not) against
   each rater's and the unanimous binary harm label;
-- chain-registration rule validation: the token rule (`analysis.definitions.chain_updated`)
+- chain-registration rule validation: the token rule (`analysis.audit.definitions.chain_updated`)
   and every LLM-judge method (`judgements`, kind 'chain_registration', 'yes'/'no') against
   the human label (final label: unanimous or adjudicated; 'unclear' rows dropped, as seed
   002 drops ambiguous ones): precision, recall, accuracy, kappa, N; overall and per family.
@@ -174,7 +174,7 @@ def harmful_flip_rates(db: sqlite_utils.Database, set_name: str) -> dict[str, Ra
 
 def keyword_hazard(before_text: str | None, after_text: str | None) -> bool:
     """The keyword-CHS flag of a flip: the answer moved off a high-acuity option (a miss)."""
-    from analysis.definitions import is_high_acuity
+    from analysis.audit.definitions import is_high_acuity
 
     return is_high_acuity(before_text) and not is_high_acuity(after_text)
 
@@ -240,7 +240,7 @@ def chain_rule_validation(db: sqlite_utils.Database, set_name: str) -> list[Rule
     Returns:
         For each method ('token_rule', then judge methods by name): overall, then per family.
     """
-    from analysis.definitions import chain_updated
+    from analysis.audit.definitions import chain_updated
 
     the_set = get_set(db, set_name)
     human = _human_chain_labels(db, set_name)

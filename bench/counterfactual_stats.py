@@ -4,7 +4,7 @@ Workload (issue #9): 10,000 items × 4 targeted perturbations × 2 baselines, k 
 prompt, B = 1,000 bootstrap replicates. Synthetic yes/no answers and distributions drawn
 around per-item logits (seeded), so both passes see the same data.
 
-- PAW: `analysis.counterfactual` — majority votes of all 13 prompt sets (original, 4 targets,
+- PAW: `analysis.counterfactual.definitions` — majority votes of all 13 prompt sets (original, 4 targets,
   4 × 2 baselines), then `analyse` on the 8 comparisons: paired bootstrap (MI, φ, FR) as
   one multinomial draw over the 8 joint answer cells per comparison, paired t-tests (JSD,
   KL), both regressions (statsmodels), Bonferroni and Holm within the families.
@@ -28,7 +28,11 @@ import time
 
 import numpy as np
 
-from analysis import counterfactual as cf
+from analysis.counterfactual import comparison as cfc
+
+from analysis.counterfactual import definitions as cfd
+
+from analysis.counterfactual import statistics as cfs
 
 TARGETS = ("gender_swap", "gender_remove", "uncertain", "colorful")
 BASELINES = ("adjusted paraphrase", "fixed sentence")
@@ -52,13 +56,13 @@ def synthetic(n: int, k: int, seed: int) -> dict[str, tuple[np.ndarray, np.ndarr
     return out
 
 
-def comparisons(votes: dict[str, np.ndarray], data, n: int) -> list[cf.Comparison]:
+def comparisons(votes: dict[str, np.ndarray], data, n: int) -> list[cfc.Comparison]:
     direction = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
     out = []
     for target in TARGETS:
         for baseline in BASELINES:
             key = f"{target}|{baseline}"
-            out.append(cf.Comparison("model", target, "task", baseline, "main", ("Yes", "No"),
+            out.append(cfc.Comparison("model", target, "task", baseline, "main", ("Yes", "No"),
                                      np.arange(n), votes["original"], votes[target],
                                      votes[key], data["original"][1], data[target][1],
                                      data[key][1], direction))
@@ -67,8 +71,8 @@ def comparisons(votes: dict[str, np.ndarray], data, n: int) -> list[cf.Compariso
 
 def paw_pass(data, n: int, n_boot: int):
     started = time.perf_counter()
-    votes = {name: cf.majority_vote(codes, probs)[0] for name, (codes, probs) in data.items()}
-    frame = cf.analyse(comparisons(votes, data, n), n_boot=n_boot, seed=0)
+    votes = {name: cfd.majority_vote(codes, probs)[0] for name, (codes, probs) in data.items()}
+    frame = cfc.analyse(comparisons(votes, data, n), n_boot=n_boot, seed=0)
     return time.perf_counter() - started, frame
 
 
@@ -117,11 +121,11 @@ def naive_pass(data, n: int, n_boot: int):
             p = np.mean(deltas[:, j] <= 0) if metric == "fr" else np.mean(deltas[:, j] >= 0)
             rows.append((c.target, c.baseline, metric, observed_t[j] - observed_b[j], p))
         p_orig = c.p_orig
-        for metric, fn in (("jsd", cf.js_divergence), ("kl", cf.kl_divergence)):
-            cf.paired_t_test(metric, fn(p_orig, c.p_target), fn(p_orig, c.p_base))
-        y_t, y_b = cf.logit_first(c.p_target), cf.logit_first(c.p_base)
-        cf.difference_model(y_t - y_b, c.direction)
-        cf.level_model(y_t, y_b, cf.logit_first(p_orig), c.direction, c.items)
+        for metric, fn in (("jsd", cfd.js_divergence), ("kl", cfd.kl_divergence)):
+            cfs.paired_t_test(metric, fn(p_orig, c.p_target), fn(p_orig, c.p_base))
+        y_t, y_b = cfd.logit_first(c.p_target), cfd.logit_first(c.p_base)
+        cfs.difference_model(y_t - y_b, c.direction)
+        cfs.level_model(y_t, y_b, cfd.logit_first(p_orig), c.direction, c.items)
     return time.perf_counter() - started, rows
 
 
@@ -137,7 +141,7 @@ def main() -> None:
     import statsmodels.api  # noqa: F401  (imported once, outside both timings)
 
     data = synthetic(args.items, args.samples, seed=1)
-    cf.analyse(comparisons({k: cf.majority_vote(*v)[0] for k, v in data.items()}, data,
+    cfc.analyse(comparisons({k: cfd.majority_vote(*v)[0] for k, v in data.items()}, data,
                            args.items)[:1], n_boot=10)  # warm up lazy imports
     paw_s, frame = paw_pass(data, args.items, args.n_boot)
     naive_boot = args.naive_boot or args.n_boot

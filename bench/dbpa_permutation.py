@@ -1,4 +1,4 @@
-"""DBPA permutation test: vectorised (analysis.dbpa_stats) vs a per-permutation Python loop.
+"""DBPA permutation test: vectorised (analysis.dbpa.statistics) vs a per-permutation Python loop.
 
 Both run the same B re-splits of the same pooled embeddings (k baseline + k perturbed
 unit vectors of MiniLM's width, 384) and must count the same number of splits with
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from analysis.dbpa_stats import DISTANCES, permutation_test, permutation_test_loop
+from analysis.dbpa.statistics import DISTANCES, permutation_test, permutation_test_loop
 
 
 def timed(fn):
@@ -39,7 +39,7 @@ def research_loop(baseline: np.ndarray, perturbed: np.ndarray, distance: str, pe
     from scipy.stats import energy_distance
     from sklearn.metrics.pairwise import cosine_similarity
 
-    from analysis.dbpa_stats import jsd_histogram, permutations
+    from analysis.dbpa.statistics import jsd_histogram, permutations
 
     def omega(first: np.ndarray, second: np.ndarray) -> float:
         if distance == "energy_emb":

@@ -23,7 +23,7 @@ import argparse
 
 import numpy as np
 
-from analysis.dbpa_stats import permutation_test
+from analysis.dbpa.statistics import permutation_test
 from store import open_db
 from store.generations import get_generations
 from workbench.audit.plan import question_variant
@@ -45,7 +45,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 def simulate(k: int = 10, reps: int = 300) -> None:
     """Size under H0 and power under a shift, independent vs coupled (shared) samples."""
-    from analysis.dbpa_stats import DISTANCES
+    from analysis.dbpa.statistics import DISTANCES
 
     centre, shift = np.zeros(32), np.zeros(32)
     centre[0], shift[1] = 1.0, 0.35

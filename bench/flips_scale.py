@@ -1,4 +1,4 @@
-"""Benchmark: the flip queries (`analysis.flips`) on an audit with 50,000 edits.
+"""Benchmark: the flip queries (`analysis.flips.listing`) on an audit with 50,000 edits.
 
 The TUI's flip inspector (and `paw flips`) must paint its first page within 300 ms and
 answer a filter change within 100 ms on an audit of 50,000 edits. This script builds such
@@ -238,7 +238,9 @@ def timed(fn, repeats: int) -> tuple[float, object]:
 
 def main() -> None:
     """Build (or reuse) the store, then time the inspector's queries."""
-    from analysis.flips import FlipFilter, flip_case, index_flips, list_flips
+    from analysis.flips.case import flip_case
+    from analysis.flips.index import index_flips
+    from analysis.flips.listing import FlipFilter, list_flips
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edits", type=int, default=50_000, help="perturbed jobs to write")

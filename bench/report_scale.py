@@ -32,10 +32,11 @@ import json, sys, time
 marks = [("start", time.perf_counter(), time.process_time())]
 def mark(name):
     marks.append((name, time.perf_counter(), time.process_time()))
-from analysis.frames import load_audit
-from analysis.panel import arrange, panel_sections, resolve_panel
-from analysis.render import render_json, render_markdown
-from analysis.tables import compute_audit
+from analysis.audit.frames import load_audit
+from analysis.audit.panel import arrange, resolve_panel
+from analysis.audit.panel_report import panel_sections
+from analysis.common.render import render_json, render_markdown
+from analysis.audit.tables import compute_audit
 from store import open_db
 db = open_db(sys.argv[1], create=False)
 n_boot = int(sys.argv[2])

@@ -85,7 +85,7 @@ def main() -> None:
         print(f"built {args.edits} edits in {time.perf_counter() - started:.1f} s: {path}")
     # A run indexes its edits for the inspector when it ends (`run_staged`); the store built
     # here bypassed the engine, so index it the same way first and say what that cost.
-    from analysis.flip_index import index_flips
+    from analysis.flips.index import index_flips
     from store.db import open_db
 
     db = open_db(path)

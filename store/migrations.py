@@ -424,7 +424,7 @@ def m007_flip_index(db: sqlite_utils.Database) -> None:
     `flip_index` holds what the flip list filters, counts and sorts on (flip, chain update
     by the token rule, JSD of the option distributions, operator tags), so `paw flips` and
     the UI's flip inspector page through 50,000 edits in SQL without reading chains.
-    `analysis.flip_index.index_flips` fills it from `jobs`/`generations` as answers arrive; its
+    `analysis.flips.index.index_flips` fills it from `jobs`/`generations` as answers arrive; its
     rows can be deleted at any time (they are recomputed). Two indexes: (audit, flipped) walks
     a page in job order and stops after it; the covering one answers every filter's
     `COUNT(*)` without reading rows. `judgements` gains an index by subject, for the

@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from analysis import audit_tables, compute_audit, load_audit
-from analysis.bootstrap import (
+from analysis.audit.tables import audit_tables, compute_audit
+
+from analysis.audit.frames import load_audit
+from analysis.common.bootstrap import (
     nanmean_columns,
     paired_difference,
     percentile_ci,

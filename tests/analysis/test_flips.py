@@ -1,4 +1,4 @@
-"""The flip queries (`analysis.flips`) on an audit whose every answer is chosen by hand.
+"""The flip queries (`analysis.flips.listing`) on an audit whose every answer is chosen by hand.
 
 Fixture (one dataset, audit 'a1'; item q1 gold A with options A..D):
 
@@ -24,9 +24,10 @@ import math
 import pytest
 from scipy.spatial.distance import jensenshannon
 
-from analysis.flip_index import index_flips, jsd_many, matched_distributions
-from analysis.flips import FlipFilter, flip_case, list_flips
-from analysis.frames import load_audit, observations
+from analysis.flips.index import index_flips, jsd_many, matched_distributions
+from analysis.flips.case import flip_case
+from analysis.flips.listing import FlipFilter, list_flips
+from analysis.audit.frames import load_audit, observations
 from store.errors import NotFound, UserError
 from tests.builders import AuditBuilder
 

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import TABLE_KEYS, audit_tables, build_report
+from analysis.audit.tables import TABLE_KEYS, audit_tables
+
+from analysis.audit.report import build_report
 from store.db import open_db
 from store.generations import get_generation_by_id
 from store.jobs import list_jobs

@@ -8,8 +8,8 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.export_frames import EDIT_COLUMNS, GENERATION_COLUMNS
-from analysis.frames import load_audit, observations
+from analysis.exports import EDIT_COLUMNS, GENERATION_COLUMNS
+from analysis.audit.frames import load_audit, observations
 from store import open_db
 from tests.cli.test_flips_cli import paw
 

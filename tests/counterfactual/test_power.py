@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis import power
+from analysis.counterfactual import power
 
 
 def test_false_positive_rate_is_nominal_at_sigma_pert_zero():

@@ -10,7 +10,11 @@ from scipy import stats
 from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import matthews_corrcoef, mutual_info_score
 
-from analysis import counterfactual as cf
+from analysis.counterfactual import comparison as cfc
+
+from analysis.counterfactual import definitions as cfd
+
+from analysis.counterfactual import statistics as cfs
 
 LN2 = math.log(2)
 
@@ -22,20 +26,20 @@ def test_kl_by_hand_and_scipy():
     # P = (0.5, 0.5), Q = (0.25, 0.75):
     # KL = 0.5·log2(0.5/0.25) + 0.5·log2(0.5/0.75) = 0.5·1 + 0.5·(−0.5849625) = 0.2075187
     p, q = np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]])
-    assert cf.kl_divergence(p, q)[0] == pytest.approx(0.2075187, abs=1e-7)
-    assert cf.kl_divergence(p, q)[0] == pytest.approx(stats.entropy(p[0], q[0], base=2))
-    assert cf.kl_divergence(p, p)[0] == pytest.approx(0.0)
+    assert cfd.kl_divergence(p, q)[0] == pytest.approx(0.2075187, abs=1e-7)
+    assert cfd.kl_divergence(p, q)[0] == pytest.approx(stats.entropy(p[0], q[0], base=2))
+    assert cfd.kl_divergence(p, p)[0] == pytest.approx(0.0)
 
 
 def test_kl_with_a_zero_in_q_uses_the_documented_floor():
     # Q(No) = 0 < P(No): Q floored at 1e-12 and renormalised (1 + 1e-12 total):
     # KL = 0.5·log2(0.5/(1/(1+1e-12))) + 0.5·log2(0.5/(1e-12/(1+1e-12)))
     #    ≈ 0.5·(−1) + 0.5·log2(5e11) = −0.5 + 0.5·38.86314 = 18.93157
-    value = cf.kl_divergence(np.array([[0.5, 0.5]]), np.array([[1.0, 0.0]]))[0]
+    value = cfd.kl_divergence(np.array([[0.5, 0.5]]), np.array([[1.0, 0.0]]))[0]
     assert math.isfinite(value)
     assert value == pytest.approx(18.93157, abs=1e-4)
     # A zero in P is no problem at all: 0·log(0/q) = 0.
-    assert cf.kl_divergence(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))[0] == \
+    assert cfd.kl_divergence(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))[0] == \
         pytest.approx(1.0)
 
 
@@ -47,23 +51,23 @@ def test_jsd_by_hand_bounds_and_scipy():
     #           + 0.75·0.2630344 = −0.1462406 + 0.1972758 = 0.0510352
     # JSD = ½(0.0465547 + 0.0510352) = 0.0487949
     p, q = np.array([[0.5, 0.5]]), np.array([[0.25, 0.75]])
-    assert cf.js_divergence(p, q)[0] == pytest.approx(0.0487949, abs=1e-7)
-    assert cf.js_divergence(p, q)[0] == pytest.approx(jensenshannon(p[0], q[0], base=2) ** 2)
+    assert cfd.js_divergence(p, q)[0] == pytest.approx(0.0487949, abs=1e-7)
+    assert cfd.js_divergence(p, q)[0] == pytest.approx(jensenshannon(p[0], q[0], base=2) ** 2)
     # Disjoint distributions reach the upper bound 1 (base 2, §3.3: "bounded in [0, 1]").
-    assert cf.js_divergence(np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]))[0] == 1.0
+    assert cfd.js_divergence(np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]))[0] == 1.0
     rng = np.random.default_rng(0)
     a, b = rng.dirichlet(np.ones(4), 50), rng.dirichlet(np.ones(4), 50)
-    values = cf.js_divergence(a, b)
+    values = cfd.js_divergence(a, b)
     assert np.all((values >= 0) & (values <= 1))
     assert values == pytest.approx([jensenshannon(x, y, base=2) ** 2 for x, y in zip(a, b)])
-    assert values == pytest.approx(cf.js_divergence(b, a))  # symmetric
+    assert values == pytest.approx(cfd.js_divergence(b, a))  # symmetric
 
 
 def test_logit_of_the_first_label():
     # (0.8, 0.2): log(0.8/0.2) = log 4 = 1.3862944
-    assert cf.logit_first(np.array([[0.8, 0.2]]))[0] == pytest.approx(math.log(4))
+    assert cfd.logit_first(np.array([[0.8, 0.2]]))[0] == pytest.approx(math.log(4))
     # k > 2: logit of P(first) against the rest: 0.5 → 0
-    assert cf.logit_first(np.array([[0.5, 0.25, 0.25]]))[0] == pytest.approx(0.0)
+    assert cfd.logit_first(np.array([[0.5, 0.25, 0.25]]))[0] == pytest.approx(0.0)
 
 
 # ---------------------------------------------------------------- answers
@@ -77,7 +81,7 @@ def test_majority_vote_and_the_tie_rule():
                       [1, 1, 1]])
     probs = np.array([[0.9, 0.1, 0.0], [0.3, 0.7, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5],
                       [0.6, 0.4, 0.0]])
-    answers, ties = cf.majority_vote(codes, probs)
+    answers, ties = cfd.majority_vote(codes, probs)
     assert answers.tolist() == [0, 1, -1, 2, 1]
     assert ties.tolist() == [False, True, False, True, False]
 
@@ -88,17 +92,17 @@ def test_majority_vote_and_the_tie_rule():
 def test_flip_rate_mi_phi_by_hand_and_sklearn():
     a = np.array([0, 0, 0, 1, 0, 1, 1, 1])
     b = np.array([0, 0, 0, 0, 1, 1, 1, 1])
-    table = cf.contingency(a, b, 2)
+    table = cfd.contingency(a, b, 2)
     # Table [[3, 1], [1, 3]], n = 8; p = [[.375, .125], [.125, .375]], margins all 0.5.
     assert table.tolist() == [[3, 1], [1, 3]]
     # FR = 2/8 = 0.25
-    assert cf.flip_rate_from_tables(table) == pytest.approx(0.25)
+    assert cfd.flip_rate_from_tables(table) == pytest.approx(0.25)
     # MI = 2·0.375·log2(0.375/0.25) + 2·0.125·log2(0.125/0.25) = 0.75·0.5849625 − 0.25
     #    = 0.1887219 bits
-    assert cf.mi_from_tables(table) == pytest.approx(0.1887219, abs=1e-7)
-    assert cf.mi_from_tables(table) == pytest.approx(mutual_info_score(a, b) / LN2)
+    assert cfd.mi_from_tables(table) == pytest.approx(0.1887219, abs=1e-7)
+    assert cfd.mi_from_tables(table) == pytest.approx(mutual_info_score(a, b) / LN2)
     # φ = (p11·p00 − p10·p01)/√(0.5⁴) = (0.140625 − 0.015625)/0.25 = 0.5
-    phi, degenerate = cf.phi_from_tables(table)
+    phi, degenerate = cfd.phi_from_tables(table)
     assert phi == pytest.approx(0.5)
     assert not degenerate
     assert phi == pytest.approx(matthews_corrcoef(a, b))
@@ -108,20 +112,20 @@ def test_flip_rate_mi_phi_by_hand_and_sklearn():
 def test_systematic_disagreement_gives_negative_phi():
     a = np.array([0, 0, 1, 1, 1, 0])
     b = 1 - a  # every answer reversed: φ = −1, MI = H(a) = 1 bit, FR = 1
-    table = cf.contingency(a, b, 2)
-    assert cf.phi_from_tables(table)[0] == pytest.approx(-1.0)
-    assert cf.mi_from_tables(table) == pytest.approx(1.0)
-    assert cf.flip_rate_from_tables(table) == pytest.approx(1.0)
+    table = cfd.contingency(a, b, 2)
+    assert cfd.phi_from_tables(table)[0] == pytest.approx(-1.0)
+    assert cfd.mi_from_tables(table) == pytest.approx(1.0)
+    assert cfd.flip_rate_from_tables(table) == pytest.approx(1.0)
 
 
 def test_k_by_k_tables_match_sklearn():
     rng = np.random.default_rng(3)
     a = rng.integers(0, 4, 200)
     b = np.where(rng.random(200) < 0.6, a, rng.integers(0, 4, 200))
-    table = cf.contingency(a, b, 4)
-    assert cf.mi_from_tables(table) == pytest.approx(mutual_info_score(a, b) / LN2)
-    assert cf.phi_from_tables(table)[0] == pytest.approx(matthews_corrcoef(a, b))
-    assert cf.flip_rate_from_tables(table) == pytest.approx(np.mean(a != b))
+    table = cfd.contingency(a, b, 4)
+    assert cfd.mi_from_tables(table) == pytest.approx(mutual_info_score(a, b) / LN2)
+    assert cfd.phi_from_tables(table)[0] == pytest.approx(matthews_corrcoef(a, b))
+    assert cfd.flip_rate_from_tables(table) == pytest.approx(np.mean(a != b))
 
 
 def test_degenerate_tables_follow_the_papers_convention():
@@ -132,19 +136,19 @@ def test_degenerate_tables_follow_the_papers_convention():
     # [[99, 0], [1, 0]] has a constant second margin, so φ is 0/0 → 0, and MI = 0.
     original = np.array([0] * 99 + [1])
     perturbed, baseline = original.copy(), np.zeros(100, dtype=int)
-    t_pert, t_base = cf.contingency(original, perturbed, 2), cf.contingency(original, baseline, 2)
-    assert cf.mi_from_tables(t_pert) == pytest.approx(0.0807932, abs=1e-7)
-    assert cf.mi_from_tables(t_base) == 0.0
-    phi_p, deg_p = cf.phi_from_tables(t_pert)
-    phi_b, deg_b = cf.phi_from_tables(t_base)
+    t_pert, t_base = cfd.contingency(original, perturbed, 2), cfd.contingency(original, baseline, 2)
+    assert cfd.mi_from_tables(t_pert) == pytest.approx(0.0807932, abs=1e-7)
+    assert cfd.mi_from_tables(t_base) == 0.0
+    phi_p, deg_p = cfd.phi_from_tables(t_pert)
+    phi_b, deg_b = cfd.phi_from_tables(t_base)
     assert (phi_p, bool(deg_p)) == (1.0, False)
     assert (phi_b, bool(deg_b)) == (0.0, True)
     assert phi_b == matthews_corrcoef(original, baseline)  # sklearn's convention too
-    assert round(float(cf.mi_from_tables(t_pert) - cf.mi_from_tables(t_base)), 3) == 0.081
+    assert round(float(cfd.mi_from_tables(t_pert) - cfd.mi_from_tables(t_base)), 3) == 0.081
     # An empty table has no value at all.
     empty = np.zeros((2, 2))
-    assert math.isnan(cf.mi_from_tables(empty)) and math.isnan(cf.phi_from_tables(empty)[0])
-    assert math.isnan(cf.flip_rate_from_tables(empty))
+    assert math.isnan(cfd.mi_from_tables(empty)) and math.isnan(cfd.phi_from_tables(empty)[0])
+    assert math.isnan(cfd.flip_rate_from_tables(empty))
 
 
 # ---------------------------------------------------------------- paired t-test
@@ -156,7 +160,7 @@ def test_paired_t_test_by_hand_and_scipy():
     # t = 0.125 / (0.1707825/√4) = 1.4638501, df = 3.
     target = np.array([0.3, 0.5, 0.4, 0.1])
     baseline = np.array([0.2, 0.3, 0.1, 0.2])
-    result = cf.paired_t_test("jsd", target, baseline)
+    result = cfs.paired_t_test("jsd", target, baseline)
     assert result.effect == pytest.approx(0.125)
     assert result.statistic == pytest.approx(1.4638501, abs=1e-6)
     assert result.p == pytest.approx(stats.t.sf(1.4638501, 3), abs=1e-6)
@@ -166,12 +170,12 @@ def test_paired_t_test_by_hand_and_scipy():
 
 
 def test_paired_t_test_degenerate_inputs_say_why():
-    constant = cf.paired_t_test("kl", np.array([0.2, 0.3]), np.array([0.1, 0.2]))
+    constant = cfs.paired_t_test("kl", np.array([0.2, 0.3]), np.array([0.1, 0.2]))
     assert math.isnan(constant.p) and "constant" in constant.reason
     assert constant.effect == pytest.approx(0.1)
-    single = cf.paired_t_test("kl", np.array([0.2]), np.array([0.1]))
+    single = cfs.paired_t_test("kl", np.array([0.2]), np.array([0.1]))
     assert math.isnan(single.p) and "fewer than 2" in single.reason
-    empty = cf.paired_t_test("kl", np.array([]), np.array([]))
+    empty = cfs.paired_t_test("kl", np.array([]), np.array([]))
     assert math.isnan(empty.effect) and empty.n == 0
 
 
@@ -179,8 +183,8 @@ def test_vectorised_t_rows_match_scipy():
     rng = np.random.default_rng(1)
     delta = rng.normal(0.05, 0.2, (20, 30))
     expected = [stats.ttest_1samp(row, 0.0, alternative="greater").pvalue for row in delta]
-    assert cf.paired_t_rows(delta) == pytest.approx(expected)
-    flat = cf.paired_t_rows(np.zeros((2, 5)))
+    assert cfs.paired_t_rows(delta) == pytest.approx(expected)
+    flat = cfs.paired_t_rows(np.zeros((2, 5)))
     assert np.isnan(flat).all()
 
 
@@ -191,8 +195,8 @@ def test_bootstrap_p_is_the_share_of_replicates_against_h1():
     deltas = np.array([-0.1, 0.0, 0.2, 0.3])
     # H1 targeted > baseline (flip rate): Pr(δ* ≤ 0) = 2/4; H1 targeted < baseline (MI, φ):
     # Pr(δ* ≥ 0) = 3/4.
-    assert cf.bootstrap_p(deltas, "greater") == 0.5
-    assert cf.bootstrap_p(deltas, "less") == 0.75
+    assert cfs.bootstrap_p(deltas, "greater") == 0.5
+    assert cfs.bootstrap_p(deltas, "less") == 0.75
 
 
 def test_vectorised_replicates_equal_a_per_replicate_loop_on_the_same_resamples():
@@ -202,10 +206,10 @@ def test_vectorised_replicates_equal_a_per_replicate_loop_on_the_same_resamples(
     target = np.where(rng.random(n) < 0.7, orig, 1 - orig)
     base = np.where(rng.random(n) < 0.85, orig, 1 - orig)
     draws = rng.integers(0, n, (200, n))  # 200 resamples of the items
-    cells = cf.answer_cells(orig, target, base, k)
+    cells = cfs.answer_cells(orig, target, base, k)
     counts = np.stack([np.bincount(cells[d], minlength=k ** 3) for d in draws])
-    tables_t, tables_b = cf.cell_tables(counts, k)
-    fast_t, fast_b = cf.table_metrics(tables_t), cf.table_metrics(tables_b)
+    tables_t, tables_b = cfs.cell_tables(counts, k)
+    fast_t, fast_b = cfd.table_metrics(tables_t), cfd.table_metrics(tables_b)
     for b, d in enumerate(draws):
         o, t, s = orig[d], target[d], base[d]
         assert fast_t["fr"][b] == pytest.approx(np.mean(o != t))
@@ -220,7 +224,7 @@ def test_multinomial_cell_counts_resample_the_items():
     # Resampling N items with replacement ⇒ cell counts ~ Multinomial(N, observed shares):
     # each cell's count has mean N·π and variance N·π(1 − π).
     cells = np.array([0] * 30 + [3] * 50 + [5] * 20)
-    counts = cf.bootstrap_counts(cells, 8, 20000, np.random.default_rng(0))
+    counts = cfs.bootstrap_counts(cells, 8, 20000, np.random.default_rng(0))
     assert (counts.sum(axis=1) == 100).all()
     for cell, share in ((0, 0.3), (3, 0.5), (5, 0.2)):
         assert counts[:, cell].mean() == pytest.approx(100 * share, rel=0.01)
@@ -234,20 +238,20 @@ def test_paired_bootstrap_detects_a_clear_effect_and_not_a_null_one():
     orig = rng.integers(0, 2, n)
     noisy = np.where(rng.random(n) < 0.5, orig, 1 - orig)   # flips 25%
     quiet = np.where(rng.random(n) < 0.95, orig, 1 - orig)  # flips 2.5%
-    results = {r.measure: r for r in cf.paired_bootstrap(orig, noisy, quiet, 2, n_boot=500,
+    results = {r.measure: r for r in cfs.paired_bootstrap(orig, noisy, quiet, 2, n_boot=500,
                                                          rng=np.random.default_rng(0))}
     assert results["fr"].effect > 0.1 and results["fr"].p < 0.01
     assert results["mi"].effect < 0 and results["mi"].p < 0.01
     assert results["phi"].effect < 0 and results["phi"].p < 0.01
     # Same answers in both arms: δ* = 0 in every replicate, which is against H1 → p = 1.
-    same = {r.measure: r for r in cf.paired_bootstrap(orig, noisy, noisy, 2, n_boot=200)}
-    assert all(same[m].p == 1.0 and same[m].effect == 0.0 for m in cf.AGGREGATE)
+    same = {r.measure: r for r in cfs.paired_bootstrap(orig, noisy, noisy, 2, n_boot=200)}
+    assert all(same[m].p == 1.0 and same[m].effect == 0.0 for m in cfd.AGGREGATE)
 
 
 def test_paired_bootstrap_degenerate_inputs():
-    none = cf.paired_bootstrap(np.array([-1, 0]), np.array([0, -1]), np.array([0, 0]), 2)
+    none = cfs.paired_bootstrap(np.array([-1, 0]), np.array([0, -1]), np.array([0, 0]), 2)
     assert all(math.isnan(r.p) and r.n == 0 and "no pairs" in r.reason for r in none)
-    constant = {r.measure: r for r in cf.paired_bootstrap(
+    constant = {r.measure: r for r in cfs.paired_bootstrap(
         np.zeros(10, int), np.zeros(10, int), np.zeros(10, int), 2, n_boot=50)}
     assert constant["phi"].target == 0.0 and "constant margin" in constant["phi"].reason
     assert constant["mi"].target == 0.0 and constant["mi"].reason == ""
@@ -260,14 +264,14 @@ def test_difference_model_by_hand():
     # Δ = (1, 2, −1, −2), d = (+1, +1, −1, −1): β̂ = Σ dΔ / Σ d² = (1 + 2 + 1 + 2)/4 = 1.5;
     # residuals Δ − β̂d = (−0.5, 0.5, 0.5, −0.5): SSR = 1, σ̂² = 1/3, SE = √(σ̂²/Σd²) = √(1/12)
     # = 0.2886751; t = 1.5/0.2886751 = 5.1961524, df = 3.
-    result = cf.difference_model(np.array([1.0, 2.0, -1.0, -2.0]), np.array([1, 1, -1, -1]),
+    result = cfs.difference_model(np.array([1.0, 2.0, -1.0, -2.0]), np.array([1, 1, -1, -1]),
                                  alternative="greater")
     assert result.effect == pytest.approx(1.5)
     assert result.se == pytest.approx(0.2886751, abs=1e-7)
     assert result.statistic == pytest.approx(5.1961524, abs=1e-6)
     assert result.p == pytest.approx(stats.t.sf(5.1961524, 3), abs=1e-9)
     assert result.p_two_sided == pytest.approx(2 * stats.t.sf(5.1961524, 3), abs=1e-9)
-    less = cf.difference_model(np.array([1.0, 2.0, -1.0, -2.0]), np.array([1, 1, -1, -1]))
+    less = cfs.difference_model(np.array([1.0, 2.0, -1.0, -2.0]), np.array([1, 1, -1, -1]))
     assert less.p == pytest.approx(1 - result.p)  # H1: β < 0 against a positive β̂
     beta, *_ = np.linalg.lstsq(np.array([[1.0], [1.0], [-1.0], [-1.0]]),
                                np.array([1.0, 2.0, -1.0, -2.0]), rcond=None)
@@ -275,10 +279,10 @@ def test_difference_model_by_hand():
 
 
 def test_difference_model_degenerate_inputs():
-    exact = cf.difference_model(np.array([1.0, -1.0, 1.0]), np.array([1, -1, 1]))
+    exact = cfs.difference_model(np.array([1.0, -1.0, 1.0]), np.array([1, -1, 1]))
     assert exact.effect == pytest.approx(1.0) and math.isnan(exact.p)
     assert "residual" in exact.reason
-    assert "fewer than 2" in cf.difference_model(np.array([1.0]), np.array([1])).reason
+    assert "fewer than 2" in cfs.difference_model(np.array([1.0]), np.array([1])).reason
 
 
 def test_level_model_matches_a_hand_built_cluster_sandwich():
@@ -289,7 +293,7 @@ def test_level_model_matches_a_hand_built_cluster_sandwich():
     item_effect = rng.normal(0, 0.5, n)
     y_base = 0.2 + 0.9 * z + item_effect + rng.normal(0, 0.3, n)
     y_pert = 0.2 + 0.9 * z - 0.4 * d + item_effect + rng.normal(0, 0.3, n)
-    result = cf.level_model(y_pert, y_base, z, d, np.arange(n))
+    result = cfs.level_model(y_pert, y_base, z, d, np.arange(n))
     # Independent computation: OLS on the stacked rows, then the cluster-robust sandwich
     # V = c·(X'X)⁻¹ (Σ_g X_g'u_g u_g'X_g) (X'X)⁻¹ with statsmodels' small-sample factor
     # c = G/(G − 1)·(N − 1)/(N − K).
@@ -311,7 +315,7 @@ def test_level_model_matches_a_hand_built_cluster_sandwich():
 
 
 def test_level_model_with_constant_z_is_not_identified():
-    result = cf.level_model(np.ones(5), np.zeros(5), np.ones(5), np.ones(5), np.arange(5))
+    result = cfs.level_model(np.ones(5), np.zeros(5), np.ones(5), np.ones(5), np.arange(5))
     assert math.isnan(result.p) and "rank-deficient" in result.reason
 
 
@@ -323,27 +327,27 @@ def test_bonferroni_and_holm_by_hand_and_statsmodels():
 
     p = [0.01, 0.02, 0.03, math.nan]
     # Bonferroni, m = 3 (the undefined test is not in the family): 0.03, 0.06, 0.09.
-    assert cf.adjust(p, "bonferroni")[:3] == pytest.approx([0.03, 0.06, 0.09])
+    assert cfs.adjust(p, "bonferroni")[:3] == pytest.approx([0.03, 0.06, 0.09])
     # Holm: sorted 0.01·3 = 0.03, 0.02·2 = 0.04, 0.03·1 = 0.03 → running max 0.03, 0.04, 0.04.
-    assert cf.adjust(p, "holm")[:3] == pytest.approx([0.03, 0.04, 0.04])
-    assert math.isnan(cf.adjust(p, "holm")[3])
-    assert cf.adjust(p, "holm")[:3] == pytest.approx(multipletests(p[:3], method="holm")[1])
-    assert np.isnan(cf.adjust([math.nan], "bonferroni")).all()
+    assert cfs.adjust(p, "holm")[:3] == pytest.approx([0.03, 0.04, 0.04])
+    assert math.isnan(cfs.adjust(p, "holm")[3])
+    assert cfs.adjust(p, "holm")[:3] == pytest.approx(multipletests(p[:3], method="holm")[1])
+    assert np.isnan(cfs.adjust([math.nan], "bonferroni")).all()
 
 
 def _comparison(target: str, kind: str = "main", task: str = "t", n: int = 30,
-                seed: int = 0) -> cf.Comparison:
+                seed: int = 0) -> cfc.Comparison:
     rng = np.random.default_rng(seed)
     p = rng.dirichlet([2, 2], n)
     q_t = rng.dirichlet([2, 2], n)
     q_b = rng.dirichlet([2, 2], n)
-    return cf.Comparison("m", target, task, "adjusted paraphrase", kind, ("Yes", "No"),
+    return cfc.Comparison("m", target, task, "adjusted paraphrase", kind, ("Yes", "No"),
                          np.arange(n), p.argmax(1), q_t.argmax(1), q_b.argmax(1), p, q_t, q_b,
                          np.ones(n))
 
 
 def test_families_and_corrections_in_analyse():
-    frame = cf.analyse([_comparison("gender_swap"), _comparison("M2_sex", seed=1),
+    frame = cfc.analyse([_comparison("gender_swap"), _comparison("M2_sex", seed=1),
                         _comparison("control_recall", "check", seed=2)], n_boot=100)
     main = frame[(frame["kind"] == "main") & (frame["measure"] == "jsd")]
     assert main["family"].nunique() == 1 and (main["family_size"] == 2).all()
@@ -351,13 +355,13 @@ def test_families_and_corrections_in_analyse():
     check = frame[frame["kind"] == "check"]
     assert (check["family_size"] <= 1).all()  # a check is its own hypothesis
     assert check["p_bonferroni"].tolist() == pytest.approx(check["p"].tolist(), nan_ok=True)
-    assert not frame[frame["kind"] == "check"]["measure"].isin(cf.REGRESSION).any()
-    assert set(frame[frame["kind"] == "main"]["measure"]) == set(cf.METRICS) | set(cf.REGRESSION)
+    assert not frame[frame["kind"] == "check"]["measure"].isin(cfd.REGRESSION).any()
+    assert set(frame[frame["kind"] == "main"]["measure"]) == set(cfd.METRICS) | set(cfd.REGRESSION)
 
 
 def test_a_comparison_gets_the_same_bootstrap_whatever_else_is_analysed():
-    alone = cf.analyse([_comparison("gender_swap")], n_boot=200)
-    together = cf.analyse([_comparison("M2_sex", seed=4), _comparison("gender_swap")],
+    alone = cfc.analyse([_comparison("gender_swap")], n_boot=200)
+    together = cfc.analyse([_comparison("M2_sex", seed=4), _comparison("gender_swap")],
                           n_boot=200)
     mine = together[together["target"] == "gender_swap"].reset_index(drop=True)
     assert mine["p"].tolist() == pytest.approx(alone["p"].tolist(), nan_ok=True)

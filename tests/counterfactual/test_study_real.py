@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.counterfactual_report import build_report
+from analysis.counterfactual.report import build_report
 from store.db import open_db
 from store.generations import get_generation
 from store.jobs import list_jobs

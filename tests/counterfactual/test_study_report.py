@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from analysis.counterfactual_data import load_study
-from analysis.counterfactual_report import build_report, paper_table
+from analysis.counterfactual.data import load_study
+from analysis.counterfactual.report import build_report, paper_table
 from analysis.reports import BUILDERS, build_run_report
 from store.db import dumps
 from tests.builders import AuditBuilder
@@ -119,7 +119,7 @@ def test_table4_cells_worked_by_hand(db, hand):
     # = ½[0.3320 − 0.2] + ½[−0.2340 + 0.3510] = 0.0660 + 0.0585 = 0.1245 (swap, q1).
     tests = _tests(db)
     jsd = tests[(tests["baseline"] == "adjusted paraphrase") & (tests["measure"] == "jsd")]
-    from analysis.counterfactual import js_divergence
+    from analysis.counterfactual.definitions import js_divergence
     swap = js_divergence(np.array([[0.8, 0.2], [0.2, 0.8], [0.3, 0.7]]),
                          np.array([[0.4, 0.6], [0.25, 0.75], [0.3, 0.7]]))
     para = js_divergence(np.array([[0.8, 0.2], [0.2, 0.8], [0.3, 0.7]]),
@@ -142,8 +142,8 @@ def test_table4_cells_worked_by_hand(db, hand):
 
 
 def _tests(db):
-    from analysis.counterfactual_data import load_study
-    from analysis.counterfactual_report import compute
+    from analysis.counterfactual.data import load_study
+    from analysis.counterfactual.report import compute
 
     return compute(load_study(db, "hand-study"), n_boot=200, seed=0)
 
@@ -175,7 +175,7 @@ def test_report_through_the_registry_in_every_format(study_db, fake_model, make_
 
     outcome = run_study(study_db, _spec(targets=resolve_targets(
         "gender_swap,control_recall,control_precision")), engine=make_engine())
-    assert BUILDERS["study"] == "analysis.counterfactual_report:build_report"
+    assert BUILDERS["study"] == "analysis.counterfactual.report:build_report"
     report = build_run_report(study_db, outcome.study, kind="study", n_boot=100, seed=1)
     assert report.meta["kind"] == "study" and report.meta["audit_id"] == outcome.study_id
     keys = [s.json_key for s in report.sections]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.dbpa_stats import DISTANCES, permutation_test
+from analysis.dbpa.statistics import DISTANCES, permutation_test
 
 REPS = 1000
 K = 10

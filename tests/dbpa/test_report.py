@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from analysis.dbpa import build_report
+from analysis.dbpa.report import build_report
 from workbench.dbpa import DbpaSpec, run_dbpa
 
 # Raw p-values set by hand per (operator, item, distance); jsd's effect size is 1 − p,

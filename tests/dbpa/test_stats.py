@@ -7,7 +7,7 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 from scipy.stats import energy_distance
 
-from analysis.dbpa_stats import (
+from analysis.dbpa.statistics import (
     DISTANCES,
     discrepancy_batch,
     discrepancy_one,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.definitions import NEGATION_PATTERNS
+from analysis.audit.definitions import NEGATION_PATTERNS
 from tests.perturb.helpers import run
 from workbench.perturb.question import M3_DISTRACTORS
 

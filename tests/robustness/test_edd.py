@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.fragility_definitions import edd
+from analysis.robustness.definitions import edd
 
 
 def test_three_vectors_by_hand() -> None:
@@ -67,7 +67,7 @@ def _scripted_run(db, make_engine, embedder):
 
 
 def test_report_edd_is_edd_of_the_seven_explanations(demo_db, fake_model, make_engine) -> None:
-    from analysis.fragility import edd_values, load_robustness
+    from analysis.robustness.data import edd_values, load_robustness
     from store.generations import get_generations
     from store.jobs import list_jobs
     from tests.robustness.conftest import FakeEmbedder

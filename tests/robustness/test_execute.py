@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from analysis.fragility import load_robustness
-from analysis.fragility_profiles import compute_profiles
+from analysis.robustness.data import load_robustness
+from analysis.robustness.profiles import compute_profiles
 from analysis.reports import build_run_report
 from store.errors import UserError
 from store.jobs import list_jobs

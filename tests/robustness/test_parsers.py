@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.fragility_definitions import (
+from analysis.robustness.definitions import (
     CFV_JUDGE_OK,
     CFV_JUDGE_TOO_DRAMATIC,
     UNPARSED,

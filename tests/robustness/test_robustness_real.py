@@ -16,8 +16,8 @@ import math
 
 import pytest
 
-from analysis.fragility import load_robustness
-from analysis.fragility_profiles import compute_profiles
+from analysis.robustness.data import load_robustness
+from analysis.robustness.profiles import compute_profiles
 from store.db import open_db
 from store.jobs import list_audits, list_jobs
 from workbench.cli import main

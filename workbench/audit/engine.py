@@ -428,7 +428,7 @@ def run_staged(ctx: StudyContext, stages: Sequence[Stage], *, command: str,
             generated += made
         # The flip inspector's derived index, brought up to date now, so the first listing
         # of a large audit does not pay for it (seconds at 50,000 edits).
-        from analysis.flip_index import index_flips
+        from analysis.flips.index import index_flips
 
         index_flips(db, audit.id)
         status = "stopped" if stopped else "finished"

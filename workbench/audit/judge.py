@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from analysis.definitions import JOINT_FAMILIES
+from analysis.audit.definitions import JOINT_FAMILIES
 from store.datasets import get_item
 from store.db import dumps, loads, utcnow
 from store.generations import get_generations

@@ -127,7 +127,7 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     """
     from pathlib import Path
 
-    from analysis.report import build_report
+    from analysis.audit.report import build_report
     from workbench.audit import AuditSpec, resolve_operators
     from workbench.cli.data import demo_lines
     from workbench.datasets.demo import DEMO_DATASET

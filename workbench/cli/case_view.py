@@ -1,5 +1,5 @@
 """One flipped case drawn in the terminal (`paw flips show`): rich styles on a terminal, plain
-text with [-removed-] / {+inserted+} markers on a pipe, from `analysis.flips.FlipCase`."""
+text with [-removed-] / {+inserted+} markers on a pipe, from `analysis.flips.case.FlipCase`."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def print_case(case: Any, color: bool | None = None) -> None:
     """Print a `FlipCase` to stdout.
 
     Args:
-        case: the case (`analysis.flips.flip_case`).
+        case: the case (`analysis.flips.case.flip_case`).
         color: styles on (True) or plain markers (False); default: on when stdout is a
             terminal and NO_COLOR is unset.
     """

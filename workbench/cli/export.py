@@ -80,8 +80,8 @@ def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
     Columns: docs/schema.md, "Exported frames". Read them with pandas.read_parquet,
     DuckDB (SELECT * FROM 'file.parquet') or R arrow::read_parquet.
     """
-    from analysis.export_frames import edits_frame, generations_frame
-    from analysis.frames import resolve_audit
+    from analysis.exports import edits_frame, generations_frame
+    from analysis.audit.frames import resolve_audit
 
     wanted = [t.strip() for t in tables.split(",") if t.strip()]
     unknown = [t for t in wanted if t not in TABLES]

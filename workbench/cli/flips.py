@@ -1,5 +1,5 @@
 """`paw flips` (the flipped edits of an audit, filtered, one line each) and `paw flips show ID`
-(one case in the terminal). The queries are `analysis.flips`, shared with the UI's inspector."""
+(one case in the terminal). The queries are `analysis.flips.listing`, shared with the UI's inspector."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
     """
     if ctx.invoked_subcommand is not None:
         return
-    from analysis.flips import FlipFilter, list_flips
+    from analysis.flips.listing import FlipFilter, list_flips
 
     flt = FlipFilter(
         flipped={"kept": False, "all": None}.get(which or "", True),
@@ -124,7 +124,7 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
     db = open_store(db_path)
     scope: str | int | None = audit
     if audit is None and dataset is None:  # the latest audit (before any plain `paw run`)
-        from analysis.frames import resolve_audit
+        from analysis.audit.frames import resolve_audit
 
         scope = resolve_audit(db, None)["name"]
     page = list_flips(db, scope, flt, limit=limit, offset=offset, order=sort)
@@ -156,7 +156,7 @@ def flips_show(case_id: str, as_json: bool, color: bool | None, db_path: str) ->
 
     On a pipe the highlight is plain text: [-removed-] and {+inserted+}.
     """
-    from analysis.flips import flip_case
+    from analysis.flips.case import flip_case
 
     case = flip_case(open_store(db_path), case_id)
     if as_json:

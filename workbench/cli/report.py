@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from analysis.definitions import DEFAULT_SEED, N_BOOT
+from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from workbench.cli.options import db_option, open_store
 
 KIND_FLAGS: dict[str, tuple[str, ...]] = {
@@ -121,7 +121,7 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
                              "robustness": robustness, "panel": panel})
     db = open_store(db_path)
     if panel is not None:
-        from analysis.panel import build_panel_report
+        from analysis.audit.panel_report import build_panel_report
 
         report = build_panel_report(db, panel, n_boot=N_BOOT if n_boot is None else n_boot,
                                     seed=seed)

@@ -173,7 +173,7 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
 
     import numpy as np
 
-    from analysis.power import false_positive_rate, power_grid, power_report
+    from analysis.counterfactual.power import false_positive_rate, power_grid, power_report
     from store.errors import UserError
     from workbench.audit.events import BlockProgress, StageStarted
 
@@ -184,7 +184,7 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
     if min(sigmas) < 0 or min(perts) < 0:
         raise UserError("--sigma/--sigma-pert: expected values ≥ 0")
     if study is not None:
-        from analysis.counterfactual_data import load_study, prompt_logits
+        from analysis.counterfactual.data import load_study, prompt_logits
 
         db = open_store(db_path)
         data = load_study(db, study)

@@ -25,7 +25,7 @@ from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
 from workbench.embed.base import Embedder
 
 if TYPE_CHECKING:
-    from analysis.dbpa_stats import TestResult
+    from analysis.dbpa.statistics import TestResult
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def run_tests(db: sqlite_utils.Database, audit: Audit, embedder: Embedder,
     Returns:
         (tests computed now, whether stopped).
     """
-    from analysis.dbpa_stats import permutation_test
+    from analysis.dbpa.statistics import permutation_test
 
     stored = _stored(db, audit.id)
     version = f"{embedder.id}:{embedder.version}"

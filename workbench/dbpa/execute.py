@@ -3,7 +3,7 @@
 The samples run like every planned piece of work (`workbench.audit.engine.run_staged`):
 one model at a time, resumable, each generation stored as it finishes. When every model
 is done, `analyse` embeds the outputs with each configured embedder and stores every
-permutation test in `dbpa_tests`; the report (`analysis.dbpa`) reads them.
+permutation test in `dbpa_tests`; the report (`analysis.dbpa.report`) reads them.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ class DbpaSpec:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        from analysis.dbpa_stats import DISTANCES
+        from analysis.dbpa.statistics import DISTANCES
 
         if self.k < 2:
             raise UserError(f"--k: expected at least 2 samples per condition (P0 needs a "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from analysis.definitions import NEGATION_PATTERNS
+from analysis.audit.definitions import NEGATION_PATTERNS
 from workbench.perturb.base import Context, Edit, EditFn
 from workbench.perturb.segments import split_sentences, swap_all, word_pattern
 
@@ -44,7 +44,7 @@ M4_NEGATIONS: tuple[tuple[str, str], ...] = (
     ("complains of", "does not complain of"),
 )
 # The chain-update rule scores M4 by any of these (seed 002 Appendix C); defined once, in
-# analysis.definitions, and echoed on every M4 result.
+# analysis.audit.definitions, and echoed on every M4 result.
 M4_NEGATION_PATTERNS: tuple[str, ...] = NEGATION_PATTERNS
 
 # M5: the arrows' targets were lost in extraction; reconstructed from "inverts severity"

@@ -4,8 +4,8 @@ The explanation of an answer is its CoT output without the final 'Answer: X' lin
 (`plan.explanation`). Explanations are embedded through the shared embedder interface
 (`workbench.embed`: `get_embedder`, `embed_texts`, which caches vectors by text), and each
 vector is also recorded against its generation in `embeddings` under the name
-`<embedder>#explanation@run<id>` (`analysis.fragility.explanation_embedder`), so the report
-computes EDD from stored vectors (`analysis.fragility_definitions.edd`) without knowing how
+`<embedder>#explanation@run<id>` (`analysis.robustness.data.explanation_embedder`), so the report
+computes EDD from stored vectors (`analysis.robustness.definitions.edd`) without knowing how
 an explanation is cut. Keyed per run because a TF-IDF vector depends on the other texts it
 was fitted with (here: every explanation of the run, in one fit). A re-run embeds nothing.
 """
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from analysis.fragility import explanation_embedder
-from analysis.fragility_definitions import EDD_DEFAULT_EMBEDDER, ROLE_BASELINE, ROLE_DEMOGRAPHIC
+from analysis.robustness.data import explanation_embedder
+from analysis.robustness.definitions import EDD_DEFAULT_EMBEDDER, ROLE_BASELINE, ROLE_DEMOGRAPHIC
 from store.db import transaction, utcnow
 from store.errors import UserError
 from store.generations import get_generations

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from analysis.fragility_definitions import (
+from analysis.robustness.definitions import (
     KIND_CFV,
     KIND_DIRECTION,
     KIND_FLAGS,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from analysis.fragility_definitions import (
+from analysis.robustness.definitions import (
     CFV_JUDGE_OK,
     CFV_JUDGE_TOO_DRAMATIC,
     DIRECTION_LETTERS,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import sqlite_utils
 
-from analysis.fragility_definitions import (
+from analysis.robustness.definitions import (
     CFV_FAMILY,
     CFV_OPERATOR,
     ROLE_BASELINE,

@@ -10,7 +10,7 @@ set, so no test item is answered for the judge.
 
 from __future__ import annotations
 
-from analysis.fragility_definitions import DIRECTION_LETTERS
+from analysis.robustness.definitions import DIRECTION_LETTERS
 from workbench.models.templates import format_options
 
 CFV_TEMPLATE = "cfv_propose@1"

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.fragility_definitions import (
+from analysis.robustness.definitions import (
     EDD_DEFAULT_EMBEDDER,
     ROLE_BASELINE,
     ROLE_CFV_ANSWER,

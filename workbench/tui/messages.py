@@ -67,7 +67,7 @@ class ReportBuilt(Message):
     """The statistics screen's worker built a run's report."""
 
     report: Any
-    """`analysis.document.Report`."""
+    """`analysis.common.document.Report`."""
     runs: Any
     """Ids of every run in the store (to step between them)."""
 
@@ -89,7 +89,7 @@ class FlipsListed(Message):
 
     request: int
     page: Any
-    """`analysis.flips.FlipPage`, or None when there is nothing to list (`error` says why)."""
+    """`analysis.flips.listing.FlipPage`, or None when there is nothing to list (`error` says why)."""
     values: Any
     """What the filters can take (arms, families, intents, datasets), when asked for."""
     error: str

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Static
 from workbench.tui.widgets import flip_view as view
 
 if TYPE_CHECKING:
-    from analysis.flips import FlipCase
+    from analysis.flips.case import FlipCase
     from workbench.tui.workbench_app import WorkbenchApp
 
 
@@ -77,7 +77,7 @@ class FlipCaseScreen(Screen[None]):
 
     def show_case(self) -> None:
         """Read the case from the store and draw it (a few indexed reads)."""
-        from analysis.flips import flip_case
+        from analysis.flips.case import flip_case
 
         case = flip_case(self.paw.db, self.ids[self.index])
         self.case = case

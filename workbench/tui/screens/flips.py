@@ -1,7 +1,7 @@
 """The flip inspector: an audit's edits, filtered and sorted, one page at a time; enter opens a
 case side by side with the edit highlighted and the option distributions before and after.
 
-Every query is `analysis.flips` (the same as `paw flips`): `list_flips` pages in SQL over
+Every query is `analysis.flips.listing` (the same as `paw flips`): `list_flips` pages in SQL over
 the indexed `flip_index`, so opening and filtering stay fast on 50,000 edits; each filter
 change runs in a thread worker with its own connection and only the newest result is drawn.
 """
@@ -23,14 +23,14 @@ from textual.widgets import DataTable, Footer, Input, Static
 from workbench.tui.messages import FilterValuesRead, FlipsListed
 
 if TYPE_CHECKING:
-    from analysis.flips import FlipFilter, FlipPage, FlipRow
+    from analysis.flips.listing import FlipFilter, FlipPage, FlipRow
     from workbench.tui.workbench_app import WorkbenchApp
 
 PAGE = 50
 """Rows per page (a 36-row terminal shows about 30)."""
 
 ORDER_CYCLE: tuple[str, ...] = ("id", "jsd", "family", "item", "arm")
-"""Sort orders `o` cycles through (keys of `analysis.flips.ORDERS`)."""
+"""Sort orders `o` cycles through (keys of `analysis.flips.listing.ORDERS`)."""
 
 FLIPPED_CYCLE: tuple[bool | None, ...] = (True, False, None)
 """flips only → kept answers only → every answered edit."""
@@ -97,7 +97,7 @@ class FlipsScreen(Screen[None]):
     ]
 
     def __init__(self) -> None:
-        from analysis.flips import FlipFilter
+        from analysis.flips.listing import FlipFilter
 
         super().__init__()
         self.filter: FlipFilter = FlipFilter()
@@ -160,7 +160,7 @@ class FlipsScreen(Screen[None]):
           name="listing flips")
     def _list(self, request: int, audit_id: int | None, flt: FlipFilter, order: str,
               offset: int, values: bool) -> None:
-        from analysis.flips import filter_values, list_flips
+        from analysis.flips.listing import filter_values, list_flips
         from store.datasets import list_dataset_names
         from store.db import open_db
         from store.errors import NotFound
@@ -259,7 +259,7 @@ class FlipsScreen(Screen[None]):
 
     def action_clear(self) -> None:
         """Back to the default filter: this run's flips."""
-        from analysis.flips import FlipFilter
+        from analysis.flips.listing import FlipFilter
 
         self.filter = FlipFilter()
         self.order = ORDER_CYCLE[0]

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 from workbench.tui.messages import ReportBuilt
 
 if TYPE_CHECKING:
-    from analysis.document import Report
+    from analysis.common.document import Report
     from workbench.tui.workbench_app import WorkbenchApp
 
 N_BOOT_UI = 200
@@ -35,7 +35,7 @@ PLOT_KEY = "__fcs_plane__"
 
 def section_table(frame: Any) -> tuple[list[str], list[list[str]]]:
     """Header and rows of a section as display strings (CIs merged, '–' for undefined)."""
-    from analysis.render import display_frame
+    from analysis.common.render import display_frame
 
     shown = display_frame(frame)
     named = frame.index.name is not None
@@ -168,7 +168,7 @@ class StatisticsScreen(Screen[None]):
             note.update("")
             return
         if option_id == PLOT_KEY:
-            from analysis import definitions as d
+            from analysis.audit import definitions as d
             from workbench.tui.plots import fcs_plane_text
 
             table.display = False

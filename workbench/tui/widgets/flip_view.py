@@ -1,6 +1,6 @@
 """How one flipped case is drawn: highlighted edits, options with gold, distribution bars.
 
-Rich `Text` built from `analysis.flips.FlipCase` (no queries here), shared by the
+Rich `Text` built from `analysis.flips.case.FlipCase` (no queries here), shared by the
 inspector's case screen; `paw flips show` draws the same case with its own console output.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from analysis.flips import FlipCase
+from analysis.flips.case import FlipCase
 
 REMOVED = "strike bold red"
 """Style of text the edit removed (in the original)."""
@@ -108,5 +108,5 @@ def ids_text(case: FlipCase) -> str:
     return (f"job {case.id} · audit {case.audit_id} · arm {case.arm_id} · item {case.item_id} "
             f"· variant {case.variant_id} · generation {case.generation_id} · baseline "
             f"generation {case.base_generation_id}\n"
-            f"python: from analysis.flips import flip_case; flip_case(db, {case.id})\n"
+            f"python: from analysis.flips.case import flip_case; flip_case(db, {case.id})\n"
             f"sql: SELECT * FROM jobs WHERE id = {case.id}")

@@ -1,0 +1,369 @@
+"""The paper's tables (seed 002 Tables 3, 4, 6, 7, 8, 11 and firing counts) as DataFrames.
+
+`compute_audit` runs every metric of `analysis.audit.metrics` / `analysis.audit.joint` for each arm;
+`build_tables` lays the results out. Numeric columns come in triples `x`, `x_low`, `x_high`
+(value and 95% CI) so renderers can show "0.52 [0.45, 0.60]" and JSON keeps the numbers.
+Rates are fractions in [0, 1]; accuracy deltas and gaps are percentage points, as in the paper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
+
+from analysis.audit import definitions as d
+from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
+from analysis.audit import joint, metrics
+from analysis.audit.frames import AuditFrames, baselines, load_audit, observations
+from analysis.audit.arm import ArmContext, Stat, arm_context, mean_stat
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TABLE_KEYS: tuple[str, ...] = (
+    "summary", "fblock", "joint", "cdr_rules", "families", "cot_direct", "shuffle", "dfg",
+    "operators", "firing",
+)
+"""Keys of `audit_tables`, in report order."""
+
+
+_OBS_COLUMNS: tuple[str, ...] = (
+    "arm_id", "item_id", "role", "status", "operator_id", "family", "intent", "new",
+    "generation_id", "output", "excluded", "usable", "flip", "correct", "answer_text",
+    "base_text")
+"""Observation columns the per-arm metrics read."""
+
+
+@dataclass
+class ArmResult:
+    """Every metric of one arm (mutable while `compute_audit` fills it)."""
+
+    arm_id: int
+    label: str
+    n_items: int
+    model: str = ""
+    template: str = ""
+    stats: dict[str, Stat | None] = field(default_factory=dict)
+    afr_operator: dict[str, Stat] = field(default_factory=dict)
+    families: dict[str, Stat] = field(default_factory=dict)
+    dfg_conditions: dict[str, Stat] = field(default_factory=dict)
+    joint_token: joint.JointTable | None = None
+    joint_judge: dict[str, joint.JointTable] = field(default_factory=dict)
+    chs_counts: dict[str, int] = field(default_factory=dict)
+    chain_words: float = float("nan")
+    firing: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An audit's metrics: per-arm results plus what they were computed from."""
+
+    frames: AuditFrames
+    arms: list[ArmResult]
+    n_boot: int
+    seed: int
+
+
+def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
+                  seed: int = DEFAULT_SEED) -> AuditResult:
+    """Compute every metric for every arm of an audit.
+
+    Args:
+        frames: the audit, from `load_audit`.
+        n_boot: bootstrap replicates per CI.
+        seed: bootstrap seed (each arm resamples with the seed sequence [seed, arm_id]).
+    """
+    obs_all = observations(frames)
+    cot_all, direct_all = baselines(frames, "baseline"), baselines(frames, "direct")
+    results = []
+    # The metrics read these columns only; slicing a narrow frame per call is what keeps
+    # a 14-arm, 92K-job audit fast (bench/report_scale.py).
+    obs_all = obs_all[[c for c in _OBS_COLUMNS if c in obs_all.columns]]
+    obs_by_arm = dict(tuple(obs_all.groupby("arm_id", sort=False)))
+    cot_by_arm = dict(tuple(cot_all.groupby("arm_id", sort=False)))
+    direct_by_arm = dict(tuple(direct_all.groupby("arm_id", sort=False)))
+    for arm in frames.arms.itertuples(index=False):
+        ctx = arm_context(frames, arm.arm_id, arm.label, n_boot, seed)
+        obs = obs_by_arm.get(arm.arm_id, obs_all.iloc[0:0])
+        cot = cot_by_arm.get(arm.arm_id, cot_all.iloc[0:0])
+        direct = direct_by_arm.get(arm.arm_id, direct_all.iloc[0:0])
+        r = ArmResult(arm.arm_id, arm.label, len(ctx.item_ids), str(arm.model),
+                      str(arm.template))
+        s = r.stats
+        s["acc"] = metrics.accuracy(ctx, cot)
+        s["afr_d"] = metrics.afr_group(ctx, obs, "D")
+        s["afr_p"] = metrics.afr_group(ctx, obs, "P")
+        s["fcs"] = metrics.fcs(s["afr_d"], s["afr_p"])
+        s["ecr"] = metrics.ecr(ctx, obs, cot)
+        s["chs"] = metrics.chs(ctx, obs)
+        s["dfg"], r.dfg_conditions = metrics.dfg(ctx, obs, cot)
+        s["mfc"] = metrics.mfc(s["ecr"], s["fcs"], s["chs"], s["dfg"])
+        r.joint_token = joint.token_table(ctx, obs)
+        r.joint_judge = joint.judge_tables(ctx, obs, frames.judgements)
+        s["cdr"] = r.joint_token.cdr
+        s["acc_base"], s["acc_fpert"], s["delta_f"] = metrics.fblock_delta(ctx, obs, cot)
+        s["acc_cot"], s["acc_direct"], s["gap_cot_direct"] = metrics.cot_direct_gap(
+            ctx, cot, direct)
+        (s["acc_orig"], s["acc_shuffled"], s["delta_shuffle"],
+         s["same_content"]) = metrics.shuffle_stats(ctx, obs, cot)
+        r.afr_operator = metrics.afr_by_operator(ctx, obs)
+        r.families = metrics.family_flip_rates(ctx, obs)
+        _robustness_stats(r, ctx, obs, cot)
+        results.append(r)
+    return AuditResult(frames, results, n_boot, seed)
+
+
+def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
+                      cot: pd.DataFrame) -> None:
+    """The Appendix G inputs of one arm: macro-averaged AFR, F-only / M-only FCS, the F4
+    and M6 leave-one-outs, CHS flip-class counts, the mean baseline-chain length (words)
+    and (fired, planned) edits per family."""
+    s = r.stats
+    s["afr_d_macro"] = metrics.afr_group(ctx, obs, "D", pooling="macro")
+    s["afr_p_macro"] = metrics.afr_group(ctx, obs, "P", pooling="macro")
+    s["fcs_macro"] = metrics.fcs(s["afr_d_macro"], s["afr_p_macro"])
+    for block, families in (("f", d.F_FAMILIES), ("m", d.M_FAMILIES)):
+        afr_d = metrics.afr_group(ctx, obs, "D", families=families)
+        afr_p = metrics.afr_group(ctx, obs, "P", families=families)
+        s[f"fcs_{block}"] = metrics.fcs(afr_d, afr_p)
+    without_m6 = tuple(f for f in d.F_FAMILIES + d.M_FAMILIES if f != "M6")
+    s["fcs_no_m6"] = metrics.fcs(metrics.afr_group(ctx, obs, "D", families=without_m6),
+                                 metrics.afr_group(ctx, obs, "P", families=without_m6))
+    s["delta_f_no_f4"] = metrics.fblock_delta(ctx, obs, cot, exclude=("F4 insert",))[2]
+    r.chs_counts = metrics.chs_class_counts(ctx, obs)
+    perturbed = obs[obs["role"].isin(d.PERTURBED_ROLES)]
+    fired = perturbed["excluded"] != "not_fired"
+    r.firing = {str(family): (int(fired[group.index].sum()), int(len(group)))
+                for family, group in perturbed.groupby("family", sort=True)}
+    outputs = cot.loc[cot["generated"], "output"]
+    words = [len(text.split()) for text in outputs if isinstance(text, str)]
+    r.chain_words = float(sum(words) / len(words)) if words else float("nan")
+
+
+def stat_columns(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0) -> None:
+    """Write `name`, `name_low`, `name_high` from a Stat (None/NaN when undefined)."""
+    est = stat.estimate() if stat is not None else None
+    for suffix, attr in (("", "value"), ("_low", "low"), ("_high", "high")):
+        value = getattr(est, attr) if est is not None else float("nan")
+        row[name + suffix] = value * scale
+
+
+def table_frame(rows: list[dict[str, Any]], index: str | None = None,
+           columns: list[str] | None = None) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=columns)
+    if index and index not in frame.columns:  # no rows at all (an audit without arms)
+        frame[index] = []
+    return frame.set_index(index) if index else frame
+
+
+def mixed_values(frame: pd.DataFrame, values: list, column: str = "value") -> pd.DataFrame:
+    """Set `column` from `values` as objects, so counts stay ints next to rates in one
+    column (rendered "14", not "14.00")."""
+    import pandas as pd
+
+    frame[column] = pd.Series(values, index=frame.index, dtype=object)
+    return frame
+
+
+def summary_table(result: AuditResult) -> pd.DataFrame:
+    """Table 3: per-arm Acc, CDR (token; judge when present), AFR_D, AFR_P, FCS, ECR, CHS,
+    DFG, MFC (None unless ECR ≥ 0.30), iso-FCS corridor membership and n_items."""
+    rows = []
+    methods = sorted({m for r in result.arms for m in r.joint_judge})
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label, "n_items": r.n_items}
+        for name in ("acc", "cdr"):
+            stat_columns(row, name, r.stats[name])
+        for method in methods:
+            table = r.joint_judge.get(method)
+            stat_columns(row, f"cdr_judge[{method}]" if len(methods) > 1 else "cdr_judge",
+                  table.cdr if table else None)
+        for name in ("afr_d", "afr_p", "fcs", "ecr", "chs", "dfg", "mfc"):
+            stat_columns(row, name, r.stats[name])
+        row["fcs_in_corridor"] = metrics.in_corridor(row["fcs"])
+        rows.append(row)
+    return table_frame(rows, "arm")
+
+
+def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
+                   n_stat: str, mean_row: bool = False) -> pd.DataFrame:
+    """One row per arm: each (column, stat) as a percentage with its CI, and the stat's n.
+
+    `mean_row` adds a 'Mean' row: the unweighted mean over the arms where the stat is
+    defined, its CI from the averaged replicates (`mean_stat`).
+    """
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label}
+        for column, stat in columns:
+            stat_columns(row, column, r.stats[stat], 100)
+        row["n_items"] = r.stats[n_stat].n
+        rows.append(row)
+    if mean_row and len(result.arms) > 1:
+        row = {"arm": "Mean"}
+        for column, stat in columns:
+            stat_columns(row, column, mean_stat([r.stats[stat] for r in result.arms]), 100)
+        row["n_items"] = sum(r.stats[n_stat].n for r in result.arms)
+        rows.append(row)
+    return table_frame(rows, "arm")
+
+
+def fblock_table(result: AuditResult) -> pd.DataFrame:
+    """Table 4: Acc base, Acc F-pert (%) and ΔAcc = base − F-pert (pp) with paired CI."""
+    return _percent_table(result, [("acc_base_pct", "acc_base"), ("acc_fpert_pct", "acc_fpert"),
+                                   ("delta_pp", "delta_f")], n_stat="delta_f")
+
+
+def joint_frame(result: AuditResult) -> pd.DataFrame:
+    """Table 6: joint chain-update × answer-flip distribution (token rule), row %, n.
+
+    The last row pools every arm's edits ('Panel', counts only, no CI).
+    """
+    rows = []
+    totals = dict.fromkeys(joint.CELLS, 0)
+    for r in result.arms:
+        table = r.joint_token
+        row: dict[str, Any] = {"arm": r.label, "n": table.n}
+        for cell in joint.CELLS:
+            stat_columns(row, joint.CELL_TITLES[cell], table.shares[cell], 100)
+            totals[cell] += table.counts[cell]
+        row["n_unscored"] = table.n_unscored
+        rows.append(row)
+    n = sum(totals.values())
+    panel: dict[str, Any] = {"arm": "Panel", "n": n,
+                             "n_unscored": sum(r.joint_token.n_unscored for r in result.arms)}
+    for cell in joint.CELLS:
+        title = joint.CELL_TITLES[cell]
+        panel[title] = 100 * totals[cell] / n if n else float("nan")
+        panel[title + "_low"] = panel[title + "_high"] = float("nan")
+    rows.append(panel)
+    return table_frame(rows, "arm")
+
+
+def cdr_rules_table(result: AuditResult) -> pd.DataFrame:
+    """Table 7: CDR (%) under the token rule and under each LLM-judge method, with n."""
+    methods = sorted({m for r in result.arms for m in r.joint_judge})
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label, "n_token": r.joint_token.n}
+        stat_columns(row, "cdr_token_pct", r.joint_token.cdr, 100)
+        for method in methods:
+            table = r.joint_judge.get(method)
+            stat_columns(row, f"cdr_judge_pct[{method}]", table.cdr if table else None, 100)
+            row[f"n_judge[{method}]"] = table.n if table else 0
+        rows.append(row)
+    return table_frame(rows, "arm")
+
+
+def families_table(result: AuditResult) -> pd.DataFrame:
+    """Table 11: flip rate per family (rows F1..F7, M1..M6) × arm; NaN ('–') = never fired."""
+    rows = []
+    for family in d.F_FAMILIES + d.M_FAMILIES:
+        row: dict[str, Any] = {"family": f"{family} {d.FAMILY_NAMES[family]}"}
+        for r in result.arms:
+            stat = r.families.get(family)
+            row[r.label] = stat.point if stat is not None else float("nan")
+        rows.append(row)
+    return table_frame(rows, "family", ["family"] + [r.label for r in result.arms])
+
+
+def operators_table(result: AuditResult) -> pd.DataFrame:
+    """AFR per operator and arm with CI and n (the per-operator detail behind AFR_D/AFR_P)."""
+    tags = _operator_tags(result.frames)
+    rows = []
+    for r in result.arms:
+        for op, stat in r.afr_operator.items():
+            row: dict[str, Any] = {"arm": r.label, "operator": op, **tags.get(op, {})}
+            stat_columns(row, "afr", stat)
+            row["n"] = stat.n
+            rows.append(row)
+    return table_frame(rows, columns=["arm", "operator", "family", "intent", "afr", "afr_low",
+                                 "afr_high", "n"])
+
+
+def _operator_tags(frames: AuditFrames) -> dict[str, dict[str, Any]]:
+    jobs = frames.jobs.dropna(subset=["operator_id"])
+    first = jobs.drop_duplicates("operator_id")
+    return {row.operator_id: {"family": row.family, "intent": row.intent}
+            for row in first.itertuples(index=False)}
+
+
+def firing_table(result: AuditResult) -> pd.DataFrame:
+    """Per arm × operator: planned jobs, fired, generated, used, unparsed, baseline unparsed."""
+    obs = observations(result.frames)
+    labels = {r.arm_id: r.label for r in result.arms}
+    rows = []
+    for (arm_id, op), group in obs.groupby(["arm_id", "operator_id"], sort=True):
+        excluded = group["excluded"]
+        first = group.iloc[0]
+        rows.append({
+            "arm": labels.get(arm_id, str(arm_id)), "operator": op, "family": first["family"],
+            "intent": first["intent"], "role": first["role"], "planned": len(group),
+            "fired": int((excluded != "not_fired").sum()),
+            "generated": int((~excluded.isin(["not_fired", "not_generated"])).sum()),
+            "used": int(group["usable"].sum()),
+            "unparsed": int((excluded == "unparsed").sum()),
+            "baseline_unparsed": int((excluded == "baseline_unparsed").sum()),
+        })
+    return table_frame(rows, columns=["arm", "operator", "family", "intent", "role", "planned",
+                                 "fired", "generated", "used", "unparsed",
+                                 "baseline_unparsed"])
+
+
+def cot_direct_table(result: AuditResult) -> pd.DataFrame:
+    """CoT vs no-CoT direct accuracy (%) and the paired gap CoT − direct (pp)."""
+    return _percent_table(result, [("acc_cot_pct", "acc_cot"), ("acc_direct_pct", "acc_direct"),
+                                   ("gap_pp", "gap_cot_direct")], n_stat="gap_cot_direct")
+
+
+def shuffle_table(result: AuditResult) -> pd.DataFrame:
+    """Table 8: accuracy original vs shuffled options (%), Δ = shuffled − original (pp),
+    same-content rate (%), and a Mean row (the paper's rows are datasets, here arms)."""
+    return _percent_table(result, [("acc_orig_pct", "acc_orig"),
+                                   ("acc_shuffled_pct", "acc_shuffled"),
+                                   ("delta_pp", "delta_shuffle"),
+                                   ("same_content_pct", "same_content")], n_stat="delta_shuffle",
+                          mean_row=True)
+
+
+def dfg_table(result: AuditResult) -> pd.DataFrame:
+    """Accuracy per DFG condition (baseline, M2 age-a, age-b, sex) on fired items, and DFG."""
+    rows = []
+    for r in result.arms:
+        row: dict[str, Any] = {"arm": r.label}
+        for condition in d.DFG_CONDITIONS:
+            stat_columns(row, f"acc[{condition}]", r.dfg_conditions.get(condition))
+        stat_columns(row, "dfg", r.stats["dfg"])
+        rows.append(row)
+    return table_frame(rows, "arm")
+
+
+def build_tables(result: AuditResult) -> dict[str, pd.DataFrame]:
+    """Every table of the report, keyed and ordered as `TABLE_KEYS`."""
+    builders = {
+        "summary": summary_table, "fblock": fblock_table, "joint": joint_frame,
+        "cdr_rules": cdr_rules_table, "families": families_table,
+        "cot_direct": cot_direct_table, "shuffle": shuffle_table, "dfg": dfg_table,
+        "operators": operators_table, "firing": firing_table,
+    }
+    return {key: builders[key](result) for key in TABLE_KEYS}
+
+
+def audit_tables(db: sqlite_utils.Database, audit: str | int | None = None,
+                 n_boot: int = N_BOOT, seed: int = DEFAULT_SEED) -> dict[str, pd.DataFrame]:
+    """The paper's tables for one audit (default: the latest) as pandas DataFrames.
+
+    Args:
+        db: the store.
+        audit: audit name or id; None = the latest audit.
+        n_boot: bootstrap replicates per CI (default 200, as the paper).
+        seed: bootstrap seed.
+
+    Returns:
+        {key: DataFrame} for the keys in `TABLE_KEYS`.
+    """
+    return build_tables(compute_audit(load_audit(db, audit), n_boot, seed))

@@ -1,0 +1,2 @@
+"""Paper-agnostic pieces: the item bootstrap (`bootstrap`), a report as data (`document`) and
+its Markdown/HTML/JSON rendering (`render`), and the word diff of an edit (`textdiff`)."""

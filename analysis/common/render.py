@@ -1,0 +1,262 @@
+"""Render report sections: number formatting with CIs, Markdown, self-contained HTML, JSON.
+
+A table column `x` with companions `x_low` / `x_high` is shown as one cell "0.52 [0.45, 0.60]";
+NaN and None are shown as "–" (the paper's "not computable"). JSON keeps every number
+separately, with NaN as null.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Section(Protocol):
+    """What rendering reads of a report section (`analysis.common.document.Section` is one).
+
+    A protocol rather than an import: `document` renders through this module, so this
+    module must not import `document` back.
+    """
+
+    @property
+    def title(self) -> str:
+        """Heading of the table."""
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The table."""
+
+    @property
+    def note(self) -> str:
+        """Paragraph under the table."""
+
+    @property
+    def json_key(self) -> str:
+        """The section's key in the JSON document."""
+
+DASH = "–"
+"""Shown for undefined values (a family that never fired, MFC gated off, …)."""
+
+HEADERS: dict[str, str] = {
+    "n_items": "n items", "acc": "Acc.", "cdr": "CDR", "cdr_judge": "CDR (judge)",
+    "afr_d": "AFR_D", "afr_p": "AFR_P", "fcs": "FCS", "ecr": "ECR", "chs": "CHS", "dfg": "DFG",
+    "mfc": "MFC", "fcs_in_corridor": "in iso-FCS corridor", "acc_base_pct": "Acc. base (%)",
+    "acc_fpert_pct": "Acc. F-pert (%)", "delta_pp": "Δ (pp)", "n_token": "n (token)",
+    "cdr_token_pct": "CDR token (%)", "afr": "AFR", "acc_cot_pct": "Acc. CoT (%)",
+    "acc_direct_pct": "Acc. direct (%)", "gap_pp": "CoT − direct (pp)",
+    "acc_orig_pct": "Acc. orig. (%)", "acc_shuffled_pct": "Acc. shuf. (%)",
+    "same_content_pct": "Same content (%)", "n_unscored": "n unscored",
+}
+"""Display headers for table columns (others are shown as named)."""
+
+
+_PATTERN_HEADERS: tuple[tuple[str, str], ...] = (
+    (r"^cdr_judge_pct\[(.+)\]$", r"CDR judge (%) \1"),
+    (r"^cdr_judge\[(.+)\]$", r"CDR (judge) \1"),
+    (r"^n_judge\[(.+)\]$", r"n (judge) \1"),
+    (r"^acc\[(.+)\]$", r"Acc. \1"),
+)
+
+
+def header(column: str) -> str:
+    """Display header of a table column."""
+    import re
+
+    if column in HEADERS:
+        return HEADERS[column]
+    for pattern, replacement in _PATTERN_HEADERS:
+        if re.match(pattern, column):
+            return re.sub(pattern, replacement, column)
+    return column
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return isinstance(value, float) and math.isnan(value)
+    except TypeError:
+        return False
+
+
+COUNT_COLUMNS: frozenset[str] = frozenset({
+    "n", "planned", "fired", "generated", "used", "unparsed", "baseline_unparsed"})
+"""Columns shown as whole numbers (besides every 'n_…' column)."""
+
+
+def _decimals(column: str) -> int:
+    if column in COUNT_COLUMNS or column.startswith("n_"):
+        return 0
+    # Percentages and percentage points get one decimal (as the paper's Tables 4, 6, 8);
+    # rates in [0, 1] get two (Tables 3 and 11).
+    if column.endswith(("_pct", "_pp")) or "_pct[" in column or column.startswith("("):
+        return 1
+    return 2
+
+
+def format_number(value: Any, decimals: int | str = 2) -> str:
+    """One value as report text: '–' for missing, yes/no for booleans, ints as ints.
+
+    `decimals` "p" formats a p-value: three decimals, or two significant digits below 0.001.
+    """
+    import numbers
+
+    import numpy as np
+
+    if _is_missing(value):
+        return DASH
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        if decimals == "p":
+            v = float(value)
+            return f"{v:.1e}" if 0 < v < 0.001 else f"{v:.3f}"
+        return f"{float(value):.{decimals}f}"
+    return str(value)
+
+
+def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A string DataFrame for display: CI triples merged, numbers formatted, headers renamed."""
+    import pandas as pd
+
+    columns = [str(c) for c in frame.columns]
+    # A builder may set frame.attrs["decimals"] = {column: int or "p"} where the defaults
+    # below do not fit (effects of 0.003, p-values).
+    overrides = frame.attrs.get("decimals", {})
+    shown: dict[str, list[str]] = {}
+    for column in columns:
+        if column.endswith(("_low", "_high")) and column.rsplit("_", 1)[0] in columns:
+            continue
+        decimals = overrides.get(column, _decimals(column))
+        values = frame[column].tolist()
+        low_name, high_name = f"{column}_low", f"{column}_high"
+        if low_name in columns and high_name in columns:
+            lows, highs = frame[low_name].tolist(), frame[high_name].tolist()
+            cells = []
+            for v, lo, hi in zip(values, lows, highs):
+                text = format_number(v, decimals)
+                if not _is_missing(v) and not _is_missing(lo) and not _is_missing(hi):
+                    text += f" [{format_number(lo, decimals)}, {format_number(hi, decimals)}]"
+                cells.append(text)
+        else:
+            cells = [format_number(v, decimals) for v in values]
+        shown[header(column)] = cells
+    out = pd.DataFrame(shown, index=[str(i) for i in frame.index])
+    out.index.name = frame.index.name
+    return out
+
+
+def _index_shown(frame: pd.DataFrame) -> bool:
+    return frame.index.name is not None
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of a display frame (index first when named)."""
+    shown = display_frame(frame)
+    header = ([shown.index.name] if _index_shown(frame) else []) + list(shown.columns)
+    lines = ["| " + " | ".join(_md_escape(str(h)) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    for label, row in zip(shown.index, shown.itertuples(index=False)):
+        cells = ([label] if _index_shown(frame) else []) + list(row)
+        lines.append("| " + " | ".join(_md_escape(str(c)) for c in cells) + " |")
+    if shown.empty:
+        lines.append("| " + " | ".join("" for _ in header) + " |" if header else "")
+    return "\n".join(lines)
+
+
+def render_markdown(title: str, meta: dict[str, Any], sections: list[Section],
+                    figures: list[tuple[str, str]] | None = None) -> str:
+    """The whole report as Markdown; `figures` are (caption, PNG path relative to it)."""
+    parts = [f"# {title}", "", _meta_lines(meta)]
+    for caption, path in figures or []:
+        parts += ["", f"![{_md_escape(caption)}]({path})"]
+    for section in sections:
+        parts += ["", f"## {section.title}", ""]
+        parts.append(markdown_table(section.frame) if len(section.frame.columns) else "(empty)")
+        if section.note:
+            parts += ["", section.note]
+    return "\n".join(parts) + "\n"
+
+
+def _meta_lines(meta: dict[str, Any]) -> str:
+    return "\n".join(f"- **{key}**: {value}" for key, value in meta.items())
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1200px; }
+table { border-collapse: collapse; margin: 0.5em 0 0.3em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #f0f0f0; }
+p.note { color: #555; font-size: 0.85em; max-width: 60em; }
+img { max-width: 640px; }
+"""
+
+
+def render_html(title: str, meta: dict[str, Any], sections: list[Section],
+                figures: list[tuple[str, bytes]] | None = None) -> str:
+    """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes),
+    embedded as base64."""
+    esc = html.escape
+    body = [f"<h1>{esc(title)}</h1>", "<ul>"]
+    body += [f"<li><b>{esc(str(k))}</b>: {esc(str(v))}</li>" for k, v in meta.items()]
+    body.append("</ul>")
+    for caption, png in figures or []:
+        data = base64.b64encode(png).decode("ascii")
+        body.append(f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">')
+    for section in sections:
+        body.append(f"<h2>{esc(section.title)}</h2>")
+        shown = display_frame(section.frame)
+        body.append(shown.to_html(index=_index_shown(section.frame), escape=True,
+                                  border=0, na_rep=DASH))
+        if section.note:
+            body.append(f'<p class="note">{esc(section.note)}</p>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-safe Python value: NaN → None, numpy scalars → Python scalars."""
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows of a frame (index included when named) as JSON-safe dicts."""
+    flat = frame.reset_index() if _index_shown(frame) else frame
+    return [{str(k): _plain(v) for k, v in row.items()}
+            for row in flat.to_dict(orient="records")]
+
+
+def render_json(meta: dict[str, Any], sections: list[Section]) -> str:
+    """Every section's numbers as JSON: {"meta": …, "tables": {key: {title, note, rows}}}."""
+    tables = {
+        section.json_key: {"title": section.title, "note": section.note,
+                           "columns": [str(c) for c in (
+                               ([section.frame.index.name] if _index_shown(section.frame)
+                                else []) + list(section.frame.columns))],
+                           "rows": frame_records(section.frame)}
+        for section in sections
+    }
+    return json.dumps({"meta": _plain(meta), "tables": tables}, indent=2,
+                      ensure_ascii=False, allow_nan=False) + "\n"

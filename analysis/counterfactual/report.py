@@ -1,0 +1,331 @@
+"""The seed-000 study report: Tables 4/5 (main), 6/7 (recall/precision checks), 2/11 (every test,
+regression), the paraphrase baseline's token-change agreement and the k-sample votes."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from analysis.counterfactual import comparison as cfc
+
+from analysis.counterfactual import definitions as cfd
+from analysis.common.document import Figure, Report, Section
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import sqlite_utils
+
+    from analysis.counterfactual.data import StudyData
+
+MARK = "*"
+"""Appended to a cell whose test is significant (the paper's red bold)."""
+
+_CHECK_NAMES = {"control_recall": "Recall", "control_precision": "Precision"}
+
+
+def _cell(effect: float, significant: bool) -> str:
+    if effect is None or (isinstance(effect, float) and math.isnan(effect)):
+        return "–"
+    return f"{effect:.3f}{MARK if significant else ''}"
+
+
+def paper_table(tests: pd.DataFrame, baseline: str, kind: str) -> pd.DataFrame:
+    """Tables 4/5 (kind 'main': rows perturbation × task) or 6/7 ('check': rows check × task):
+    differences targeted − baseline per model and metric, marked where significant."""
+    import pandas as pd
+
+    chosen = tests[(tests["baseline"] == baseline) & (tests["kind"] == kind)
+                   & tests["measure"].isin(cfd.METRICS)]
+    first = "check" if kind == "check" else "perturbation"
+    models = list(dict.fromkeys(chosen["model"]))
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for r in chosen.itertuples(index=False):
+        name = _CHECK_NAMES.get(r.target, r.target) if kind == "check" else r.target
+        row = rows.setdefault((name, r.task), {first: name, "task": r.task})
+        row[f"{r.model} {cfd.LABELS[r.measure]}"] = _cell(r.effect, bool(r.significant))
+    columns = [first, "task"] + [f"{m} {cfd.LABELS[x]}" for m in models for x in cfd.METRICS]
+    return pd.DataFrame(list(rows.values()), columns=columns).fillna("–")
+
+
+def regression_table(tests: pd.DataFrame) -> pd.DataFrame:
+    """Table 11's layout: β̂_pert of the difference and level models per model, baseline,
+    perturbation and task, with SEs and one-sided p."""
+    import pandas as pd
+
+    reg = tests[tests["measure"].isin(cfd.REGRESSION)]
+    rows: dict[tuple, dict[str, Any]] = {}
+    for r in reg.itertuples(index=False):
+        key = (r.model, r.baseline, r.target, r.task)
+        row = rows.setdefault(key, {"model": r.model, "baseline": r.baseline,
+                                    "perturbation": r.target, "task": r.task, "n": r.n})
+        tag = "diff" if r.measure == "beta_diff" else "level"
+        row.update({f"beta_{tag}": r.effect, f"se_{tag}": r.se, f"p_{tag}": r.p,
+                    f"p_{tag}_corrected": r.p_bonferroni, f"sig_{tag}": bool(r.significant)})
+    frame = pd.DataFrame(list(rows.values()), columns=[
+        "model", "baseline", "perturbation", "task", "n", "beta_diff", "se_diff", "p_diff",
+        "p_diff_corrected", "sig_diff", "beta_level", "se_level", "p_level",
+        "p_level_corrected", "sig_level"])
+    frame.attrs["decimals"] = {c: 3 for c in ("beta_diff", "se_diff", "beta_level",
+                                              "se_level")} | {
+        c: "p" for c in ("p_diff", "p_diff_corrected", "p_level", "p_level_corrected")}
+    return frame
+
+
+_GROUP = {"fr": "Aggregate", "mi": "Aggregate", "phi": "Aggregate", "jsd": "Per-sample",
+          "kl": "Per-sample", "beta_diff": "Regression", "beta_level": "Regression"}
+_ORDER = {m: i for i, m in enumerate(("fr", "mi", "phi", "jsd", "kl", "beta_diff",
+                                      "beta_level"))}
+
+
+def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
+    """Every test in Table 2's layout (Aggregate / Per-sample / Regression; effect, p), with
+    its family and raw, Bonferroni and Holm p."""
+    frame = tests.assign(group=tests["measure"].map(_GROUP),
+                         order=tests["measure"].map(_ORDER),
+                         measure_name=tests["measure"].map(cfd.LABELS))
+    frame = frame.sort_values(["kind", "model", "baseline", "target", "task", "order"],
+                              kind="stable")
+    out = frame[["model", "baseline", "target", "task", "group", "measure_name", "effect",
+                 "target_value", "baseline_value", "statistic", "n", "test", "p",
+                 "p_bonferroni", "p_holm", "significant", "family", "family_size",
+                 "reason"]].rename(columns={"target": "perturbation", "measure_name": "measure",
+                                            "n": "n_pairs"}).reset_index(drop=True)
+    out.attrs["decimals"] = {"effect": 3, "target_value": 3, "baseline_value": 3,
+                             "statistic": 2, "p": "p", "p_bonferroni": "p", "p_holm": "p"}
+    return out
+
+
+def paraphrase_table(paraphrases: pd.DataFrame) -> pd.DataFrame:
+    """Agreement of achieved with target token-change fraction, per model and targeted edit."""
+    import pandas as pd
+
+    columns = ["model", "perturbation", "n_units", "n_fired", "target_mean", "achieved_mean",
+               "mean_abs_diff", "within_tolerance", "n_llm", "n_fallback", "n_llm_closest",
+               "n_none", "attempts_mean", "tolerance"]
+    if paraphrases.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    groups = list(paraphrases.groupby(["model", "target"], sort=False))
+    groups.append((("all", "all"), paraphrases))
+    for (model, target), g in groups:
+        fired = g[g["fired"]]
+        diff = (fired["achieved_fraction"] - fired["target_fraction"]).abs()
+        source = g["source"].value_counts()
+        rows.append({"model": model, "perturbation": target, "n_units": len(g),
+                     "n_fired": len(fired),
+                     "target_mean": g["target_fraction"].mean(),
+                     "achieved_mean": fired["achieved_fraction"].mean(),
+                     "mean_abs_diff": diff.mean() if len(fired) else math.nan,
+                     "within_tolerance": g["within_tolerance"].mean(),
+                     "n_llm": int(source.get("llm", 0)),
+                     "n_fallback": int(source.get("fallback", 0)),
+                     "n_llm_closest": int(source.get("llm_closest", 0)),
+                     "n_none": int(source.get("none", 0)),
+                     "attempts_mean": g["attempts"].mean(),
+                     "tolerance": g["tolerance"].iloc[0]})
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs["decimals"] = {"target_mean": 3, "achieved_mean": 3, "mean_abs_diff": 3,
+                               "tolerance": 3, "attempts_mean": 1}
+    return frame
+
+
+def votes_table(prompts: pd.DataFrame) -> pd.DataFrame:
+    """The k-sample majority vote per model and role: prompts, ties, no answer, unanimity."""
+    import pandas as pd
+
+    rows = []
+    for (model, role), g in prompts.groupby(["model", "role"], sort=False):
+        unanimous = (g["parsed"] == g["n_samples"]).mean()
+        rows.append({"model": model, "role": role, "n_prompts": len(g),
+                     "k": int(g["n_samples"].max()),
+                     "n_all_parsed": int((g["parsed"] == g["n_samples"]).sum()),
+                     "n_ties": int(g["tie"].sum()),
+                     "n_no_answer": int(g["answer"].isna().sum()),
+                     "share_all_parsed": unanimous})
+    return pd.DataFrame(rows, columns=["model", "role", "n_prompts", "k", "n_all_parsed",
+                                       "n_ties", "n_no_answer", "share_all_parsed"])
+
+
+def design_table(data: StudyData, tests: pd.DataFrame) -> pd.DataFrame:
+    """Units per model, targeted edit and task; how many entered each baseline's tests."""
+    import pandas as pd
+
+    rows = []
+    for (model, target, task), g in data.units.groupby(["model", "target", "task"],
+                                                       sort=False):
+        row = {"model": model, "perturbation": target, "task": task, "n_units": len(g),
+               "n_not_fired": int((~g["fired"]).sum())}
+        for baseline, short in (("adjusted paraphrase", "para"), ("fixed sentence", "fixed")):
+            t = tests[(tests["model"] == model) & (tests["target"] == target)
+                      & (tests["task"] == task) & (tests["baseline"] == baseline)]
+            for measure, part in (("jsd", "per_sample"), ("fr", "aggregate")):
+                n = t[t["measure"] == measure]["n"]
+                row[f"n_{short}_{part}"] = int(n.iloc[0]) if len(n) else 0
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compute(data: StudyData, *, n_boot: int, seed: int, correction: str = "bonferroni"
+            ) -> pd.DataFrame:
+    """Every test of a loaded study (`counterfactual.analyse` with the study's H1)."""
+    alternative = str(data.info["config"].get("alternative", "less"))
+    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, alternative=alternative,
+                      correction=correction)
+
+
+def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
+                   correction: str = "bonferroni") -> list[Section]:
+    """The report's sections, in the paper's order."""
+    config = data.info["config"]
+    seeds = ", ".join(map(str, config.get("seeds", [])))
+    mark = (f"'{MARK}' = significant: one-sided p < {cfd.ALPHA} after {correction.title()} "
+            f"correction within the family (model, baseline, metric) over every "
+            f"perturbation × task")
+    base_note = ("Values are observed differences (perturbation − baseline). MI and φ: from "
+                 "the table of paired majority answers (original × modified), MI in bits; "
+                 "FR = flip rate; JSD, KL = mean per-item divergence of the option "
+                 "distributions from the original prompt's, in bits (JSD ∈ [0, 1]). "
+                 f"{mark}. Tests: paired bootstrap (B = {n_boot}) for MI, φ, FR, H1: FR "
+                 "greater, MI and φ smaller under the targeted edit; one-sided paired t-test "
+                 "on Δᵢ for JSD, KL. '–' = not computable (see the tests table).")
+    check_note = ("Recall (positive control): every gendered term swapped, then 'Is this "
+                  "patient male?'; precision (negative control): age + 1 year, same question "
+                  f"(§4.2). Differences check − baseline; '{MARK}' = one-sided p < {cfd.ALPHA} "
+                  "(each check its own hypothesis, as the paper marks them).")
+    sections = []
+    for key, baseline, title in (("table4", "adjusted paraphrase", "Table 4"),
+                                 ("table5", "fixed sentence", "Table 5")):
+        frame = paper_table(tests, baseline, "main")
+        sections.append(Section(f"{title}: main results against the {baseline} baseline",
+                                frame, base_note, key))
+    for key, baseline, title in (("table6", "adjusted paraphrase", "Table 6"),
+                                 ("table7", "fixed sentence", "Table 7")):
+        frame = paper_table(tests, baseline, "check")
+        sections.append(Section(f"{title}: recall and precision checks against the "
+                                f"{baseline} baseline", frame, check_note, key))
+    alternative = config.get("alternative", "less")
+    sections.append(Section(
+        "Table 11: regression on the signed perturbation indicator",
+        regression_table(tests),
+        "y = log(P(first label) / (1 − P(first label))) of each prompt's option distribution "
+        "(for Yes/No items log(p_Yes/p_No)). Difference model (Eq. 5): Δᵢ = y_pert − y_base = "
+        "β·dᵢ + εᵢ, OLS without intercept. Level model (Eq. 7, App. A): y = β0 + β1·z + β·d "
+        "on stacked baseline (d = 0) and perturbed rows, z = the original prompt's y, SEs "
+        f"clustered by item. dᵢ = the edit's signed direction (gender_swap: +1 to female, "
+        f"−1 to male); an edit with no direction has dᵢ = +1 (β = mean shift). One-sided "
+        f"H1: β {'<' if alternative == 'less' else '>'} 0; corrected = Bonferroni within "
+        "(model, baseline, regression model) over every perturbation × task.", "table11"))
+    sections.append(Section(
+        "Table 2 layout: every test with its family, raw and corrected p",
+        tests_table(tests),
+        "Effect = targeted − baseline (β̂ for regressions); target/baseline value = the "
+        "metric under each edit (mean divergence for JSD, KL). p one-sided (0 = no bootstrap "
+        f"replicate on H1's wrong side, i.e. p < 1/B). Bonferroni and Holm within 'family' "
+        "(statsmodels.stats.multitest; tests with an undefined p are left out of the family "
+        f"size); significant uses {correction.title()}. 'reason' says why a value is "
+        "undefined or degenerate (φ of a table with a constant margin is 0, as in the paper).",
+        "tests"))
+    tolerance = config.get("tolerance")
+    sections.append(Section(
+        "Token-adjusted paraphrase: achieved vs target token-change fraction",
+        paraphrase_table(data.paraphrases),
+        "Target = the targeted edit's token-change fraction (edit distance / longer length) "
+        "measured with the audited model's own tokenizer; achieved = the paraphrase's, same "
+        f"tokenizer. Within tolerance = |achieved − target| ≤ {tolerance}. Source: llm = an "
+        "LLM attempt within tolerance; fallback = the deterministic table paraphraser after "
+        f"{config.get('max_attempts')} LLM attempts ({config.get('paraphraser')}); "
+        "llm_closest = no table rewording applied, closest valid LLM attempt kept; none = "
+        "no paraphrase (the unit is out of this baseline).", "paraphrase"))
+    sections.append(Section(
+        "k samples and majority vote",
+        votes_table(data.prompts),
+        f"Each prompt is answered k = {len(config.get('seeds', []))} times (seeds {seeds}, "
+        f"temperature {config.get('temperature')}, mode {config.get('mode')}). Answer = the "
+        "label parsed most often; a tie is broken by the highest option probability among "
+        "the tied labels (counted in n ties); no parsed sample = no answer (left out of MI, φ, "
+        "FR). The per-sample metrics use the mean of the k samples' option distributions "
+        "at the answer position (identical samples in direct mode).", "votes"))
+    sections.append(Section("Comparison units and exclusions", design_table(data, tests),
+                            "Units = items under the targeted edit; not fired = the edit did "
+                            "not apply (excluded). n per baseline: pairs in the per-sample "
+                            "tests (distributions) and in the aggregate tests (all three "
+                            "majority answers parsed).", "design"))
+    return sections
+
+
+def paraphrase_figure(paraphrases: pd.DataFrame, name: str) -> Figure:
+    """Achieved against target token-change fraction, one point per unit."""
+
+    def render() -> bytes:
+        import io
+
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(5.0, 4.6), dpi=120)
+        try:
+            fired = paraphrases[paraphrases["fired"]] if len(paraphrases) else paraphrases
+            top = max(0.1, float(np.nanmax(fired[["target_fraction", "achieved_fraction"]]
+                                           .to_numpy())) * 1.1) if len(fired) else 0.1
+            tol = float(paraphrases["tolerance"].iloc[0]) if len(paraphrases) else 0.0
+            x = np.linspace(0, top, 50)
+            ax.fill_between(x, x - tol, x + tol, color="#dde6f0", label=f"± {tol:g}")
+            ax.plot(x, x, color="#7a8797", lw=1, ls="--")
+            for source, marker in (("llm", "o"), ("fallback", "s"), ("llm_closest", "^")):
+                part = fired[fired["source"] == source] if len(fired) else fired
+                if len(part):
+                    ax.scatter(part["target_fraction"], part["achieved_fraction"], s=18,
+                               marker=marker, label=source)
+            ax.set_xlim(0, top)
+            ax.set_ylim(0, top)
+            ax.set_xlabel("target fraction (targeted edit)")
+            ax.set_ylabel("achieved fraction (paraphrase)")
+            ax.set_title(f"{name}: token-change agreement")
+            ax.legend(fontsize=7)
+            buffer = io.BytesIO()
+            fig.tight_layout()
+            fig.savefig(buffer, format="png")
+            return buffer.getvalue()
+        finally:
+            plt.close(fig)
+
+    return Figure("paraphrase_fractions", "paraphrase: achieved vs target token-change fraction",
+                  render)
+
+
+def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
+                 n_boot: int = cfd.N_BOOT, seed: int = 0, correction: str = "bonferroni",
+                 **_options: Any) -> Report:
+    """Load a study (default: the latest), run every test and lay out the report.
+
+    Args:
+        db: the store.
+        study: study name or id.
+        n_boot: bootstrap replicates B of the aggregate-metric tests.
+        seed: bootstrap seed.
+        correction: which correction marks significance ('bonferroni' or 'holm').
+    """
+    from analysis.counterfactual.data import load_study
+
+    data = load_study(db, study)
+    tests = compute(data, n_boot=n_boot, seed=seed, correction=correction)
+    info, config = data.info, data.info["config"]
+    meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
+            "dataset": info["dataset"],
+            "models": ", ".join(dict.fromkeys(data.prompts["model"])) or "none",
+            "targets": ", ".join(config.get("targets", [])),
+            "baselines": ", ".join(config.get("baselines", [])),
+            "items": int(data.prompts["item_id"].nunique()) if len(data.prompts) else 0,
+            "samples": f"k = {len(config.get('seeds', []))} (seeds "
+                       f"{', '.join(map(str, config.get('seeds', [])))}, T = "
+                       f"{config.get('temperature')})",
+            "mode": config.get("mode"), "n_boot": n_boot, "seed": seed,
+            "correction": correction, "created": info["created_at"]}
+    sections = study_sections(data, tests, n_boot=n_boot, correction=correction)
+    figures = [paraphrase_figure(data.paraphrases, str(info["name"]))] \
+        if len(data.paraphrases) else []
+    return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)
