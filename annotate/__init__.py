@@ -32,7 +32,8 @@ from annotate.events import (
     start_session,
     undo_last,
 )
-from annotate.people import Person, authenticate, register
+from annotate.identity import Person
+from annotate.people import authenticate, register
 from annotate.sets import AnnotationSet, create_set, get_set, rater_queue, resolve_set, set_names
 
 __all__ = [

@@ -15,7 +15,7 @@ import sqlite_utils
 from annotate.agreement import agreements_from, rater_pair, set_cases
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
 from annotate.events import all_current_labels
-from annotate.people import Person, require
+from annotate.identity import Person, require
 from annotate.sets import get_set
 from store.db import utcnow
 from store.errors import UserError

@@ -22,7 +22,7 @@ from analysis.textdiff import (  # noqa: F401  (edit_spans, edit_segments: re-ex
     word_opcodes,
 )
 from annotate.codebook import FIELDS, applicable_fields, robustness_test
-from annotate.people import Person, require
+from annotate.identity import Person, require
 from store.db import loads
 from store.errors import NotFound, UserError
 

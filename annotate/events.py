@@ -22,7 +22,7 @@ import sqlite_utils
 
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.codebook import field as field_spec
-from annotate.people import Person, require
+from annotate.identity import Person, require
 from store.db import dumps, transaction, utcnow
 from store.errors import NotFound, UserError
 

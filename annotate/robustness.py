@@ -37,8 +37,8 @@ from analysis.fragility_definitions import (
     UNPARSED,
 )
 from annotate.codebook import CODEBOOK_VERSION, FIELDS, robustness_test
+from annotate.identity import Person
 from annotate.kappa import Agreement, from_pairs
-from annotate.people import Person
 from store.db import dumps, transaction, utcnow
 from store.errors import UserError
 

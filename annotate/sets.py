@@ -28,7 +28,7 @@ import sqlite_utils
 
 from annotate.cases import CaseView, views_in_order
 from annotate.codebook import CHAIN_FAMILIES, CODEBOOK_VERSION, HARM_FAMILIES
-from annotate.people import Person, require
+from annotate.identity import Person, require
 from store.db import dumps, loads, transaction, utcnow
 from store.errors import NotFound, UserError
 

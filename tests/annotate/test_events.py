@@ -12,7 +12,7 @@ from annotate.events import (
     start_session,
     undo_last,
 )
-from annotate.people import Person
+from annotate.identity import Person
 from annotate.sets import create_set, rater_queue
 from store.errors import UserError
 from tests.annotate.conftest import named
