@@ -25,6 +25,7 @@ from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_valu
 from annotate.codebook import field as field_spec
 from annotate.identity import Person, require
 from annotate.labels import current_labels
+from annotate.raters import require_named_rater
 from store.db import dumps, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -165,8 +166,6 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
             the session's set, a field that does not apply, or a value the field forbids.
     """
     from annotate.cases import case_row
-    from annotate.sets import require_named_rater
-
     require(person, "rater")
     _check_session(db, person, session)
     case = case_row(db, code)
@@ -208,8 +207,6 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
     Returns:
         The undo event, or None when there is nothing left to undo in this session.
     """
-    from annotate.sets import require_named_rater
-
     require(person, "rater")
     _check_session(db, person, session)
     require_named_rater(db, session.set_id, person)
