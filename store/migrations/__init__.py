@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 import sqlite_utils
 
@@ -117,7 +118,7 @@ class _TransactionalDatabase:
     def execute(self, sql: str, params: tuple | list = ()) -> None:
         self._db.conn.execute(sql, params)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._db, name)
 
 
