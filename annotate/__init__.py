@@ -27,12 +27,13 @@ from annotate.codebook import (
 from annotate.events import (
     LabelEvent,
     Session,
-    current_labels,
     record_label,
     start_session,
     undo_last,
 )
-from annotate.people import Person, authenticate, register
+from annotate.identity import Person
+from annotate.labels import current_labels
+from annotate.people import authenticate, register
 from annotate.sets import AnnotationSet, create_set, get_set, rater_queue, resolve_set, set_names
 
 __all__ = [

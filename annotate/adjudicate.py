@@ -14,8 +14,8 @@ import sqlite_utils
 
 from annotate.agreement import agreements_from, rater_pair, set_cases
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
-from annotate.events import all_current_labels
-from annotate.people import Person, require
+from annotate.identity import Person, require
+from annotate.labels import all_current_labels, derive_labels
 from annotate.sets import get_set
 from store.db import utcnow
 from store.errors import UserError
@@ -71,7 +71,6 @@ def rater_labels(db: sqlite_utils.Database, set_name: str, code: str,
         NotFound: no such set or case.
     """
     from annotate.cases import case_row
-    from annotate.events import _derive
 
     require(coordinator, "coordinator")
     the_set = get_set(db, set_name)
@@ -83,7 +82,7 @@ def rater_labels(db: sqlite_utils.Database, set_name: str, code: str,
     for person_id, name in pair:
         rows = db.execute("SELECT field, value FROM label_events WHERE case_id = ? AND "
                           "person_id = ? ORDER BY id", [case_id, person_id]).fetchall()
-        out.append(RaterLabels(name, _derive({f: v for f, v in rows})))
+        out.append(RaterLabels(name, derive_labels({f: v for f, v in rows})))
     return out[0], out[1]
 
 

@@ -22,7 +22,8 @@ from analysis.common.textdiff import (  # noqa: F401  (edit_spans, edit_segments
     word_opcodes,
 )
 from annotate.codebook import FIELDS, applicable_fields, robustness_test
-from annotate.people import Person, require
+from annotate.identity import Person, require
+from annotate.labels import current_labels, labels_by_case
 from store.db import loads
 from store.errors import NotFound, UserError
 
@@ -162,8 +163,6 @@ def get_case_view(db: sqlite_utils.Database, code: str, person: Person) -> CaseV
         NotFound: no case with that code.
         UserError: `person` is not authenticated.
     """
-    from annotate.events import current_labels
-
     require(person)
     rows = list(db.query(_CASE_SQL, [code]))
     if not rows:
@@ -255,8 +254,6 @@ def views_in_order(db: sqlite_utils.Database, set_id: int, person: Person) -> li
 
     One query for the whole queue: opening a set of thousands of cases stays fast.
     """
-    from annotate.events import labels_by_case
-
     rows = list(db.query(
         _CASE_SQL.replace("WHERE c.code = ?", "") +
         "JOIN annotation_orders o ON o.case_id = c.id AND o.set_id = c.set_id "

@@ -8,6 +8,7 @@ hash (one global chain, ordered by id), so `annotate.verify` can show that no ev
 altered or removed outside the app. Each event is also entered in the signed record
 (`annotate/record.py`) in the same transaction, signed with the rater's key, so an event
 nobody's key signed is detected as forged. Only the two raters named for a set label it.
+Current labels are read from these events by `annotate.labels`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import sqlite_utils
 
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.codebook import field as field_spec
-from annotate.people import Person, require
+from annotate.identity import Person, require
+from annotate.labels import current_labels
+from annotate.raters import require_named_rater
 from store.db import dumps, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -163,8 +166,6 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
             the session's set, a field that does not apply, or a value the field forbids.
     """
     from annotate.cases import case_row
-    from annotate.sets import require_named_rater
-
     require(person, "rater")
     _check_session(db, person, session)
     case = case_row(db, code)
@@ -206,8 +207,6 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
     Returns:
         The undo event, or None when there is nothing left to undo in this session.
     """
-    from annotate.sets import require_named_rater
-
     require(person, "rater")
     _check_session(db, person, session)
     require_named_rater(db, session.set_id, person)
@@ -237,55 +236,6 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
         code = conn.execute("SELECT code FROM annotation_cases WHERE id = ?",
                             [case_id]).fetchone()[0]
     return _event({**row, "code": code})
-
-
-def _derive(pairs: dict[str, str | None]) -> dict[str, str]:
-    """Drop cleared fields, and the alternative letter unless gold_shift is 'shifted'."""
-    labels = {f: v for f, v in pairs.items() if v is not None}
-    if labels.get("gold_shift") != "shifted":
-        labels.pop("gold_shift_alt", None)
-    return labels
-
-
-def current_labels(db: sqlite_utils.Database, person: Person, code: str) -> dict[str, str]:
-    """`person`'s own current labels for case `code` (field -> value; cleared fields absent).
-
-    Only the asking person's labels are ever returned: a rater never sees another's.
-    """
-    require(person)
-    rows = db.execute(
-        "SELECT e.field, e.value FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
-        "WHERE c.code = ? AND e.person_id = ? ORDER BY e.id", [code, person.id]).fetchall()
-    return _derive({f: v for f, v in rows})
-
-
-def labels_by_case(db: sqlite_utils.Database, person: Person,
-                   set_id: int) -> dict[str, dict[str, str]]:
-    """`person`'s own current labels for every case of a set: code -> field -> value."""
-    require(person)
-    by_case: dict[str, dict[str, str | None]] = {}
-    for code, field_name, value in db.execute(
-            "SELECT c.code, e.field, e.value FROM label_events e JOIN annotation_cases c "
-            "ON c.id = e.case_id WHERE c.set_id = ? AND e.person_id = ? ORDER BY e.id",
-            [set_id, person.id]):
-        by_case.setdefault(code, {})[field_name] = value
-    return {code: _derive(pairs) for code, pairs in by_case.items()}
-
-
-def all_current_labels(db: sqlite_utils.Database,
-                       set_id: int) -> dict[tuple[int, int], dict[str, str]]:
-    """Every rater's current labels in a set, for agreement and export (coordinator side).
-
-    Returns:
-        (case_id, person_id) -> field -> value.
-    """
-    pairs: dict[tuple[int, int], dict[str, str | None]] = {}
-    for case_id, person_id, field_name, value in db.execute(
-            "SELECT e.case_id, e.person_id, e.field, e.value FROM label_events e "
-            "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY e.id",
-            [set_id]):
-        pairs.setdefault((case_id, person_id), {})[field_name] = value
-    return {key: _derive(p) for key, p in pairs.items()}
 
 
 def events_of(db: sqlite_utils.Database, *, person_id: int | None = None,

@@ -3,7 +3,7 @@
 Coordinator-side only. Events are append-only and their ids are assigned under the write
 lock in commit order, so "id greater than the last one seen" is exactly what is new:
 `LabelLog.refresh` reads only those events and updates, for each (case, rater) they touch,
-the rater's current labels (the rule of `events.all_current_labels`), whether the rater has
+the rater's current labels (the rule of `labels.derive_labels`), whether the rater has
 started and finished the case, and the case's cell in every confusion table of the rater
 pair (`PairTables`). A recomputation after one new label therefore costs the new event,
 one case's cells and the tables it changed — not a pass over every label.
@@ -18,6 +18,7 @@ import sqlite_utils
 from annotate.codebook import applicable_fields, binary_categories
 from annotate.codebook import binary as binary_value
 from annotate.codebook import field as field_spec
+from annotate.labels import derive_labels
 from store.errors import UserError
 
 STRATUM_DIMENSIONS: tuple[str, ...] = ("family", "dataset", "model")
@@ -183,8 +184,6 @@ class LabelLog:
 
     def refresh(self, db: sqlite_utils.Database) -> int:
         """Fold in the events added since the last call; returns how many there were."""
-        from annotate.events import _derive
-
         self.cases(db)
         touched: set[tuple[int, int]] = set()
         count = 0
@@ -199,8 +198,8 @@ class LabelLog:
             if created > self.last_label_at.get(person_id, ""):
                 self.last_label_at[person_id] = created
             count += 1
-        for key in touched:  # the same rule as events.all_current_labels, per touched pair
-            derived = _derive(self._raw[key])
+        for key in touched:  # the same rule as labels.all_current_labels, per touched pair
+            derived = derive_labels(self._raw[key])
             case_id, person_id = key
             if derived:
                 self._derived[key] = derived

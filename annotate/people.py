@@ -8,21 +8,19 @@ of a set's two raters (`annotate.sets`), never from registration alone.
 
 A `Person` is only obtained through `register` or `authenticate`; it carries a per-process
 proof that the write functions check, and the person's private signing key, unsealed by
-their passphrase, with which every event they write is signed. Passphrase hashing and keys:
-`annotate/keys.py`.
+their passphrase, with which every event they write is signed (`Person` and that check:
+`annotate/identity.py`). Passphrase hashing and keys: `annotate/keys.py`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import secrets
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import sqlite_utils
 
 from annotate import keys
+from annotate.identity import Person, issue, require
 from store.db import loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -31,43 +29,6 @@ ROLES: tuple[str, ...] = ("rater", "coordinator")
 
 MIN_PASSPHRASE_CHARS = 8
 """Shortest passphrase accepted at registration."""
-
-# A random key alive only in this process: `Person.proof` is an HMAC of the person's id,
-# name and role under it, so a Person built by hand (not by authenticate) is rejected.
-_PROCESS_KEY = secrets.token_bytes(32)
-
-
-def _proof(person_id: int, name: str, role: str) -> str:
-    return hmac.new(_PROCESS_KEY, f"{person_id}\x00{name}\x00{role}".encode(),
-                    hashlib.sha256).hexdigest()
-
-
-@dataclass(frozen=True)
-class Person:
-    """An authenticated rater or coordinator.
-
-    Attributes:
-        id: `people.id`.
-        name: unique name, e.g. 'alice'.
-        role: 'rater' or 'coordinator'.
-        proof: issued by `authenticate`/`register`; checked by every write.
-        signing_key: the person's Ed25519 private key, unsealed by their passphrase.
-    """
-
-    id: int
-    name: str
-    role: str
-    proof: str = field(default="", repr=False, compare=False)
-    signing_key: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def is_coordinator(self) -> bool:
-        """True for the coordinator role."""
-        return self.role == "coordinator"
-
-
-def _issue(person_id: int, name: str, role: str, signing_key: Any) -> Person:
-    return Person(person_id, name, role, _proof(person_id, name, role), signing_key)
 
 
 def coordinator_exists(db: Any) -> bool:
@@ -130,7 +91,7 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
             "wrapped_key, registered_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [name, role, salt, keys.auth_tag(master), keys.params_json(params), pair.public,
              keys.wrap(pair.private, master, name), by.id if by else None, utcnow()])
-        person = _issue(int(cursor.lastrowid), name, role, pair.private)
+        person = issue(int(cursor.lastrowid), name, role, pair.private)
         row = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person", "people", person.id, record.person_content(row),
                       by or person)
@@ -181,7 +142,7 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Perso
         raise UserError(f"{name}: refused: {problem}")
     if keys.weaker_than_current(params):
         _rewrap(db, row, passphrase, private)
-    return _issue(int(row["id"]), name, row["role"], private)
+    return issue(int(row["id"]), name, row["role"], private)
 
 
 def _rewrap(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
@@ -214,24 +175,10 @@ def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: 
             "wrapped_key = ? WHERE id = ?",
             [salt, keys.auth_tag(master), keys.params_json(params), pair.public,
              keys.wrap(pair.private, master, row["name"]), row["id"]])
-        person = _issue(int(row["id"]), row["name"], row["role"], pair.private)
+        person = issue(int(row["id"]), row["name"], row["role"], pair.private)
         fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person_key", "people", person.id, record.person_content(fresh),
                       person)
-    return person
-
-
-def require(person: Person, role: str | None = None) -> Person:
-    """Check that `person` came from `authenticate`/`register` (and has `role`, if given).
-
-    Raises:
-        UserError: a hand-built Person, or the wrong role.
-    """
-    if not isinstance(person, Person) or not hmac.compare_digest(
-            person.proof, _proof(person.id, person.name, person.role)):
-        raise UserError("person: expected an authenticated person (log in with a passphrase)")
-    if role is not None and person.role != role:
-        raise UserError(f"{person.name}: this needs the {role} role, not {person.role}")
     return person
 
 

@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from annotate.identity import Person, require
 from store.db import dumps, loads, utcnow
-
-if TYPE_CHECKING:
-    from annotate.people import Person
 
 GENESIS_HASH = "0" * 64
 """`prev_hash` of the first entry."""
@@ -215,8 +213,6 @@ def append(conn: sqlite3.Connection, kind: str, ref_table: str, ref_id: int,
     Returns:
         The stored entry.
     """
-    from annotate.people import require
-
     require(signer)
     if not conn.in_transaction:
         raise RuntimeError("record.append must run inside the transaction of its row")

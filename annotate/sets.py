@@ -28,12 +28,12 @@ import sqlite_utils
 
 from annotate.cases import CaseView, views_in_order
 from annotate.codebook import CHAIN_FAMILIES, CODEBOOK_VERSION, HARM_FAMILIES
-from annotate.people import Person, require
+from annotate.identity import Person, require
+from annotate.raters import name_raters
+from annotate.robustness_sets import create_robustness_set
+from annotate.sampling import case_code, round_robin
 from store.db import dumps, loads, transaction, utcnow
 from store.errors import NotFound, UserError
-
-_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: read aloud safely
-_CODE_LENGTH = 6
 
 
 @dataclass(frozen=True)
@@ -91,35 +91,6 @@ def _units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
     return units
 
 
-def _round_robin(groups: dict[str, list[dict]], size: int, cap_key: str | None = None,
-                 cap: int | None = None, unique_key: str | None = None) -> list[dict]:
-    """Take one unit per group in turn (groups in sorted order) until `size` are taken."""
-    taken: list[dict] = []
-    per_cap: dict[str, int] = defaultdict(int)
-    seen: set = set()
-    queues = {k: list(v) for k, v in sorted(groups.items())}
-    while len(taken) < size and any(queues.values()):
-        for key in list(queues):
-            queue = queues[key]
-            while queue:
-                unit = queue.pop(0)
-                if unique_key is not None and unit[unique_key] in seen:
-                    continue
-                if cap is not None and cap_key is not None and per_cap[unit[cap_key]] >= cap:
-                    queue.clear()  # this family is full: its other strata are too
-                    break
-                taken.append(unit)
-                if cap_key is not None:
-                    per_cap[unit[cap_key]] += 1
-                if unique_key is not None:
-                    seen.add(unit[unique_key])
-                break
-            if len(taken) >= size:
-                break
-        queues = {k: q for k, q in queues.items() if q}
-    return taken
-
-
 GOLD_SHIFT_FAMILIES: tuple[str, ...] = ("M2", "M3", "M4", "M5")
 """Families of the annotation sample (Appendix M: "~50 items across M2/M3/M4/M5")."""
 
@@ -155,7 +126,7 @@ def _draw(units: list[dict], size: int, per_family: int | None,
             {"variant_id": variant_id, "family": arms[0]["family"]})
     for key in sorted(strata):
         rng.shuffle(strata[key])
-    drawn = _round_robin(strata, size, cap_key="family", cap=per_family)
+    drawn = round_robin(strata, size, cap_key="family", cap=per_family)
     harm_per_tier: dict[str, int] = defaultdict(int)
     chosen = []
     for pick in drawn:
@@ -182,10 +153,6 @@ def _token_rule(unit: dict) -> str:
     return "n/a" if verdict is None else ("updated" if verdict else "not_updated")
 
 
-def _code(rng: random.Random) -> str:
-    return "".join(rng.choice(_CODE_ALPHABET) for _ in range(_CODE_LENGTH))
-
-
 def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_family: int | None = 50,
                seed: int = 0, name: str | None = None, chain_size: int | None = None,
                raters: tuple[str, str] | None = None,
@@ -196,7 +163,7 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     Args:
         db: the store.
         audit_id: the audit whose fired M-block jobs are sampled (a robustness run: its
-            judge verdicts, by test × dataset × model; `annotate.robustness`).
+            judge verdicts, by test × dataset × model; `annotate.robustness_sets`).
         size: number of cases wanted (fewer if the audit has fewer distinct edits).
         per_family: at most this many cases per operator family (None: no cap).
         seed: sampling seed; the same seed on the same audit draws the same cases.
@@ -238,8 +205,6 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         raise UserError(f"name: annotation set {name!r} already exists")
     if db.execute("SELECT kind FROM audits WHERE id = ?", [audit_id]).fetchone()[0] == \
             "robustness":  # seed 003: the run's judge verdicts are the case source
-        from annotate.robustness import create_robustness_set
-
         create_robustness_set(db, audit_id, size, seed=seed, name=name, raters=raters,
                               coordinator=coordinator)
         return get_set(db, name)
@@ -271,9 +236,9 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
             "created_at) VALUES (?, ?, ?, ?, ?)",
             [name, audit_id, dumps(config), CODEBOOK_VERSION, utcnow()]).lastrowid
         for unit in chosen:
-            code = _code(rng)
+            code = case_code(rng)
             while code in used:
-                code = _code(rng)
+                code = case_code(rng)
             used.add(code)
             conn.execute(
                 "INSERT INTO annotation_cases (set_id, code, variant_id, baseline_generation_id, "
@@ -282,37 +247,8 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
                 [set_id, code, unit["variant_id"], unit["baseline_id"], unit["perturbed_id"],
                  unit["stratum"], unit["ask_harm"], unit["ask_chain"]])
         if raters is not None and coordinator is not None:
-            _name_raters(conn, int(set_id), name, raters, coordinator)
+            name_raters(conn, int(set_id), name, raters, coordinator)
     return get_set(db, name)
-
-
-def _name_raters(conn, set_id: int, set_name: str, raters: tuple[str, str],
-                 coordinator: Person) -> None:
-    """Store the set's two raters and seal the set in the signed record (in a transaction)."""
-    from annotate import record
-
-    if len(raters) != 2 or raters[0] == raters[1]:
-        raise UserError(f"raters: expected two different rater names, got {list(raters)}")
-    ids = []
-    for rater in raters:
-        row = conn.execute("SELECT id, role, public_key FROM people WHERE name = ?",
-                           [rater]).fetchone()
-        if row is None:
-            raise NotFound(f"raters: no rater named {rater!r} (register with `paw raters add`)")
-        if row[1] != "rater":
-            raise UserError(f"raters: {rater} is a {row[1]}, not a rater")
-        if row[2] is None:
-            raise UserError(f"raters: {rater} has no signing key yet (registered by an older "
-                            "PAW: they sign in once, e.g. `paw annotate --rater "
-                            f"{rater}`, which makes it)")
-        problem = record.check_person(conn, int(row[0]))
-        if problem:
-            raise UserError(f"raters: {rater}: {problem}")
-        ids.append(int(row[0]))
-    conn.execute("UPDATE annotation_sets SET rater_a_id = ?, rater_b_id = ?, raters_named_by = ? "
-                 "WHERE id = ?", [ids[0], ids[1], coordinator.id, set_id])
-    record.append(conn, "set", "annotation_sets", set_id, record.set_content(conn, set_id),
-                  coordinator)
 
 
 def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
@@ -329,34 +265,8 @@ def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
                              [the_set.id]).fetchone()[0]
         if named is not None:
             raise UserError(f"set {set_name!r}: its two raters are already named")
-        _name_raters(conn, the_set.id, set_name, raters, coordinator)
+        name_raters(conn, the_set.id, set_name, raters, coordinator)
     return get_set(db, set_name)
-
-
-def named_raters(db: sqlite_utils.Database, set_id: int,
-                 ) -> tuple[tuple[int, str], tuple[int, str]] | None:
-    """((id, name), (id, name)) of the set's two raters, or None if not named yet."""
-    row = db.execute(
-        "SELECT a.id, a.name, b.id, b.name FROM annotation_sets s "
-        "JOIN people a ON a.id = s.rater_a_id JOIN people b ON b.id = s.rater_b_id "
-        "WHERE s.id = ?", [set_id]).fetchone()
-    return None if row is None else ((row[0], row[1]), (row[2], row[3]))
-
-
-def require_named_rater(db: sqlite_utils.Database, set_id: int, person: Person) -> None:
-    """Refuse anyone but the set's two named raters.
-
-    Raises:
-        UserError: the set names no raters yet, or `person` is not one of them.
-    """
-    pair = named_raters(db, set_id)
-    name = db.execute("SELECT name FROM annotation_sets WHERE id = ?", [set_id]).fetchone()[0]
-    if pair is None:
-        raise UserError(f"set {name!r}: no raters named yet (a coordinator names them: `paw "
-                        f"annotate assign --set {name} --raters A,B --coordinator C`)")
-    if person.id not in (pair[0][0], pair[1][0]):
-        raise UserError(f"{person.name}: not one of the two raters of set {name!r} "
-                        f"({pair[0][1]}, {pair[1][1]})")
 
 
 def _mark_chain(chosen: list[dict], chain_size: int | None, rng: random.Random) -> None:
@@ -370,7 +280,7 @@ def _mark_chain(chosen: list[dict], chain_size: int | None, rng: random.Random) 
     for key in sorted(groups):
         rng.shuffle(groups[key])
     limit = len(eligible) if chain_size is None else chain_size
-    for unit in _round_robin(groups, limit):
+    for unit in round_robin(groups, limit):
         unit["ask_chain"] = 1
 
 

@@ -24,7 +24,7 @@ import sqlite_utils
 
 from annotate.agreement import Agreement, from_pairs, rater_pair
 from annotate.codebook import FIELDS
-from annotate.events import all_current_labels
+from annotate.labels import all_current_labels
 from annotate.sets import get_set
 from store.db import loads
 

@@ -6,13 +6,13 @@ import pytest
 
 from annotate.codebook import CODEBOOK_VERSION
 from annotate.events import (
-    current_labels,
     events_of,
     record_label,
     start_session,
     undo_last,
 )
-from annotate.people import Person
+from annotate.identity import Person
+from annotate.labels import current_labels
 from annotate.sets import create_set, rater_queue
 from store.errors import UserError
 from tests.annotate.conftest import named

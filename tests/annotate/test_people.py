@@ -9,7 +9,8 @@ import time
 import pytest
 
 from annotate import keys
-from annotate.people import Person, authenticate, register, require
+from annotate.identity import Person, require
+from annotate.people import authenticate, register
 from annotate.record import entries
 from store.db import loads
 from store.errors import NotFound, UserError

@@ -117,7 +117,8 @@ def annotate_group(ctx: click.Context, rater: str | None, set_name: str | None,
     if rater is None:
         click.echo(ctx.get_help())
         return
-    from annotate.sets import get_set, require_named_rater, resolve_set
+    from annotate.raters import require_named_rater
+    from annotate.sets import get_set, resolve_set
 
     db = open_store(db_path)
     person = login(db, rater, passphrase_env, "rater")

@@ -65,7 +65,8 @@ def login(db: Any, name: str, env: str | None, role: str | None = None):
         UserError: wrong passphrase (after the last attempt), wrong role, or a person the
             signed record does not vouch for.
     """
-    from annotate.people import authenticate, require
+    from annotate.identity import require
+    from annotate.people import authenticate
     from store.errors import NotFound
 
     attempts = 1 if env else MAX_ATTEMPTS

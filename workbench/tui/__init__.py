@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from annotate.people import Person
+    from annotate.identity import Person
 
 __all__ = ["run_adjudication", "run_annotation", "run_coordinator"]
 

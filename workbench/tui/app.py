@@ -15,7 +15,7 @@ from workbench.tui.components.error_modal import ErrorModal
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from annotate.people import Person
+    from annotate.identity import Person
 
 
 class PawApp(App[None]):

@@ -97,7 +97,7 @@ class AdjudicateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         from annotate.adjudicate import disagreements
-        from annotate.people import require
+        from annotate.identity import require
 
         try:
             require(self.paw.person, "coordinator")

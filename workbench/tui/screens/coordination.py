@@ -107,7 +107,8 @@ class CoordinationScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="signin", name="sign-in")
     def _check(self, name: str, passphrase: str, set_name: str) -> None:
-        from annotate.people import authenticate, require
+        from annotate.identity import require
+        from annotate.people import authenticate
         from store.db import open_db
         from store.errors import NotFound, UserError
 

@@ -82,7 +82,7 @@ class CoordinatorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from annotate.people import require
+        from annotate.identity import require
         from store.errors import UserError
 
         try:
