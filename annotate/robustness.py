@@ -136,7 +136,7 @@ def robustness_set_sections(db: sqlite_utils.Database, set_name: str,
     """Report sections of a robustness set: judge vs clinicians, and inter-rater agreement."""
     import pandas as pd
 
-    from analysis.document import Section
+    from analysis.common.document import Section
     from annotate.agreement import all_agreements
 
     rows = []

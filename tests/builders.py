@@ -1,7 +1,7 @@
 """Test helper: write a synthetic audit (items, arms, variants, jobs, generations) into a store.
 
 Tests of metrics, reports and annotation need audits whose every answer is chosen by hand.
-`AuditBuilder` writes such an audit straight into the tables of `store/migrations.py`,
+`AuditBuilder` writes such an audit straight into the tables of `store/migrations/`,
 following the job model of `docs/design.md`, so the code under test reads exactly what the
 real planner and runner would have stored.
 
