@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from store.errors import UserError
 from store.generations import NewGeneration
 from workbench.models.answers import option_distribution, parse_answer
-from workbench.models.backend import Backend, Decoded, Watched
+from workbench.models.backend import Backend
+from workbench.models.decoded import Decoded, Watched
 from workbench.models.prompts import RenderedPrompt
 from workbench.models.request import GenerationRequest
 
