@@ -128,8 +128,12 @@ def use_extra_buffers() -> bool:
 
 
 @contextmanager
-def _model_params(extra_buffers: bool) -> Iterator[None]:
-    """Llama() builds its model params from `llama_model_default_params()`; adjust that."""
+def model_params(extra_buffers: bool) -> Iterator[None]:
+    """While open, `Llama()` loads without extra buffer types unless `extra_buffers`.
+
+    Llama() builds its model params from `llama_model_default_params()`; adjust that.
+    The embedder (`workbench.embed.llama`) and the pool server (`serve_worker`) use it too.
+    """
     import llama_cpp.llama as llama_module
 
     original = llama_module.llama_cpp.llama_model_default_params
@@ -182,7 +186,7 @@ class LlamaCppBackend:
         self.prefix_cache_safe = prefix_cache_safe
         self.threads = threads
         try:
-            with _model_params(use_extra_buffers() if extra_buffers is None else extra_buffers):
+            with model_params(use_extra_buffers() if extra_buffers is None else extra_buffers):
                 self.llm = Llama(
                     model_path=path, n_ctx=n_ctx, n_batch=512, n_threads=threads,
                     n_threads_batch=threads, n_gpu_layers=gpu_layers, logits_all=False,
