@@ -45,7 +45,7 @@ from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
 from workbench.audit.spec import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
-from workbench.models.backend import _model_params, default_threads, use_extra_buffers
+from workbench.models.backend import default_threads, model_params, use_extra_buffers
 from workbench.models.registry import register_model
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import DEFAULT_TEMPLATE, get_template
@@ -100,7 +100,7 @@ def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFor
     from llama_cpp import Llama
 
     started = time.perf_counter()
-    with _model_params(use_extra_buffers()):
+    with model_params(use_extra_buffers()):
         llm = Llama(model_path=model_path, n_ctx=4096, logits_all=True, verbose=False)
     cot = get_template(TEMPLATE)
     direct = get_template(DEFAULT_TEMPLATE["direct"])

@@ -33,10 +33,10 @@ def bare_batched_pass(model_path: str, threads: int, n_seq: int,
     import llama_cpp
     from llama_cpp import Llama
 
-    from workbench.models.backend import _model_params, use_extra_buffers
+    from workbench.models.backend import model_params, use_extra_buffers
 
     started = time.perf_counter()
-    with _model_params(use_extra_buffers()):
+    with model_params(use_extra_buffers()):
         llm = Llama(model_path=model_path, n_ctx=256, n_batch=512, n_threads=threads,
                     n_threads_batch=threads, logits_all=False, verbose=False)
     need = max(len(s.context_ids) + len(s.output_ids) + len(s.cue_ids) + 2 for s in sequences)

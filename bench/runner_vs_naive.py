@@ -38,8 +38,8 @@ from store.generations import get_generations
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.answers import label_token_candidates, option_distribution, parse_answer
-from workbench.models.backend import _model_params, default_threads, use_extra_buffers
-from workbench.models.execute import _label_token_index
+from workbench.models.backend import default_threads, model_params, use_extra_buffers
+from workbench.models.execute import label_token_index
 from workbench.models.registry import register_model
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.templates import get_template
@@ -93,7 +93,7 @@ def naive_pass(items, max_tokens: int, model_path: str, chat: ChatFormat, chains
     from llama_cpp import Llama
 
     started = time.perf_counter()
-    with _model_params(use_extra_buffers()):
+    with model_params(use_extra_buffers()):
         llm = Llama(model_path=model_path, n_ctx=4096, logits_all=True, verbose=False)
     template = get_template(TEMPLATE)
     results = {}
@@ -132,7 +132,7 @@ def exact_ids_probs(llm, gen) -> tuple[dict[str, float], list[int]]:
     out = list(gen.output_token_ids)
     if gen.option_logits["position"] == "output":
         pieces = [llm._model.detokenize([t], special=False) for t in out]
-        index = _label_token_index(pieces, gen.output, parse_answer(gen.output, gen.labels).start)
+        index = label_token_index(pieces, gen.output, parse_answer(gen.output, gen.labels).start)
         context = ids + out[:index]
     else:
         before = (gen.prefix or "") + gen.output

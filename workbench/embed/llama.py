@@ -62,7 +62,7 @@ class LlamaEmbedder(Embedder):
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import llama_cpp
 
-        from workbench.models.backend import _model_params, default_threads, use_extra_buffers
+        from workbench.models.backend import default_threads, model_params, use_extra_buffers
 
         pooling = {"mean": llama_cpp.LLAMA_POOLING_TYPE_MEAN,
                    "last": llama_cpp.LLAMA_POOLING_TYPE_LAST,
@@ -70,7 +70,7 @@ class LlamaEmbedder(Embedder):
         threads = self.threads or default_threads()
         try:
             # Same weight-buffer rule as the generation backend (AMX repacking crashed).
-            with _model_params(use_extra_buffers()):
+            with model_params(use_extra_buffers()):
                 self._llm = llama_cpp.Llama(
                     model_path=self.model.path, embedding=True, pooling_type=pooling,
                     n_ctx=self.n_ctx, n_batch=self.n_ctx, n_ubatch=self.n_ctx, n_seq_max=1,

@@ -16,39 +16,17 @@ Two llama.cpp details this module relies on (llama-cpp-python 0.3.36):
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from store.errors import UserError
+from workbench.models.decoded import Decoded, Watched, read_watched
 from workbench.models.request import Sampler
 
 DEFAULT_CTX = 4096
 """Context size when `--ctx` is not given (capped by the model's trained context)."""
-
-
-@dataclass(frozen=True)
-class Watched:
-    """Next-token logits of the watched token ids at one position, and the vocabulary logsumexp."""
-
-    logits: tuple[float, ...]
-    logsumexp: float
-
-
-@dataclass(frozen=True)
-class Decoded:
-    """A finished decode: output ids (no end-of-generation token) and per-step watched logits.
-
-    `steps[k]` holds the logits that produced token k (and, when generation ended with
-    an end-of-generation token, one more step for the position that produced it).
-    """
-
-    token_ids: tuple[int, ...]
-    finish_reason: str
-    steps: tuple[Watched, ...]
 
 
 class Backend(Protocol):
@@ -71,21 +49,6 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Free the model."""
-
-
-def read_watched(ctx: Any, index: int, n_vocab: int, watch_ids: Sequence[int]) -> Watched:
-    """The watched ids' logits and the vocabulary logsumexp at output row `index` of `ctx`.
-
-    `index` is a batch position whose logits were requested (-1: the last one).
-    """
-    import llama_cpp
-    import numpy as np
-
-    pointer = llama_cpp.llama_get_logits_ith(ctx, index)
-    logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,))
-    top = float(logits.max())
-    lse = top + math.log(float(np.exp(logits - top, dtype=np.float64).sum()))
-    return Watched(tuple(float(logits[i]) for i in watch_ids), lse)
 
 
 def default_threads() -> int:
@@ -165,8 +128,12 @@ def use_extra_buffers() -> bool:
 
 
 @contextmanager
-def _model_params(extra_buffers: bool) -> Iterator[None]:
-    """Llama() builds its model params from `llama_model_default_params()`; adjust that."""
+def model_params(extra_buffers: bool) -> Iterator[None]:
+    """While open, `Llama()` loads without extra buffer types unless `extra_buffers`.
+
+    Llama() builds its model params from `llama_model_default_params()`; adjust that.
+    The embedder (`workbench.embed.llama`) and the pool server (`serve_worker`) use it too.
+    """
     import llama_cpp.llama as llama_module
 
     original = llama_module.llama_cpp.llama_model_default_params
@@ -219,7 +186,7 @@ class LlamaCppBackend:
         self.prefix_cache_safe = prefix_cache_safe
         self.threads = threads
         try:
-            with _model_params(use_extra_buffers() if extra_buffers is None else extra_buffers):
+            with model_params(use_extra_buffers() if extra_buffers is None else extra_buffers):
                 self.llm = Llama(
                     model_path=path, n_ctx=n_ctx, n_batch=512, n_threads=threads,
                     n_threads_batch=threads, n_gpu_layers=gpu_layers, logits_all=False,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.models.backend import Decoded, Watched, read_watched
+from workbench.models.decoded import Decoded, Watched, read_watched
 from workbench.models.request import Sampler
 
 PENALTY_LAST_N = 64

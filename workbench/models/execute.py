@@ -16,11 +16,13 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from store.errors import UserError
 from store.generations import NewGeneration
 from workbench.models.answers import option_distribution, parse_answer
-from workbench.models.backend import Backend, Decoded, Watched
+from workbench.models.backend import Backend
+from workbench.models.decoded import Decoded, Watched
 from workbench.models.prompts import RenderedPrompt
 from workbench.models.request import GenerationRequest
 
@@ -69,7 +71,7 @@ def check_fits(tok: Tokenized, backend: Backend) -> None:
         )
 
 
-def _label_token_index(pieces: list[bytes], output: str, start: int | None) -> int | None:
+def label_token_index(pieces: list[bytes], output: str, start: int | None) -> int | None:
     """Index of the output token that begins the parsed label (" B" or "B"), if any."""
     if start is None:
         return None
@@ -122,7 +124,8 @@ def plan_decode(backend: Backend, tok: Tokenized) -> DecodePlan:
     return DecodePlan(watch_ids, max(1, min(tok.prepared.request.sampler.max_tokens, room)))
 
 
-def _base(tok: Tokenized, model_id: int) -> dict:
+def base_row(tok: Tokenized, model_id: int) -> dict[str, Any]:
+    """The `NewGeneration` fields every row of this request shares, whichever backend ran it."""
     prepared = tok.prepared
     request, rendered = prepared.request, prepared.rendered
     return dict(
@@ -139,7 +142,8 @@ def error_row(tok: Tokenized, model_id: int, exc: BaseException, started: float
     """The row stored when the backend failed (status 'error', retried on the next run)."""
     trace = "".join(traceback.format_exception(exc, limit=3))
     return NewGeneration(
-        **_base(tok, model_id), parse_status="error", latency_s=time.perf_counter() - started,
+        **base_row(tok, model_id), parse_status="error",
+        latency_s=time.perf_counter() - started,
         error=f"{type(exc).__name__}: {exc}\n{trace}",
     )
 
@@ -173,7 +177,7 @@ def finish_generation(backend: Backend, tok: Tokenized, model_id: int, plan: Dec
         if request.mode == "direct" and decoded.steps:
             watched, position = decoded.steps[0], "prompt"
         else:
-            index = _label_token_index(pieces, output, parsed.start)
+            index = label_token_index(pieces, output, parsed.start)
             if index is not None and index < len(decoded.steps):
                 watched, position = decoded.steps[index], "output"
             else:
@@ -190,7 +194,7 @@ def finish_generation(backend: Backend, tok: Tokenized, model_id: int, plan: Dec
             reset()
         return error_row(tok, model_id, exc, started)
     return NewGeneration(
-        **_base(tok, model_id), output=output, output_token_ids=decoded.token_ids,
+        **base_row(tok, model_id), output=output, output_token_ids=decoded.token_ids,
         answer=parsed.answer, parse_status=parsed.status, option_probs=probs,
         option_logits=details, tokens_out=len(decoded.token_ids),
         latency_s=time.perf_counter() - started, finish_reason=decoded.finish_reason,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from workbench.models.backend import Decoded, Watched
+from workbench.models.decoded import Decoded, Watched
 from workbench.models.request import Sampler
 
 EOG = 0

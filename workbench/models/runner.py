@@ -19,8 +19,9 @@ from store.generations import NewGeneration, get_generations, insert_generation,
 from store.models import model_metadata
 from store.records import ModelRecord
 from workbench.models.answers import label_token_candidates
-from workbench.models.backend import Backend, Decoded, LlamaCppBackend
+from workbench.models.backend import Backend, LlamaCppBackend
 from workbench.models.batch import DEFAULT_BATCH_SIZE, Slot
+from workbench.models.decoded import Decoded
 from workbench.models.events import (
     BatchingChecked,
     GenerationFinished,

@@ -17,10 +17,10 @@ import os
 def main() -> None:
     """Apply the settings, then hand over to llama_cpp.server's command line."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from workbench.models.backend import _model_params, use_extra_buffers
+    from workbench.models.backend import model_params, use_extra_buffers
 
     settings = contextlib.ExitStack()
-    settings.enter_context(_model_params(use_extra_buffers()))  # for the server's lifetime
+    settings.enter_context(model_params(use_extra_buffers()))  # for the server's lifetime
     from llama_cpp.server.__main__ import main as serve
 
     serve()

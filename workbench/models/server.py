@@ -208,7 +208,7 @@ class ServerPoolBackend:
         Raises:
             ServerError: the endpoint failed (the caller retries elsewhere).
         """
-        from workbench.models.execute import _base, _label_token_index
+        from workbench.models.execute import base_row, label_token_index
 
         started = time.perf_counter()
         request, rendered = tok.prepared.request, tok.prepared.rendered
@@ -229,7 +229,7 @@ class ServerPoolBackend:
         pieces = [self.piece(t) for t in ids]
         parsed = parse_answer(output, rendered.labels, leading=request.mode == "direct")
         index = None if request.mode == "direct" else \
-            _label_token_index(pieces, output, parsed.start)
+            label_token_index(pieces, output, parsed.start)
         if request.mode == "direct":
             context, position = prompt, "prompt"
         elif index is not None:
@@ -243,7 +243,7 @@ class ServerPoolBackend:
         probs, details = self._distribution(tok, top, position)
         details["endpoint"] = url
         return NewGeneration(
-            **_base(tok, model_id), output=output, output_token_ids=ids,
+            **base_row(tok, model_id), output=output, output_token_ids=ids,
             answer=parsed.answer, parse_status=parsed.status, option_probs=probs,
             option_logits=details, tokens_out=len(ids),
             latency_s=time.perf_counter() - started,

@@ -12,7 +12,7 @@ each decision is one `adjudications` row (`annotate.adjudicate.adjudicate`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
@@ -22,13 +22,13 @@ from textual.widgets import Footer, Input, Static
 
 from annotate.codebook import FIELDS, option_keys
 from store.errors import UserError
+from workbench.tui.host import SessionHost
 from workbench.tui.widgets import agreement_format as fmt
 from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.decision_panel import DecisionPanel, value_keys
 
 if TYPE_CHECKING:
     from annotate.adjudicate import RaterLabels
-    from workbench.tui.app import PawApp
 
 _VIEW = Binding.Group("view")
 _CASE = Binding.Group("decision", compact=True)
@@ -80,9 +80,9 @@ class AdjudicateScreen(Screen[None]):
         self._last = ""
 
     @property
-    def paw(self) -> PawApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> SessionHost:
+        """The app, as the `SessionHost` it provides."""
+        return cast(SessionHost, self.app)
 
     @property
     def current(self) -> Decision | None:

@@ -14,7 +14,7 @@ screen in full; the panel concerned is scrolled into view and the label panel sa
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -23,6 +23,7 @@ from textual.widgets import Footer, Static
 
 from annotate.codebook import FIELDS, option_keys
 from store.errors import UserError
+from workbench.tui.host import SessionHost
 from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
 from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
@@ -30,7 +31,6 @@ from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 if TYPE_CHECKING:
     from annotate.cases import CaseView
     from annotate.events import Session
-    from workbench.tui.app import PawApp
 
 APP_NAME = "paw-tui"
 """Stamped (with the package version) on the rater's session and every event."""
@@ -89,9 +89,9 @@ class AnnotateScreen(Screen[None]):
         self._shown_at = time.monotonic()
 
     @property
-    def paw(self) -> PawApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> SessionHost:
+        """The app, as the `SessionHost` it provides."""
+        return cast(SessionHost, self.app)
 
     @property
     def current(self) -> CaseView | None:

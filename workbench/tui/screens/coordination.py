@@ -9,7 +9,7 @@ with a growing delay, after which the form stays locked for this session of the 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,10 +18,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static
 
+from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import SignedIn
-
-if TYPE_CHECKING:
-    from workbench.tui.workbench_app import WorkbenchApp
 
 MAX_ATTEMPTS = 3
 """Wrong passphrases before the form locks (as the CLI's interactive prompt)."""
@@ -54,9 +52,9 @@ class CoordinationScreen(Screen[None]):
         """Wrong passphrases so far."""
 
     @property
-    def paw(self) -> WorkbenchApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> WorkbenchHost:
+        """The app, as the `WorkbenchHost` it provides."""
+        return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("Coordination: sign in as the coordinator to see agreement and adjudicate",

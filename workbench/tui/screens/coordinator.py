@@ -7,7 +7,7 @@ keeps the folded log), so it stays fast on a set with tens of thousands of label
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, cast
 
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
@@ -17,6 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, get_current_worker
 
+from workbench.tui.host import SessionHost
 from workbench.tui.messages import AgreementComputed
 from workbench.tui.report import (
     STRATUM_DIMENSIONS,
@@ -29,9 +30,6 @@ from workbench.tui.widgets.agreement_table import AgreementTable
 from workbench.tui.widgets.confusion_matrix import ConfusionMatrix
 from workbench.tui.widgets.rater_progress import RaterProgressTable
 from workbench.tui.widgets.stratum_table import StratumTable
-
-if TYPE_CHECKING:
-    from workbench.tui.app import PawApp
 
 POLL_SECONDS = 1.0
 """How often the screen checks the store for new labels (a cheap query when nothing changed)."""
@@ -67,9 +65,9 @@ class CoordinatorScreen(Screen[None]):
         self._cache = ReportCache()
 
     @property
-    def paw(self) -> PawApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> SessionHost:
+        """The app, as the `SessionHost` it provides."""
+        return cast(SessionHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("computing agreement…", id="status")

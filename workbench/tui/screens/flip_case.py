@@ -8,7 +8,7 @@ shows the case in the store's terms (ids, a Python and a SQL line) for a script.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,11 +17,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from workbench.tui.host import WorkbenchHost
 from workbench.tui.widgets import flip_view as view
 
 if TYPE_CHECKING:
     from analysis.flips.case import FlipCase
-    from workbench.tui.workbench_app import WorkbenchApp
 
 
 class FlipCaseScreen(Screen[None]):
@@ -55,9 +55,9 @@ class FlipCaseScreen(Screen[None]):
         """The case on screen."""
 
     @property
-    def paw(self) -> WorkbenchApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> WorkbenchHost:
+        """The app, as the `WorkbenchHost` it provides."""
+        return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="status", markup=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -20,11 +20,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import FilterValuesRead, FlipsListed
 
 if TYPE_CHECKING:
     from analysis.flips.listing import FlipFilter, FlipPage, FlipRow
-    from workbench.tui.workbench_app import WorkbenchApp
 
 PAGE = 50
 """Rows per page (a 36-row terminal shows about 30)."""
@@ -121,9 +121,9 @@ class FlipsScreen(Screen[None]):
         self._reader: Any = None
 
     @property
-    def paw(self) -> WorkbenchApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> WorkbenchHost:
+        """The app, as the `WorkbenchHost` it provides."""
+        return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("choose a run on the Runs screen (1)", id="status", markup=False)

@@ -9,7 +9,7 @@ nothing already stored is touched.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -19,10 +19,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
+from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import StoreListed
-
-if TYPE_CHECKING:
-    from workbench.tui.workbench_app import WorkbenchApp
 
 
 def model_rows(db: Any) -> list[tuple[str, ...]]:
@@ -68,9 +66,9 @@ class ModelsDataScreen(Screen[None]):
     ]
 
     @property
-    def paw(self) -> WorkbenchApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> WorkbenchHost:
+        """The app, as the `WorkbenchHost` it provides."""
+        return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("models and datasets in the store", id="status", markup=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -21,12 +21,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from workbench.tui.host import WorkbenchHost
 from workbench.tui.live import LiveRun, LiveSnapshot, bar, clock
 from workbench.tui.messages import RunsListed
 
 if TYPE_CHECKING:
     from store.runs import RunInfo
-    from workbench.tui.workbench_app import WorkbenchApp
 
 REFRESH_SECONDS = 2.0
 """How often the screen checks whether the store changed (and re-reads the runs if so)."""
@@ -89,9 +89,9 @@ class RunsScreen(Screen[None]):
         self._listed_at = 0.0
 
     @property
-    def paw(self) -> WorkbenchApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> WorkbenchHost:
+        """The app, as the `WorkbenchHost` it provides."""
+        return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("reading the store…", id="status", markup=False)

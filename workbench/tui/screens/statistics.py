@@ -9,7 +9,7 @@ profile shows up here the day its builder is registered.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
 from textual import on, work
@@ -20,11 +20,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import ReportBuilt
 
 if TYPE_CHECKING:
     from analysis.common.document import Report
-    from workbench.tui.workbench_app import WorkbenchApp
 
 N_BOOT_UI = 200
 """Bootstrap replicates for the screen (the CLI default is larger; `r` recomputes)."""
@@ -83,9 +83,9 @@ class StatisticsScreen(Screen[None]):
         self.run_ids: list[int] = []
 
     @property
-    def paw(self) -> WorkbenchApp:
-        """The app, typed."""
-        return self.app  # type: ignore[return-value]
+    def paw(self) -> WorkbenchHost:
+        """The app, as the `WorkbenchHost` it provides."""
+        return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("choose a run on the Runs screen (1)", id="status", markup=False)
