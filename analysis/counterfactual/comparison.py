@@ -15,6 +15,7 @@ from analysis.counterfactual.definitions import (
     CORRECTIONS,
     LABELS,
     N_BOOT,
+    REGRESSION,
     js_divergence,
     kl_divergence,
     logit_first,
@@ -68,25 +69,39 @@ class Comparison:
 
 
 def compare(c: Comparison, *, n_boot: int = N_BOOT, seed: int = 0,
-            alternative: str = "less", regression: bool = True) -> list[TestResult]:
+            alternative: str = "less", regression: bool = True, sides: str = "one",
+            kl_floor: str = "q") -> list[TestResult]:
     """Every test of one comparison: bootstrap (MI, φ, FR), paired t (JSD, KL), regressions.
 
     The bootstrap's generator is seeded by (seed, crc32 of the comparison's key), so a
     comparison gets the same replicates whatever else is analysed with it.
+
+    Args:
+        c: the comparison.
+        n_boot: bootstrap replicates B.
+        seed: bootstrap seed.
+        alternative: the regressions' H1 ('less': β_pert < 0, or 'greater').
+        regression: run the two regressions too.
+        sides: 'one' (the paper) or 'two' (the authors' code), for every test.
+        kl_floor: `definitions.KL_FLOORS` reading of KL.
     """
     rng = np.random.default_rng([seed, zlib.crc32(c.key.encode())])
     k = len(c.labels)
-    results = paired_bootstrap(c.orig, c.targeted, c.based, k, n_boot=n_boot, rng=rng)
+    results = paired_bootstrap(c.orig, c.targeted, c.based, k, n_boot=n_boot, rng=rng,
+                               sides=sides)
     have = (np.isfinite(c.p_orig).all(axis=1) & np.isfinite(c.p_target).all(axis=1)
             & np.isfinite(c.p_base).all(axis=1)) if len(c.items) else np.zeros(0, bool)
     p, q_t, q_b = c.p_orig[have], c.p_target[have], c.p_base[have]
-    results.append(paired_t_test("jsd", js_divergence(p, q_t), js_divergence(p, q_b)))
-    results.append(paired_t_test("kl", kl_divergence(p, q_t), kl_divergence(p, q_b)))
+    results.append(paired_t_test("jsd", js_divergence(p, q_t), js_divergence(p, q_b),
+                                 sides=sides))
+    results.append(paired_t_test("kl", kl_divergence(p, q_t, kl_floor),
+                                 kl_divergence(p, q_b, kl_floor), sides=sides))
     if regression:
         d = c.direction[have] if c.direction.size else np.ones(int(have.sum()))
         y_t, y_b, z = logit_first(q_t), logit_first(q_b), logit_first(p)
-        results.append(difference_model(y_t - y_b, d, alternative=alternative))
-        results.append(level_model(y_t, y_b, z, d, c.items[have], alternative=alternative))
+        results.append(difference_model(y_t - y_b, d, alternative=alternative, sides=sides))
+        results.append(level_model(y_t, y_b, z, d, c.items[have], alternative=alternative,
+                                   sides=sides))
     return results
 
 
@@ -100,16 +115,18 @@ def family_of(c: Comparison, measure: str) -> str:
     targeted perturbation × task — the paper's "Bonferroni correction within each group of
     12 tests" (4 perturbations × 3 tasks per metric, baseline and model). Recall/precision
     checks (Tables 6/7) are each their own hypothesis, tested at p < 0.05 as the paper
-    marks them, so each check (on each task) is a family of one.
+    marks them, so each check (on each task) is a family of one. So is each regression:
+    Table 11 marks "p < 0.05" uncorrected ("Bold indicates p<0.05"), and Tables 2/8/9
+    print raw p. Q-Pain subgroup tests have their own families (`qpain`).
     """
-    if c.kind == "check":
+    if c.kind == "check" or measure in REGRESSION:
         return f"{c.model} · {c.baseline} · {LABELS[measure]} · {c.target} · {c.task}"
     return f"{c.model} · {c.baseline} · {LABELS[measure]}"
 
 
 def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: int = 0,
             alternative: str = "less", alpha: float = ALPHA,
-            correction: str = "bonferroni"):
+            correction: str = "bonferroni", sides: str = "one", kl_floor: str = "q"):
     """Run every test of every comparison and correct within the declared families.
 
     Args:
@@ -118,7 +135,9 @@ def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: in
         seed: bootstrap seed.
         alternative: H1 of the regression tests ('less': β_pert < 0).
         alpha: significance level after correction.
-        correction: which corrected p decides `significant` ('bonferroni' or 'holm').
+        correction: which p decides `significant`: 'bonferroni', 'holm' or 'none' (raw p).
+        sides: 'one' or 'two', for every test.
+        kl_floor: the KL floor reading (`definitions.KL_FLOORS`).
 
     Returns:
         A DataFrame, one row per test: model, baseline, target, task, kind, measure, effect,
@@ -127,12 +146,13 @@ def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: in
     """
     import pandas as pd
 
-    if correction not in CORRECTIONS:
-        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
+    if correction not in (*CORRECTIONS, "none"):
+        raise ValueError(f"correction must be one of {(*CORRECTIONS, 'none')}, "
+                         f"got {correction!r}")
     rows = []
     for c in comparisons:
         for r in compare(c, n_boot=n_boot, seed=seed, alternative=alternative,
-                         regression=c.kind == "main"):
+                         regression=c.kind == "main", sides=sides, kl_floor=kl_floor):
             rows.append({"model": c.model, "baseline": c.baseline, "target": c.target,
                          "task": c.task, "kind": c.kind, "measure": r.measure,
                          "effect": r.effect, "target_value": r.target,
@@ -161,5 +181,5 @@ def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: in
                 frame.loc[index, f"p_{method}"] = adjust(p, method)
     finally:
         gc.unfreeze()
-    frame["significant"] = frame[f"p_{correction}"] < alpha
+    frame["significant"] = frame["p" if correction == "none" else f"p_{correction}"] < alpha
     return frame[columns]

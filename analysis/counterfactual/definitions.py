@@ -27,6 +27,24 @@ PROB_FLOOR = 1e-12
 """KL(P‖Q) is infinite where Q(k) = 0 < P(k): Q is floored at this value and renormalised
 first, which caps one term near log2(1e12) ≈ 40 bits. JSD needs no floor (M ≥ P/2)."""
 
+KL_FLOORS: dict[str, tuple[float, bool]] = {"q": (PROB_FLOOR, False), "both": (1e-10, True)}
+"""`--kl-floor` readings: (floor, whether P is floored too). 'q' (default): only Q, at 1e-12 —
+the paper defines KL (Eq. 1) without a floor, so PAW floors only where Eq. 1 is infinite;
+'both': P and Q at 1e-10, the authors' released code (as reviewed in issue 23). Both
+renormalise after flooring."""
+
+SIDES: tuple[str, ...] = ("one", "two")
+"""Sidedness of every test. 'one' (default): §3.4, "one-sided paired t-test", "one-sided
+p-value is the proportion of bootstrap replicates inconsistent with the directional
+alternative", one-sided regression test; 'two' (`--two-sided`): the authors' released code,
+which is two-sided in the t-test, the bootstrap and the power simulation — so its power
+curves sit below PAW's default ones at the same α."""
+
+MIN_ITEMS = 5
+"""Fewer paired items than this and the report warns: the null false-positive rate of the
+tests is measured inside [0.03, 0.07] only from 5 items on (`bench/counterfactual_fpr.py`,
+docs/counterfactual.md)."""
+
 N_BOOT = 1000
 """Bootstrap replicates of the aggregate-metric test (§3.4: "B = 1,000 times")."""
 
@@ -66,20 +84,25 @@ def _rows(p: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=-1, keepdims=True)
 
 
-def kl_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """KL(P‖Q) of each row, in bits (Eq. 1), Q floored at `PROB_FLOOR` and renormalised.
+def kl_divergence(p: np.ndarray, q: np.ndarray, floor: str = "q") -> np.ndarray:
+    """KL(P‖Q) of each row, in bits (Eq. 1), floored as `KL_FLOORS[floor]` says and renormalised.
 
     Args:
         p: (..., k) distributions of the original prompts.
         q: (..., k) distributions of the modified prompts.
+        floor: 'q' (Q at 1e-12, the default) or 'both' (P and Q at 1e-10, the authors' code).
 
     Returns:
         (...) divergences ≥ 0; NaN where a row has no distribution (NaN entries).
     """
     from scipy.special import rel_entr
 
-    p = _rows(p)
-    q = _rows(np.maximum(np.asarray(q, dtype=float), PROB_FLOOR))
+    if floor not in KL_FLOORS:
+        raise ValueError(f"floor must be one of {tuple(KL_FLOORS)}, got {floor!r}")
+    value, floor_p = KL_FLOORS[floor]
+    p = np.asarray(p, dtype=float)
+    p = _rows(np.maximum(p, value) if floor_p else p)
+    q = _rows(np.maximum(np.asarray(q, dtype=float), value))
     return rel_entr(p, q).sum(axis=-1) / math.log(LOG_BASE)
 
 

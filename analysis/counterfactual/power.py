@@ -40,7 +40,8 @@ SIGMAS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0)
 """Appendix F: "σ ∈ {0, 0.25, 0.5, 1.0}"."""
 
 SIGMA_PERTS: tuple[float, ...] = tuple(round(0.25 * i, 2) for i in range(13))
-"""Appendix F: "We sweep σ_pert from 0 to 3.0" (PAW: step 0.25)."""
+"""Appendix F: "We sweep σ_pert from 0 to 3.0" — the paper gives no step; PAW's is 0.25
+(13 cells per σ), the authors' code uses 0.1 (`paw power --sigma-pert 0:3:0.1`, 31 cells)."""
 
 SIMS = 1000
 """Appendix F: "running 1,000 simulations per combination"."""
@@ -57,9 +58,17 @@ def _binary(p: np.ndarray) -> np.ndarray:
     return np.stack([p, 1.0 - p], axis=-1)
 
 
+ORIGINALS: tuple[str, ...] = ("redraw", "fixed")
+"""How the original prompts' binary answers are drawn: 'redraw' (default) draws y ~
+Bernoulli(σ(z)) anew in every simulation, as Appendix F reads ("we draw discrete binary
+answers y ∼ Bernoulli(p)", for every arm); 'fixed' draws them once per cell and keeps them
+for every simulation, as the authors' released simulation code does (issue 23's review)."""
+
+
 def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int = SIMS,
                   n_boot: int = cfd.N_BOOT, alpha: float = cfd.ALPHA,
-                  rng: np.random.Generator | None = None) -> dict[str, tuple[int, int]]:
+                  rng: np.random.Generator | None = None, sides: str = "one",
+                  originals: str = "redraw") -> dict[str, tuple[int, int]]:
     """Run `sims` simulations of one (σ, σ_pert) cell.
 
     Args:
@@ -68,17 +77,22 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
         sigma_pert: perturbation effect σ_pert.
         sims: simulations.
         n_boot: bootstrap replicates of the MI, φ and flip-rate tests.
-        alpha: one-sided level.
+        alpha: significance level.
         rng: random generator.
+        sides: 'one' (the paper) or 'two' (the authors' code), for every test.
+        originals: 'redraw' or 'fixed' (`ORIGINALS`).
 
     Returns:
         test → (rejections, simulations whose p was undefined — counted as not rejected).
     """
     rng = rng if rng is not None else np.random.default_rng(0)
+    if originals not in ORIGINALS:
+        raise ValueError(f"originals must be one of {ORIGINALS}, got {originals!r}")
     z = np.asarray(z, dtype=float)
     n = z.size
     p0 = _sigmoid(z)
     original = _binary(p0)
+    kept = (rng.random(n) < p0).astype(int) if originals == "fixed" else None
     out = {test: [0, 0] for test in TESTS}
     for start in range(0, sims, CHUNK):
         s = min(CHUNK, sims - start)
@@ -86,10 +100,10 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
         base = _sigmoid(z + rng.normal(0.0, sigma, (s, n)))
         for test, divergence in (("jsd", cfd.js_divergence), ("kl", cfd.kl_divergence)):
             p = cfs.paired_t_rows(divergence(original, _binary(pert))
-                                 - divergence(original, _binary(base)))
+                                  - divergence(original, _binary(base)), sides)
             out[test][0] += int((p < alpha).sum())
             out[test][1] += int(np.isnan(p).sum())
-        y0 = (rng.random((s, n)) < p0).astype(int)
+        y0 = (rng.random((s, n)) < p0).astype(int) if kept is None else np.tile(kept, (s, 1))
         yp = (rng.random((s, n)) < pert).astype(int)
         yb = (rng.random((s, n)) < base).astype(int)
         cells = cfs.answer_cells(y0, yp, yb, 2) + 8 * np.arange(s)[:, None]
@@ -97,8 +111,9 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
         boot = rng.multinomial(n, counts / n, size=(n_boot, s))
         tables_t, tables_b = cfs.cell_tables(boot, 2)
         m_t, m_b = cfd.table_metrics(tables_t), cfd.table_metrics(tables_b)
+        signs = cfs.replicate_signs(m_t, m_b, tables_t, tables_b)
         for test in ("mi", "phi", "fr"):
-            p = cfs.bootstrap_p(m_t[test] - m_b[test], cfd.H1[test])
+            p = cfs.bootstrap_p(signs[test], cfd.H1[test], sides)
             out[test][0] += int((p < alpha).sum())
     return {test: (r, u) for test, (r, u) in out.items()}
 
@@ -106,7 +121,8 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
 def power_grid(conditions: Mapping[str, np.ndarray], sigmas: Sequence[float] = SIGMAS,
                sigma_perts: Sequence[float] = SIGMA_PERTS, *, sims: int = SIMS,
                n_boot: int = cfd.N_BOOT, alpha: float = cfd.ALPHA, seed: int = 0,
-               on_cell: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+               on_cell: Callable[[int, int], None] | None = None, sides: str = "one",
+               originals: str = "redraw") -> pd.DataFrame:
     """Power of the five tests over every condition × σ × σ_pert.
 
     Each cell's generator is seeded by (seed, condition index, σ index, σ_pert index), so a
@@ -121,6 +137,8 @@ def power_grid(conditions: Mapping[str, np.ndarray], sigmas: Sequence[float] = S
         alpha: one-sided level.
         seed: seed.
         on_cell: called with (cells done, cells total) after each cell.
+        sides: 'one' or 'two' (`simulate_cell`).
+        originals: 'redraw' or 'fixed' (`ORIGINALS`).
 
     Returns:
         One row per (condition, sigma, sigma_pert, test): power, rejections, undefined,
@@ -136,7 +154,8 @@ def power_grid(conditions: Mapping[str, np.ndarray], sigmas: Sequence[float] = S
             for j, sigma_pert in enumerate(sigma_perts):
                 rng = np.random.default_rng([seed, c, i, j])
                 result = simulate_cell(z, sigma, sigma_pert, sims=sims, n_boot=n_boot,
-                                       alpha=alpha, rng=rng)
+                                       alpha=alpha, rng=rng, sides=sides,
+                                       originals=originals)
                 for test, (rejections, undefined) in result.items():
                     rows.append({"condition": name, "sigma": float(sigma),
                                  "sigma_pert": float(sigma_pert), "test": test,

@@ -34,11 +34,12 @@ def test_per_sample_tests_are_far_more_powerful_than_aggregate_ones():
     assert max(share["mi"], share["phi"], share["fr"]) < 0.5
 
 
-def test_no_noise_at_all_leaves_the_t_test_undefined_not_rejected():
-    # σ = σ_pert = 0: both arms equal the original, every Δ is 0, t is undefined.
+def test_no_noise_at_all_gives_identical_arms_and_p_one():
+    # σ = σ_pert = 0: both arms equal the original, every Δ is exactly 0: p = 1, never
+    # rejected (and not undefined).
     z = np.random.default_rng(4).normal(0.0, 2.0, 50)
     result = power.simulate_cell(z, 0.0, 0.0, sims=50, n_boot=50)
-    assert result["jsd"] == (0, 50) and result["kl"] == (0, 50)
+    assert result["jsd"] == (0, 0) and result["kl"] == (0, 0)
     # At σ = 0 the baseline has no noise, so any σ_pert > 0 is detected (the step function).
     step = power.simulate_cell(z, 0.0, 0.5, sims=50, n_boot=50)
     assert step["jsd"][0] == 50

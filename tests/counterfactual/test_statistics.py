@@ -177,6 +177,22 @@ def test_paired_t_test_degenerate_inputs_say_why():
     assert math.isnan(single.p) and "fewer than 2" in single.reason
     empty = cfs.paired_t_test("kl", np.array([]), np.array([]))
     assert math.isnan(empty.effect) and empty.n == 0
+    # Identical arms: Δ = 0 for every pair — no evidence against H0 at all, p = 1 exactly.
+    same = cfs.paired_t_test("jsd", np.array([0.2, 0.3, 0.1]), np.array([0.2, 0.3, 0.1]))
+    assert same.p == 1.0 and same.effect == 0.0 and "identical" in same.reason
+    two = cfs.paired_t_test("jsd", np.array([0.2, 0.3, 0.1]), np.array([0.2, 0.3, 0.1]),
+                            sides="two")
+    assert two.p == 1.0
+
+
+def test_two_sided_paired_t_test_is_scipys():
+    target = np.array([0.3, 0.5, 0.4, 0.1])
+    baseline = np.array([0.2, 0.3, 0.1, 0.2])
+    two = cfs.paired_t_test("jsd", target, baseline, sides="two")
+    reference = stats.ttest_rel(target, baseline)
+    assert two.p == pytest.approx(reference.pvalue) and "two-sided" in two.test
+    # t = 1.4638501 > 0: the two-sided p is twice the one-sided one.
+    assert two.p == pytest.approx(2 * cfs.paired_t_test("jsd", target, baseline).p)
 
 
 def test_vectorised_t_rows_match_scipy():
@@ -184,8 +200,11 @@ def test_vectorised_t_rows_match_scipy():
     delta = rng.normal(0.05, 0.2, (20, 30))
     expected = [stats.ttest_1samp(row, 0.0, alternative="greater").pvalue for row in delta]
     assert cfs.paired_t_rows(delta) == pytest.approx(expected)
-    flat = cfs.paired_t_rows(np.zeros((2, 5)))
-    assert np.isnan(flat).all()
+    two = [stats.ttest_1samp(row, 0.0).pvalue for row in delta]
+    assert cfs.paired_t_rows(delta, "two") == pytest.approx(two)
+    # Δ exactly 0 (identical arms): p = 1 exactly; a constant nonzero Δ: undefined.
+    assert cfs.paired_t_rows(np.zeros((2, 5))).tolist() == [1.0, 1.0]
+    assert np.isnan(cfs.paired_t_rows(np.full((2, 5), 0.1))).all()
 
 
 # ---------------------------------------------------------------- bootstrap
@@ -197,6 +216,9 @@ def test_bootstrap_p_is_the_share_of_replicates_against_h1():
     # Pr(δ* ≥ 0) = 3/4.
     assert cfs.bootstrap_p(deltas, "greater") == 0.5
     assert cfs.bootstrap_p(deltas, "less") == 0.75
+    # Two-sided: min(1, 2·min(Pr(δ* ≤ 0), Pr(δ* ≥ 0))) = min(1, 2·min(2/4, 3/4)) = 1.
+    assert cfs.bootstrap_p(deltas, "greater", "two") == 1.0
+    assert cfs.bootstrap_p(np.array([1, 1, 1, -1]), "less", "two") == 0.5  # 2·(1/4)
 
 
 def test_vectorised_replicates_equal_a_per_replicate_loop_on_the_same_resamples():
@@ -283,6 +305,10 @@ def test_difference_model_degenerate_inputs():
     assert exact.effect == pytest.approx(1.0) and math.isnan(exact.p)
     assert "residual" in exact.reason
     assert "fewer than 2" in cfs.difference_model(np.array([1.0]), np.array([1])).reason
+    # Identical arms: Δ = 0 for every item, β̂ = 0, p = 1 exactly (one- and two-sided).
+    for sides in ("one", "two"):
+        same = cfs.difference_model(np.zeros(4), np.array([1, -1, 1, 1]), sides=sides)
+        assert (same.effect, same.p, same.p_two_sided) == (0.0, 1.0, 1.0)
 
 
 def test_level_model_matches_a_hand_built_cluster_sandwich():
@@ -310,8 +336,30 @@ def test_level_model_matches_a_hand_built_cluster_sandwich():
     se = math.sqrt(factor * (bread @ meat @ bread)[2, 2])
     assert result.effect == pytest.approx(beta[2])
     assert result.se == pytest.approx(se)
-    assert result.p == pytest.approx(stats.norm.cdf(beta[2] / se))  # H1: β < 0
+    # Reference: Student's t with G − 1 = 39 degrees of freedom (not the normal).
+    assert result.p == pytest.approx(stats.t.cdf(beta[2] / se, n - 1))  # H1: β < 0
+    assert result.p_two_sided == pytest.approx(2 * stats.t.sf(abs(beta[2] / se), n - 1))
     assert result.effect < 0 and result.p < 0.01
+    two = cfs.level_model(y_pert, y_base, z, d, np.arange(n), sides="two")
+    assert two.p == pytest.approx(result.p_two_sided)
+
+
+def test_level_model_two_items_uses_t_with_one_degree_of_freedom():
+    # G = 2 clusters: t(1). With the normal reference a tiny β̂ came out "significant".
+    z = np.array([0.3, -1.2])
+    y_base = z + np.array([0.01, -0.02])
+    y_pert = z + np.array([-0.05, 0.01])
+    d = np.array([1.0, 1.0])
+    result = cfs.level_model(y_pert, y_base, z, d, np.arange(2))
+    t = result.statistic
+    assert result.p == pytest.approx(stats.t.cdf(t, 1))
+    assert result.p > stats.norm.cdf(t)  # the t(1) tail is heavier than the normal's
+
+
+def test_level_model_identical_arms_give_p_one():
+    z = np.array([0.3, -1.2, 0.5])
+    same = cfs.level_model(z + 0.1, z + 0.1, z, np.array([1.0, -1.0, 1.0]), np.arange(3))
+    assert (same.effect, same.p) == (0.0, 1.0) and "identical" in same.reason
 
 
 def test_level_model_with_constant_z_is_not_identified():
