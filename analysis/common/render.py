@@ -229,7 +229,11 @@ def render_html(title: str, meta: dict[str, Any], sections: list[Section],
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-safe Python value: NaN → None, numpy scalars → Python scalars."""
+    """A JSON-safe Python value: NaN → None, numpy scalars → Python scalars, and a cell
+    object with an `as_json()` method (e.g. a table cell carrying value, p and a flag) as
+    what that returns."""
+    if hasattr(value, "as_json"):
+        return _plain(value.as_json())
     if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):

@@ -205,11 +205,14 @@ def _comparisons(prompts: pd.DataFrame, targets: dict) -> list[Comparison]:
             triples = [t for t in triples if all(x is not None for x in t)]
             if not triples:
                 continue
+            # Every label any of the three prompts offers, the targeted prompt's first: an
+            # answer is always one of its own prompt's labels, so it always has a code.
             labels: list[str] = []
             for triple in triples:
-                for label in triple[1].labels:
-                    if label not in labels:
-                        labels.append(label)
+                for prompt in (triple[1], triple[0], triple[2]):
+                    for label in prompt.labels:
+                        if label not in labels:
+                            labels.append(label)
             out.append(_comparison(model, target, task, baseline, bool(frame["check"].iloc[0]),
                                    tuple(labels), triples))
     return out
@@ -220,8 +223,9 @@ def _comparison(model: str, target: str, task: str, baseline: str, check: bool,
     n, k = len(triples), len(labels)
 
     def codes(i: int) -> np.ndarray:
-        return np.array([labels.index(t[i].answer) if t[i].answer is not None else -1
-                         for t in triples])
+        # No answer (no sample parsed) is None, or NaN once pandas has stored the column.
+        return np.array([labels.index(t[i].answer) if isinstance(t[i].answer, str) else -1
+                         for t in triples], dtype=int)
 
     def dists(i: int) -> np.ndarray:
         out = np.full((n, k), np.nan)

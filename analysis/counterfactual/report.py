@@ -1,5 +1,6 @@
-"""The seed-000 study report: Tables 4/5 (main), 6/7 (recall/precision checks), 2/11 (every test,
-regression), the paraphrase baseline's token-change agreement and the k-sample votes."""
+"""The seed-000 study report: Tables 4/5 (main), 6/7 (recall/precision checks), 8/9 (every
+measure per model), 11 (regression), 2 (every test), the paraphrase baseline's token-change
+agreement, the k-sample votes, and a warning where a comparison rests on too few items."""
 
 from __future__ import annotations
 
@@ -8,94 +9,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analysis.counterfactual import comparison as cfc
-
-from analysis.counterfactual import definitions as cfd
 from analysis.common.document import Figure, Report, Section
+from analysis.counterfactual import comparison as cfc
+from analysis.counterfactual import definitions as cfd
+from analysis.counterfactual.tables import (
+    MARK,
+    measure_table,
+    paper_table,
+    regression_table,
+    small_comparisons,
+    tests_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
     import sqlite_utils
 
     from analysis.counterfactual.data import StudyData
-
-MARK = "*"
-"""Appended to a cell whose test is significant (the paper's red bold)."""
-
-_CHECK_NAMES = {"control_recall": "Recall", "control_precision": "Precision"}
-
-
-def _cell(effect: float, significant: bool) -> str:
-    if effect is None or (isinstance(effect, float) and math.isnan(effect)):
-        return "–"
-    return f"{effect:.3f}{MARK if significant else ''}"
-
-
-def paper_table(tests: pd.DataFrame, baseline: str, kind: str) -> pd.DataFrame:
-    """Tables 4/5 (kind 'main': rows perturbation × task) or 6/7 ('check': rows check × task):
-    differences targeted − baseline per model and metric, marked where significant."""
-    import pandas as pd
-
-    chosen = tests[(tests["baseline"] == baseline) & (tests["kind"] == kind)
-                   & tests["measure"].isin(cfd.METRICS)]
-    first = "check" if kind == "check" else "perturbation"
-    models = list(dict.fromkeys(chosen["model"]))
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    for r in chosen.itertuples(index=False):
-        name = _CHECK_NAMES.get(r.target, r.target) if kind == "check" else r.target
-        row = rows.setdefault((name, r.task), {first: name, "task": r.task})
-        row[f"{r.model} {cfd.LABELS[r.measure]}"] = _cell(r.effect, bool(r.significant))
-    columns = [first, "task"] + [f"{m} {cfd.LABELS[x]}" for m in models for x in cfd.METRICS]
-    return pd.DataFrame(list(rows.values()), columns=columns).fillna("–")
-
-
-def regression_table(tests: pd.DataFrame) -> pd.DataFrame:
-    """Table 11's layout: β̂_pert of the difference and level models per model, baseline,
-    perturbation and task, with SEs and one-sided p."""
-    import pandas as pd
-
-    reg = tests[tests["measure"].isin(cfd.REGRESSION)]
-    rows: dict[tuple, dict[str, Any]] = {}
-    for r in reg.itertuples(index=False):
-        key = (r.model, r.baseline, r.target, r.task)
-        row = rows.setdefault(key, {"model": r.model, "baseline": r.baseline,
-                                    "perturbation": r.target, "task": r.task, "n": r.n})
-        tag = "diff" if r.measure == "beta_diff" else "level"
-        row.update({f"beta_{tag}": r.effect, f"se_{tag}": r.se, f"p_{tag}": r.p,
-                    f"p_{tag}_corrected": r.p_bonferroni, f"sig_{tag}": bool(r.significant)})
-    frame = pd.DataFrame(list(rows.values()), columns=[
-        "model", "baseline", "perturbation", "task", "n", "beta_diff", "se_diff", "p_diff",
-        "p_diff_corrected", "sig_diff", "beta_level", "se_level", "p_level",
-        "p_level_corrected", "sig_level"])
-    frame.attrs["decimals"] = {c: 3 for c in ("beta_diff", "se_diff", "beta_level",
-                                              "se_level")} | {
-        c: "p" for c in ("p_diff", "p_diff_corrected", "p_level", "p_level_corrected")}
-    return frame
-
-
-_GROUP = {"fr": "Aggregate", "mi": "Aggregate", "phi": "Aggregate", "jsd": "Per-sample",
-          "kl": "Per-sample", "beta_diff": "Regression", "beta_level": "Regression"}
-_ORDER = {m: i for i, m in enumerate(("fr", "mi", "phi", "jsd", "kl", "beta_diff",
-                                      "beta_level"))}
-
-
-def tests_table(tests: pd.DataFrame) -> pd.DataFrame:
-    """Every test in Table 2's layout (Aggregate / Per-sample / Regression; effect, p), with
-    its family and raw, Bonferroni and Holm p."""
-    frame = tests.assign(group=tests["measure"].map(_GROUP),
-                         order=tests["measure"].map(_ORDER),
-                         measure_name=tests["measure"].map(cfd.LABELS))
-    frame = frame.sort_values(["kind", "model", "baseline", "target", "task", "order"],
-                              kind="stable")
-    out = frame[["model", "baseline", "target", "task", "group", "measure_name", "effect",
-                 "target_value", "baseline_value", "statistic", "n", "test", "p",
-                 "p_bonferroni", "p_holm", "significant", "family", "family_size",
-                 "reason"]].rename(columns={"target": "perturbation", "measure_name": "measure",
-                                            "n": "n_pairs"}).reset_index(drop=True)
-    out.attrs["decimals"] = {"effect": 3, "target_value": 3, "baseline_value": 3,
-                             "statistic": 2, "p": "p", "p_bonferroni": "p", "p_holm": "p"}
-    return out
-
 
 def paraphrase_table(paraphrases: pd.DataFrame) -> pd.DataFrame:
     """Agreement of achieved with target token-change fraction, per model and targeted edit."""
@@ -167,34 +97,66 @@ def design_table(data: StudyData, tests: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compute(data: StudyData, *, n_boot: int, seed: int, correction: str = "bonferroni"
-            ) -> pd.DataFrame:
-    """Every test of a loaded study (`counterfactual.analyse` with the study's H1)."""
-    alternative = str(data.info["config"].get("alternative", "less"))
-    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, alternative=alternative,
-                      correction=correction)
+CORRECTION_NAMES = {"bonferroni": "Bonferroni", "holm": "Holm", "none": "no"}
+
+
+def analysis_options(config: dict[str, Any], **overrides: Any) -> dict[str, str]:
+    """The study's analysis settings (stored by `paw study`; older studies: the paper's),
+    with any of `correction`, `sides`, `kl_floor`, `alternative` overridden when not None."""
+    options = {"correction": str(config.get("correction", "bonferroni")),
+               "sides": str(config.get("sides", "one")),
+               "kl_floor": str(config.get("kl_floor", "q")),
+               "alternative": str(config.get("alternative", "less"))}
+    options.update({k: v for k, v in overrides.items() if v is not None and k in options})
+    return options
+
+
+def compute(data: StudyData, *, n_boot: int, seed: int, correction: str | None = None,
+            sides: str | None = None, kl_floor: str | None = None) -> pd.DataFrame:
+    """Every test of a loaded study (`counterfactual.analyse` with the study's settings)."""
+    options = analysis_options(data.info["config"], correction=correction, sides=sides,
+                               kl_floor=kl_floor)
+    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, **options)
 
 
 def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
-                   correction: str = "bonferroni") -> list[Section]:
-    """The report's sections, in the paper's order."""
+                   options: dict[str, str] | None = None) -> list[Section]:
+    """The report's sections, in the paper's order (a warning first when items are few)."""
     config = data.info["config"]
+    options = options or analysis_options(config)
+    correction, two = options["correction"], options["sides"] == "two"
     seeds = ", ".join(map(str, config.get("seeds", [])))
-    mark = (f"'{MARK}' = significant: one-sided p < {cfd.ALPHA} after {correction.title()} "
-            f"correction within the family (model, baseline, metric) over every "
-            f"perturbation × task")
+    sided = "two-sided" if two else "one-sided"
+    corrected = ("uncorrected" if correction == "none" else
+                 f"after {CORRECTION_NAMES[correction]} correction within the family (model, "
+                 "baseline, metric) over every perturbation × task")
+    mark = f"'{MARK}' = significant: {sided} p < {cfd.ALPHA} {corrected}"
+    kl = ("Q floored at 1e-12" if options["kl_floor"] == "q" else
+          "P and Q floored at 1e-10 (the authors' code)")
     base_note = ("Values are observed differences (perturbation − baseline). MI and φ: from "
                  "the table of paired majority answers (original × modified), MI in bits; "
                  "FR = flip rate; JSD, KL = mean per-item divergence of the option "
-                 "distributions from the original prompt's, in bits (JSD ∈ [0, 1]). "
+                 f"distributions from the original prompt's, in bits (JSD ∈ [0, 1]; KL: {kl}). "
                  f"{mark}. Tests: paired bootstrap (B = {n_boot}) for MI, φ, FR, H1: FR "
-                 "greater, MI and φ smaller under the targeted edit; one-sided paired t-test "
-                 "on Δᵢ for JSD, KL. '–' = not computable (see the tests table).")
+                 "greater, MI and φ smaller under the targeted edit, each replicate decided "
+                 f"on exact counts; {sided} paired t-test on Δᵢ for JSD, KL. '–' = not "
+                 "computable (see the tests table). JSON: each cell is {value, p, "
+                 "significant}.")
     check_note = ("Recall (positive control): every gendered term swapped, then 'Is this "
-                  "patient male?'; precision (negative control): age + 1 year, same question "
-                  f"(§4.2). Differences check − baseline; '{MARK}' = one-sided p < {cfd.ALPHA} "
-                  "(each check its own hypothesis, as the paper marks them).")
+                  "patient male?' (a plain Yes/No); precision (negative control): age + 1 "
+                  f"year, same question (§4.2). Differences check − baseline; '{MARK}' = "
+                  f"{sided} p < {cfd.ALPHA} (each check its own hypothesis, as the paper "
+                  "marks them).")
     sections = []
+    few = small_comparisons(tests)
+    if len(few):
+        sections.append(Section(
+            f"Warning: comparisons with fewer than {cfd.MIN_ITEMS} paired items", few,
+            f"These tests rest on fewer than {cfd.MIN_ITEMS} paired items. Measured under no "
+            "effect (bench/counterfactual_fpr.py; docs/counterfactual.md), the regressions "
+            "keep their level from 3 items on, but with so few items the bootstrap (MI, φ, "
+            "FR) and the t-tests (JSD, KL) almost never reject: a non-significant result "
+            "here says little about the edit.", "warning"))
     for key, baseline, title in (("table4", "adjusted paraphrase", "Table 4"),
                                  ("table5", "fixed sentence", "Table 5")):
         frame = paper_table(tests, baseline, "main")
@@ -205,28 +167,40 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
         frame = paper_table(tests, baseline, "check")
         sections.append(Section(f"{title}: recall and precision checks against the "
                                 f"{baseline} baseline", frame, check_note, key))
-    alternative = config.get("alternative", "less")
+    measure_note = ("Appendix G's layout: 'Effect' is the difference (perturbation − "
+                    "baseline) for the aggregate and per-sample measures, β̂ for the "
+                    f"regressions; p {sided} (bootstrap p = 0: no replicate on H1's wrong "
+                    f"side, p < 1/B, the paper's '< 0.001' at B = 1,000). Significant: {mark}"
+                    " (regressions uncorrected). The paper's Table 9 is this layout on the "
+                    "held-out split: run the same study on that split's dataset.")
+    for key, baseline in (("table8", "adjusted paraphrase"), ("table8_fixed", "fixed sentence")):
+        sections.append(Section(f"Table 8 layout: every measure per model against the "
+                                f"{baseline} baseline", measure_table(tests, baseline),
+                                measure_note, key))
+    alternative = options["alternative"]
+    h1 = ("two-sided" if two else
+          f"one-sided H1: β {'<' if alternative == 'less' else '>'} 0")
     sections.append(Section(
         "Table 11: regression on the signed perturbation indicator",
         regression_table(tests),
         "y = log(P(first label) / (1 − P(first label))) of each prompt's option distribution "
         "(for Yes/No items log(p_Yes/p_No)). Difference model (Eq. 5): Δᵢ = y_pert − y_base = "
-        "β·dᵢ + εᵢ, OLS without intercept. Level model (Eq. 7, App. A): y = β0 + β1·z + β·d "
-        "on stacked baseline (d = 0) and perturbed rows, z = the original prompt's y, SEs "
-        f"clustered by item. dᵢ = the edit's signed direction (gender_swap: +1 to female, "
-        f"−1 to male); an edit with no direction has dᵢ = +1 (β = mean shift). One-sided "
-        f"H1: β {'<' if alternative == 'less' else '>'} 0; corrected = Bonferroni within "
-        "(model, baseline, regression model) over every perturbation × task.", "table11"))
+        "β·dᵢ + εᵢ, OLS without intercept, t with n − 1 df. Level model (Eq. 7, App. A): y = "
+        "β0 + β1·z + β·d on stacked baseline (d = 0) and perturbed rows, z = the original "
+        "prompt's y, SEs clustered by item, t with G − 1 df (G = items). dᵢ = the edit's "
+        "signed direction (gender_swap: +1 to female, −1 to male); an edit with no direction "
+        f"has dᵢ = +1 (β = mean shift). p {h1}; significant = p < {cfd.ALPHA} uncorrected, "
+        "as Table 11 marks it (each regression its own family).", "table11"))
     sections.append(Section(
         "Table 2 layout: every test with its family, raw and corrected p",
         tests_table(tests),
-        "Effect = targeted − baseline (β̂ for regressions); target/baseline value = the "
-        "metric under each edit (mean divergence for JSD, KL). p one-sided (0 = no bootstrap "
-        f"replicate on H1's wrong side, i.e. p < 1/B). Bonferroni and Holm within 'family' "
+        f"Effect = targeted − baseline (β̂ for regressions); target/baseline value = the "
+        f"metric under each edit (mean divergence for JSD, KL). p {sided} (0 = no bootstrap "
+        "replicate on H1's wrong side, i.e. p < 1/B). Bonferroni and Holm within 'family' "
         "(statsmodels.stats.multitest; tests with an undefined p are left out of the family "
-        f"size); significant uses {correction.title()}. 'reason' says why a value is "
-        "undefined or degenerate (φ of a table with a constant margin is 0, as in the paper).",
-        "tests"))
+        f"size); significant uses {CORRECTION_NAMES[correction]} correction. 'reason' says "
+        "why a value is undefined or degenerate (φ of a table with a constant margin is 0, as "
+        "in the paper; identical arms give p = 1).", "tests"))
     tolerance = config.get("tolerance")
     sections.append(Section(
         "Token-adjusted paraphrase: achieved vs target token-change fraction",
@@ -298,7 +272,8 @@ def paraphrase_figure(paraphrases: pd.DataFrame, name: str) -> Figure:
 
 
 def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
-                 n_boot: int = cfd.N_BOOT, seed: int = 0, correction: str = "bonferroni",
+                 n_boot: int = cfd.N_BOOT, seed: int = 0, correction: str | None = None,
+                 sides: str | None = None, kl_floor: str | None = None,
                  **_options: Any) -> Report:
     """Load a study (default: the latest), run every test and lay out the report.
 
@@ -307,12 +282,17 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
         study: study name or id.
         n_boot: bootstrap replicates B of the aggregate-metric tests.
         seed: bootstrap seed.
-        correction: which correction marks significance ('bonferroni' or 'holm').
+        correction: 'bonferroni', 'holm' or 'none' (default: the study's `--correction`).
+        sides: 'one' or 'two' (default: the study's, `--two-sided`).
+        kl_floor: 'q' or 'both' (default: the study's `--kl-floor`).
     """
     from analysis.counterfactual.data import load_study
 
     data = load_study(db, study)
-    tests = compute(data, n_boot=n_boot, seed=seed, correction=correction)
+    options = analysis_options(data.info["config"], correction=correction, sides=sides,
+                               kl_floor=kl_floor)
+    tests = cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, **options)
+    correction = options["correction"]
     info, config = data.info, data.info["config"]
     meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
             "dataset": info["dataset"],
@@ -323,9 +303,12 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
             "samples": f"k = {len(config.get('seeds', []))} (seeds "
                        f"{', '.join(map(str, config.get('seeds', [])))}, T = "
                        f"{config.get('temperature')})",
-            "mode": config.get("mode"), "n_boot": n_boot, "seed": seed,
-            "correction": correction, "created": info["created_at"]}
-    sections = study_sections(data, tests, n_boot=n_boot, correction=correction)
+            "mode": config.get("mode"), "template": config.get("template"),
+            "n_boot": n_boot, "seed": seed, "correction": correction,
+            "sides": options["sides"], "kl_floor": options["kl_floor"],
+            "token_denominator": config.get("token_denominator", "longer"),
+            "created": info["created_at"]}
+    sections = study_sections(data, tests, n_boot=n_boot, options=options)
     figures = [paraphrase_figure(data.paraphrases, str(info["name"]))] \
         if len(data.paraphrases) else []
     return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)

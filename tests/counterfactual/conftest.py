@@ -26,8 +26,9 @@ STEMS = {
 def fake_responder(prompt: str, sampler) -> str:
     """Paraphrase requests: reword the sentence ('has a history of' → 'has a past history of',
     else insert 'indeed'); answers: 'Yes' when the prompt says 'man' or 'family member', 'No'
-    otherwise; control questions: 'A' for a male patient, else 'B'. No leading space, so the
-    first token is the label's and the option distribution favours it."""
+    otherwise; control questions ("Is this patient male?"): 'Yes' for a male patient, else
+    'No'. No leading space, so the first token is the label's and the option distribution
+    favours it."""
     if "Paraphrase, changing about" in prompt:
         asked = prompt.rsplit("Paraphrase, changing about", 1)[1]
         sentence = asked.split(": ", 1)[1].split("\n")[0].strip()
@@ -37,7 +38,7 @@ def fake_responder(prompt: str, sampler) -> str:
         return " ".join(words[:-1] + ["indeed", words[-1]])
     asked = prompt.rsplit("Question:", 1)[-1]
     if "Is this patient male?" in asked:
-        return "A" if re.search(r"\b(man|he)\b", asked) else "B"
+        return "Yes" if re.search(r"\b(man|he)\b", asked) else "No"
     return "Yes" if re.search(r"\b(man|family member)\b", asked) else "No"
 
 

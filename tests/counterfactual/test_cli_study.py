@@ -87,6 +87,26 @@ def test_report_and_power_of_a_stored_study(capsys, db_path, tmp_path, make_engi
     assert "fake · yes/no" in (tmp_path / "power.md").read_text()
 
 
+@pytest.mark.model
+def test_the_controls_study_then_its_report_on_the_embedded_model(capsys, db_path, tmp_path):
+    """Regression: these two commands crashed `paw report` (`tuple.index(x): x not in
+    tuple` in data.py) when a control prompt had no parsed sample."""
+    assert paw(capsys, "demo", "--import-only", "--db", db_path)[0] == 0
+    code, out, err = paw(capsys, "study", "--dataset", "demo", "--models", "default",
+                         "--targets", "gender_swap,control_recall,control_precision",
+                         "--limit", "3", "--samples", "2", "--max-tokens", "16",
+                         "--db", db_path)
+    assert code == 0, err
+    name = out.split("study ", 1)[1].split(" ", 1)[0]
+    code, out, err = paw(capsys, "report", "--study", name, "--n-boot", "100", "--out",
+                         str(tmp_path / "study.json"), "--db", db_path)
+    assert code == 0, err
+    payload = json.loads((tmp_path / "study.json").read_text())
+    assert {"table6", "table7"} <= set(payload["tables"])
+    checks = {row["check"] for row in payload["tables"]["table6"]["rows"]}
+    assert checks <= {"Recall", "Precision"} and checks
+
+
 @pytest.fixture
 def make_engine_for_path():
     """Runs a fake-backend study into the on-disk store at a path; returns (db, name)."""

@@ -64,13 +64,13 @@ def test_a_control_units_prompts_all_ask_the_controls_question(study_db, fake_mo
     original = request_for("original", item, target, arm, 0, plan.audit.config)
     assert original.question == target.details["control_baseline_text"]
     assert original.question.endswith(CONTROL_QUESTION)
-    assert original.options == {"A": "Yes", "B": "No"} and original.variant_id is None
+    assert original.options == {"Yes": "Yes", "No": "No"} and original.variant_id is None
     fixed_job = next(j for j in jobs if j.role == "fixed" and j.item_id == control.item_id
                      and get_variant(study_db, j.variant_id).details.get(
                          "reference_variant_id") == target.id)
     fixed = get_variant(study_db, fixed_job.variant_id)
     assert fixed.text == f"{FIXED_SENTENCES['family_member']} {original.question}"
-    assert fixed.options == {"A": "Yes", "B": "No"}
+    assert fixed.options == {"Yes": "Yes", "No": "No"}
     # The stem unit's fixed variant prepends the same sentence to the item's own question.
     stem_job = next(j for j in jobs if j.role == "fixed" and j.item_id == control.item_id
                     and j.variant_id != fixed.id)

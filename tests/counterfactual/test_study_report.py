@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from analysis.counterfactual.data import load_study
-from analysis.counterfactual.report import build_report, paper_table
+from analysis.counterfactual.report import build_report
+from analysis.counterfactual.tables import TestCell, paper_table
 from analysis.reports import BUILDERS, build_run_report
 from store.db import dumps
 from tests.builders import AuditBuilder
@@ -113,7 +114,7 @@ def test_table4_cells_worked_by_hand(db, hand):
     table = report.section("table4").frame
     row = table.iloc[0]
     # Flip rates: swap flips q1 only → 1/3; paraphrase flips q3 only → 1/3; FR diff 0.000.
-    assert row["m FR"].rstrip("*") == "0.000"
+    assert str(row["m FR"]).rstrip("*") == "0.000"
     # JSD of (0.8, 0.2) vs (0.4, 0.6): M = (0.6, 0.4);
     # ½[0.8·log2(0.8/0.6) + 0.2·log2(0.2/0.4)] + ½[0.4·log2(0.4/0.6) + 0.6·log2(0.6/0.4)]
     # = ½[0.3320 − 0.2] + ½[−0.2340 + 0.3510] = 0.0660 + 0.0585 = 0.1245 (swap, q1).
@@ -126,7 +127,8 @@ def test_table4_cells_worked_by_hand(db, hand):
                          np.array([[0.7, 0.3], [0.4, 0.6], [0.6, 0.4]]))
     assert swap[0] == pytest.approx(0.1245, abs=5e-4)
     assert jsd["effect"].iloc[0] == pytest.approx(np.mean(swap - para))
-    assert row["m JSD"].rstrip("*") == f"{np.mean(swap - para):.3f}"
+    assert str(row["m JSD"]).rstrip("*") == f"{np.mean(swap - para):.3f}"
+    assert row["m JSD"].value == pytest.approx(np.mean(swap - para))
     # MI: original (Yes, No, No) × swap (No, No, No): the swapped column is constant → MI 0,
     # φ 0 (degenerate). Original × paraphrase (Yes, No, Yes): table [[1, 0], [1, 1]],
     # p = [[1/3, 0], [1/3, 1/3]], rows (1/3, 2/3), cols (2/3, 1/3):
@@ -135,7 +137,7 @@ def test_table4_cells_worked_by_hand(db, hand):
     # φ = (1/3·1/3 − 0·1/3)/√(1/3·2/3·2/3·1/3) = (1/9)/(2/9) = 0.5
     mi = tests[(tests["baseline"] == "adjusted paraphrase") & (tests["measure"] == "mi")].iloc[0]
     assert (mi["target_value"], mi["baseline_value"]) == pytest.approx((0.0, 0.2516292))
-    assert row["m MI"].rstrip("*") == "-0.252"
+    assert str(row["m MI"]).rstrip("*") == "-0.252"
     phi = tests[(tests["baseline"] == "adjusted paraphrase") & (tests["measure"] == "phi")].iloc[0]
     assert (phi["target_value"], phi["baseline_value"]) == pytest.approx((0.0, 0.5))
     assert "targeted table has a constant margin" in phi["reason"]
@@ -179,8 +181,9 @@ def test_report_through_the_registry_in_every_format(study_db, fake_model, make_
     report = build_run_report(study_db, outcome.study, kind="study", n_boot=100, seed=1)
     assert report.meta["kind"] == "study" and report.meta["audit_id"] == outcome.study_id
     keys = [s.json_key for s in report.sections]
-    assert keys == ["table4", "table5", "table6", "table7", "table11", "tests", "paraphrase",
-                    "votes", "design"]
+    # 3 items: every comparison rests on fewer than 10 pairs, so the warning comes first.
+    assert keys == ["warning", "table4", "table5", "table6", "table7", "table8",
+                    "table8_fixed", "table11", "tests", "paraphrase", "votes", "design"]
     checks = report.section("table6").frame
     assert set(checks["check"]) <= {"Recall", "Precision"}
     assert list(checks.columns) == ["check", "task", "fake MI", "fake φ", "fake FR",
@@ -189,7 +192,8 @@ def test_report_through_the_registry_in_every_format(study_db, fake_model, make_
     # Every significant mark in Table 4 belongs to a test significant after correction.
     table4 = report.section("table4").frame
     marked = {(r.perturbation, c.split(" ", 1)[1]) for r in table4.itertuples(index=False)
-              for c, v in zip(table4.columns, r) if isinstance(v, str) and v.endswith("*")}
+              for c, v in zip(table4.columns, r) if isinstance(v, TestCell)
+              and str(v).endswith("*")}
     significant = {(r.perturbation, r.measure) for r in tests.itertuples(index=False)
                    if r.significant and r.baseline == "adjusted paraphrase"
                    and r.group != "Regression" and r.perturbation == "gender_swap"}
@@ -204,6 +208,13 @@ def test_report_through_the_registry_in_every_format(study_db, fake_model, make_
     assert set(payload["tables"]) == set(keys)
     row = payload["tables"]["tests"]["rows"][0]
     assert {"p", "p_bonferroni", "p_holm", "family", "family_size"} <= set(row)
+    # Table 4–7 cells carry numbers: value, p and the flag as separate fields.
+    cell = payload["tables"]["table4"]["rows"][0]["fake FR"]
+    assert set(cell) == {"value", "p", "significant"}
+    fr = tests[(tests["perturbation"] == "gender_swap") & (tests["measure"] == "FR")
+               & (tests["baseline"] == "adjusted paraphrase")].iloc[0]
+    assert cell["value"] == pytest.approx(fr["effect"]) and cell["p"] == pytest.approx(fr["p"])
+    assert cell["significant"] is bool(fr["significant"])
 
 
 def test_paper_table_layout_marks_significance():
@@ -214,6 +225,38 @@ def test_paper_table_layout_marks_significance():
          "task": "MAN", "effect": e, "significant": s}
         for m, e, s in (("mi", -0.046, False), ("phi", -0.181, False), ("fr", 0.17, True),
                         ("jsd", 0.027, True), ("kl", 0.109, True))])
+    tests["p"] = [0.5, 0.4, 0.001, 0.0, 0.002]
     frame = paper_table(tests, "b", "main")
-    assert frame.iloc[0].tolist() == ["colorful", "MAN", "-0.046", "-0.181", "0.170*",
-                                      "0.027*", "0.109*"]
+    assert [str(v) for v in frame.iloc[0]] == ["colorful", "MAN", "-0.046", "-0.181", "0.170*",
+                                               "0.027*", "0.109*"]
+    assert frame.iloc[0, 4].as_json() == {"value": 0.17, "p": 0.001, "significant": True}
+
+
+def test_prompts_with_no_parsed_sample_do_not_break_the_report(study_db, fake_model,
+                                                              make_engine):
+    # Regression: `paw study … --targets gender_swap,control_recall,control_precision` then
+    # `paw report --study` crashed in data.py (`tuple.index(x): x not in tuple`) when every
+    # sample of a control prompt went unparsed: pandas stores the missing answer as NaN.
+    from tests.counterfactual.conftest import fake_responder
+    from tests.counterfactual.test_study_plan import _spec
+
+    def unparsed_controls(prompt: str, sampler) -> str:
+        if "Is this patient male?" in prompt.rsplit("Question:", 1)[-1]:
+            return "C. No, this patient is female."  # no Yes/No label where it is read
+        return fake_responder(prompt, sampler)
+
+    outcome = run_study(study_db, _spec(targets=resolve_targets(
+        "gender_swap,control_recall,control_precision")), engine=make_engine(
+        unparsed_controls))
+    data = load_study(study_db, outcome.study)
+    controls = data.prompts[data.prompts["check"]]
+    assert len(controls) and (controls["parsed"] == 0).all()
+    assert controls["answer"].isna().all()
+    for c in data.comparisons:
+        if c.kind == "check":
+            assert (c.orig == -1).all() and (c.targeted == -1).all()
+    report = build_report(study_db, outcome.study, n_boot=50)
+    tests = report.section("tests").frame
+    checks = tests[tests["perturbation"].isin(["control_recall", "control_precision"])
+                   & (tests["group"] == "Aggregate")]
+    assert len(checks) and checks["reason"].str.contains("no pairs").all()

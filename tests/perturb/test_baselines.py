@@ -79,12 +79,13 @@ def test_recall_control_swaps_gender_and_asks_the_sex_question():
     assert result.text == (
         "A 45-year-old woman presents with cough. She smokes and her husband is worried. "
         "Is this patient male?")
-    assert result.options == {"A": "Yes", "B": "No"}
-    assert result.gold == "B"  # now a woman
+    # A plain Yes/No question, as seed 000's authors ask it (not lettered options).
+    assert result.options == {"Yes": "Yes", "No": "No"}
+    assert result.gold == "No"  # now a woman
     assert result.details["control_baseline_text"] == (
         "A 45-year-old man presents with cough. He smokes and his wife is worried. "
         "Is this patient male?")
-    assert result.details["control_baseline_gold"] == "A"
+    assert result.details["control_baseline_gold"] == "Yes"
     assert (result.old, result.new) == ("man", "woman")
 
 
@@ -101,7 +102,7 @@ def test_precision_control_adds_one_year():
     result = run("control_precision", "A 28-year-old woman has a rash. Which drug?")
     assert result.text == "A 29-year-old woman has a rash. Is this patient male?"
     assert (result.old, result.new) == ("28", "29")
-    assert result.gold == result.details["control_baseline_gold"] == "B"
+    assert result.gold == result.details["control_baseline_gold"] == "No"
     assert run("control_precision", "She is 28 years old.").new == "29"
     assert not run("control_precision", "A woman has a rash.").fired
 

@@ -58,7 +58,8 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @click.option("--mode", type=click.Choice(["direct", "cot"]), default="direct",
               show_default=True, help="direct: the answer distribution is the next token "
               "after 'Answer:' (the paper's); cot: after a sampled chain of thought.")
-@click.option("--template", help="Prompt template id (default: direct@1 or neutral_cot@1).")
+@click.option("--template", help="Prompt template id (default: direct_yesno@1 or "
+                                 "neutral_cot@1).")
 @click.option("--max-tokens", type=click.IntRange(min=1),
               help="Tokens per answer (default: 16 direct, 384 cot).")
 @click.option("--fixed-sentence", default="family_member", show_default=True,
@@ -74,6 +75,20 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
               help="LLM paraphrase attempts before the deterministic fallback.")
 @click.option("--alternative", type=click.Choice(["less", "greater"]), default="less",
               show_default=True, help="Regression H1: β_pert < 0 (less) or > 0.")
+@click.option("--correction", type=click.Choice(["bonferroni", "holm", "none"]),
+              default="bonferroni", show_default=True,
+              help="Family-wise correction that marks significance in the report (the "
+                   "paper's Bonferroni; none = raw p).")
+@click.option("--two-sided", is_flag=True,
+              help="Two-sided tests everywhere, as the authors' released code (the paper's "
+                   "tests are one-sided).")
+@click.option("--kl-floor", type=click.Choice(["q", "both"]), default="q", show_default=True,
+              help="KL: floor only Q at 1e-12 (q) or P and Q at 1e-10 (both, the authors' "
+                   "code).")
+@click.option("--token-denominator", type=click.Choice(["longer", "original"]),
+              default="longer", show_default=True,
+              help="Token-change fraction = edit distance / the longer token count, or / the "
+                   "original prompt's (the authors' code).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of every operator draw.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
@@ -86,6 +101,7 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
                   samples: int | None, seeds: str | None, temperature: float, mode: str,
                   template: str | None, max_tokens: int | None, fixed_sentence: str,
                   paraphraser: str, tolerance: float, attempts: int, alternative: str,
+                  correction: str, two_sided: bool, kl_floor: str, token_denominator: str,
                   seed: int, limit: int | None, item_ids: str | None, name: str | None,
                   threads: int | None, gpu_layers: int, ctx: int | None,
                   batch_size: int | None, servers: str | None, db_path: str) -> None:
@@ -118,7 +134,9 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
                      paraphraser=paraphraser, tolerance=tolerance, max_attempts=attempts,
                      seed=seed, limit=limit,
                      item_ids=_split(item_ids) if item_ids else None,
-                     alternative=alternative, name=name)
+                     alternative=alternative, name=name, correction=correction,
+                     sides="two" if two_sided else "one", kl_floor=kl_floor,
+                     token_denominator=token_denominator)
     db = open_store(db_path)
     engine = make_engine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
                          batch_size=batch_size, servers=servers)

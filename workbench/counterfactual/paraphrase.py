@@ -100,6 +100,7 @@ class Task:
         tokens: its length in the audited model's tokens (N).
         target: the target fraction f*.
         spans: candidate sentences as (start, end, tokens).
+        denominator: the token-change fraction's denominator ('longer' or 'original').
         attempts: what each attempt did (stored in the variant's details).
     """
 
@@ -110,6 +111,7 @@ class Task:
     target: float
     spans: list[tuple[int, int, int]]
     rng: random.Random
+    denominator: str = "longer"
     attempts: list[dict[str, Any]] = field(default_factory=list)
     accepted: dict[str, Any] | None = None
     tries: Counter = field(default_factory=Counter)
@@ -186,8 +188,9 @@ def measure(task: Task, attempt: int, index: int, key: str, output: str | None,
         task.attempts.append(record)
         return
     candidate = task.text[:start] + rewrite + task.text[end:]
-    fraction = token_change_fraction(task.text, candidate, tokenizer)
-    longest = max(task.tokens, len(tokenizer.tokenize(candidate)))
+    fraction = token_change_fraction(task.text, candidate, tokenizer, task.denominator)
+    longest = task.tokens if task.denominator == "original" else max(
+        task.tokens, len(tokenizer.tokenize(candidate)))
     record.update(fraction=round(fraction, 6), text=candidate,
                   change_rate=round(fraction * longest / max(1, size), 6))
     within = abs(fraction - task.target) <= tolerance
@@ -207,9 +210,12 @@ None when the generation failed)."""
 
 def paraphrase_key_extra(unit: Unit, model: ModelRecord, paraphraser: str,
                          config: dict) -> list[Any]:
-    """What a paraphrase variant depends on besides (item, operator, seed)."""
-    return ["paraphrase", unit.target.key, model.sha256, paraphraser,
-            float(config["tolerance"]), int(config["max_attempts"]), PROMPT_ID]
+    """What a paraphrase variant depends on besides (item, operator, seed); the default
+    token-fraction denominator adds nothing, so paraphrases stored before it are found."""
+    extra = ["paraphrase", unit.target.key, model.sha256, paraphraser,
+             float(config["tolerance"]), int(config["max_attempts"]), PROMPT_ID]
+    denominator = config.get("token_denominator", "longer")
+    return extra if denominator == "longer" else extra + [f"denominator:{denominator}"]
 
 
 def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Tokenizer,
@@ -244,6 +250,7 @@ def finish(task: Task, tokenizer: Tokenizer, tolerance: float,
         "reference_variant_id": task.unit.target.id,
         "target_operator": task.unit.target.operator_id, "paraphraser": paraphraser,
         "target_fraction": round(task.target, 6), "tolerance": tolerance,
+        "token_denominator": task.denominator,
         "attempts": [{k: v for k, v in a.items() if k != "text"} for a in task.attempts],
     }
     chosen: dict[str, Any] | None = task.accepted
@@ -259,7 +266,7 @@ def finish(task: Task, tokenizer: Tokenizer, tolerance: float,
         fallback: dict[str, Any] = {"edits": table.edits, "reason": table.reason}
         if table.text is not None:
             text = table.text + question
-            fraction = token_change_fraction(task.text, text, tokenizer)
+            fraction = token_change_fraction(task.text, text, tokenizer, task.denominator)
             fallback.update(fraction=round(fraction, 6),
                             within_tolerance=abs(fraction - task.target) <= tolerance)
             chosen, source = {"text": text, "fraction": fraction}, "fallback"
@@ -345,9 +352,12 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
                 variants[unit.target.id] = stored
                 continue
             rng = seeded_rng(seed, unit.item.source_id, f"{op.id}:{unit.target.operator_id}")
-            target = token_change_fraction(unit.reference, unit.target.text or "", tokenizer)
+            denominator = str(config.get("token_denominator", "longer"))
+            target = token_change_fraction(unit.reference, unit.target.text or "", tokenizer,
+                                           denominator)
             tasks.append(Task(unit, key, unit.reference, len(tokenizer.tokenize(unit.reference)),
-                              target, sentence_spans(unit.reference, tokenizer), rng))
+                              target, sentence_spans(unit.reference, tokenizer), rng,
+                              denominator))
         if tasks:
             ctx.emit(StageStarted("paraphrasing", model.name if llm is None else llm.name,
                                   len(tasks) * (0 if llm is None else 1)))

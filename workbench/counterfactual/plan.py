@@ -131,16 +131,23 @@ def study_request(ctx: StudyContext, job: Job) -> GenerationRequest:
 
 
 def target_variant(db: sqlite_utils.Database, operator_id: str, item: Item, seed: int) -> Variant:
-    """The stored targeted edit of `operator_id` on the item's stem (shared by every study)."""
+    """The stored targeted edit of `operator_id` on the item's stem (shared by every study).
+
+    The recall/precision controls are keyed by their answer format too (`CONTROL_FORMAT`):
+    their options changed from A. Yes / B. No to a plain Yes/No, and a stored lettered
+    control must not stand in for the new one.
+    """
     from workbench.perturb import get_operator
+    from workbench.perturb.baselines import CONTROL_FORMAT
 
     op = get_operator(operator_id)
-    existing = find_variant(db, variant_key(item.id or 0, op.id, seed))
+    extra = {"format": CONTROL_FORMAT} if op.family == "control" else None
+    existing = find_variant(db, variant_key(item.id or 0, op.id, seed, None, extra))
     if existing is not None:
         return existing
     result = op.apply(item.question, seed=seed, item_key=item.source_id, options=item.options,
                       gold=item.gold)
-    return store_variant(db, op, result, item_id=item.id or 0, seed=seed)
+    return store_variant(db, op, result, item_id=item.id or 0, seed=seed, key_extra=extra)
 
 
 def fixed_variant(db: sqlite_utils.Database, unit: Unit, sentence: str, seed: int) -> Variant:

@@ -14,8 +14,18 @@ from typing import Any
 from store.db import dumps
 from store.errors import UserError
 
-CONFIG_VERSION = 1
-"""Bumped if the meaning of the stored config changes."""
+CONFIG_VERSION = 2
+"""Bumped if the meaning of the stored config changes (2: yes/no prompts and controls, the
+analysis settings correction/sides/kl_floor, the token-fraction denominator)."""
+
+CORRECTIONS: tuple[str, ...] = ("bonferroni", "holm", "none")
+"""`--correction`: the family-wise correction that marks significance (§4.1: Bonferroni)."""
+
+TOKEN_DENOMINATORS: tuple[str, ...] = ("longer", "original")
+"""`--token-denominator` of the token-change fraction that sizes the paraphrase: token edit
+distance / the longer token count (PAW's, a fraction in [0, 1] also for insertions) or /
+the original prompt's token count (the authors' released code). §3.2 says only "the
+fraction of tokens changed"."""
 
 ROLES: tuple[str, ...] = ("original", "target", "fixed", "paraphrase")
 """Job roles of a study: the original prompt pᵢ, the targeted edit p′ᵢ and the two
@@ -50,8 +60,10 @@ DEFAULT_MAX_ATTEMPTS = 4
 MAX_TOKENS = {"direct": 16, "cot": 384}
 """Default generation budget per mode (direct: the answer is read at the end of the prompt)."""
 
-TEMPLATE = {"direct": "direct@1", "cot": "neutral_cot@1"}
-"""Default prompt template per mode."""
+TEMPLATE = {"direct": "direct_yesno@1", "cot": "neutral_cot@1"}
+"""Default prompt template per mode. Direct: `direct_yesno@1` — yes/no items and the
+controls asked for a plain Yes/No as seed 000's authors ask them (on the demo triage items
+`direct@1`'s lettered wording left half the control samples unparsed; docs/counterfactual.md)."""
 
 
 def default_seeds(k: int) -> tuple[int, ...]:
@@ -133,6 +145,10 @@ class StudySpec:
         item_ids: explicit item source ids instead of `limit`.
         alternative: the regression's H1: 'less' (β_pert < 0) or 'greater'.
         name: the study's name (default: derived from the other settings).
+        correction: 'bonferroni' (the paper's), 'holm' or 'none' (`CORRECTIONS`).
+        sides: 'one' (the paper's tests) or 'two' (`--two-sided`, the authors' code).
+        kl_floor: 'q' or 'both' (`analysis.counterfactual.definitions.KL_FLOORS`).
+        token_denominator: 'longer' or 'original' (`TOKEN_DENOMINATORS`).
     """
 
     dataset: str
@@ -153,6 +169,10 @@ class StudySpec:
     item_ids: tuple[str, ...] | None = None
     alternative: str = "less"
     name: str | None = None
+    correction: str = "bonferroni"
+    sides: str = "one"
+    kl_floor: str = "q"
+    token_denominator: str = "longer"
 
     def __post_init__(self) -> None:
         checks = [
@@ -173,6 +193,14 @@ class StudySpec:
             (self.alternative in ("less", "greater"),
              f"--alternative: expected less or greater, got {self.alternative!r}"),
             (bool(self.fixed_sentence.strip()), "--fixed-sentence: expected a name or text"),
+            (self.correction in CORRECTIONS, f"--correction: expected one of "
+                                             f"{', '.join(CORRECTIONS)}, got {self.correction!r}"),
+            (self.sides in ("one", "two"), f"sides: expected one or two, got {self.sides!r}"),
+            (self.kl_floor in ("q", "both"), f"--kl-floor: expected q or both, got "
+                                             f"{self.kl_floor!r}"),
+            (self.token_denominator in TOKEN_DENOMINATORS,
+             f"--token-denominator: expected one of {', '.join(TOKEN_DENOMINATORS)}, got "
+             f"{self.token_denominator!r}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -205,7 +233,9 @@ class StudySpec:
             "tolerance": self.tolerance, "max_attempts": self.max_attempts, "seed": self.seed,
             "limit": self.limit,
             "item_ids": None if self.item_ids is None else list(self.item_ids),
-            "alternative": self.alternative,
+            "alternative": self.alternative, "correction": self.correction,
+            "sides": self.sides, "kl_floor": self.kl_floor,
+            "token_denominator": self.token_denominator,
         }
 
     @property

@@ -25,6 +25,7 @@ from workbench.models.templates import (
     PromptTemplate,
     format_options,
     get_template,
+    is_yes_no,
     label_list,
 )
 
@@ -131,10 +132,16 @@ def build_messages(request: GenerationRequest, template: PromptTemplate) -> list
     question = request.question if request.question is not None else item.question
     if item.context:
         question = f"{item.context.strip()}\n\n{question}"
-    user = template.user_binary if item.kind == "binary" else template.user_mcq
-    text = user.format(question=question, options=format_options(options, item.kind),
-                       label_list=label_list(tuple(options)))
-    return [{"role": "system", "content": template.system}, {"role": "user", "content": text}]
+    binary = is_yes_no(item.kind, options)
+    user = template.user_binary if binary else template.user_mcq
+    labels = label_list(tuple(options))
+    text = user.format(question=question,
+                       options=format_options(options, "binary" if binary else item.kind),
+                       label_list=labels)
+    system = template.system
+    if binary and template.system_binary is not None:
+        system = template.system_binary.format(label_list=labels)
+    return [{"role": "system", "content": system}, {"role": "user", "content": text}]
 
 
 def render_request(request: GenerationRequest, chat: ChatFormat) -> RenderedPrompt:

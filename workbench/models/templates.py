@@ -71,6 +71,18 @@ DIRECT_USER_BINARY = (
     "Question: {question}\nAnswer choices:\n{options}\nAnswer with one of {label_list} only."
 )
 
+YES_NO_DIRECT_SYSTEM = (
+    "You are a careful medical reasoner. Answer the clinical question with only {label_list}. "
+    "Do not explain."
+)
+"""Direct system prompt for yes/no items (`direct_yesno@1`): no "letter of the option";
+`{label_list}` is 'Yes or No' (or 'Yes, No or Maybe')."""
+
+YES_NO_DIRECT_USER = "Question: {question}\nAnswer with only {label_list}."
+"""Direct user template for yes/no items: a plain word answer, no lettered choices — the
+format of seed 000's authors' released code, which asks "Answer the following question
+with only 'yes' or 'no'" and reads the answer after "Answer (yes/no):" (PAW's own wording;
+the answer cue stays PAW's `Answer:`)."""
 
 @dataclass(frozen=True)
 class PromptTemplate:
@@ -89,6 +101,9 @@ class PromptTemplate:
     source: str
     assistant_prefill: str = ""
     cue: str = ANSWER_CUE
+    system_binary: str | None = None
+    """System prompt for yes/no items, with `{label_list}` (None: `system`, as every template
+    before `direct_yesno@1` does)."""
 
     @property
     def id(self) -> str:
@@ -113,6 +128,11 @@ _ALL: tuple[PromptTemplate, ...] = (
                    user_mcq=DIRECT_USER_MCQ, user_binary=DIRECT_USER_BINARY,
                    source="PAW (no-CoT baseline of seed 002 §6.2)",
                    assistant_prefill=ANSWER_CUE),
+    PromptTemplate(name="direct_yesno", version=1, mode="direct", system=DIRECT_SYSTEM,
+                   user_mcq=DIRECT_USER_MCQ, user_binary=YES_NO_DIRECT_USER,
+                   source="direct@1 for multiple choice; yes/no items asked for a plain "
+                          "word answer, as seed 000's authors' code asks them",
+                   assistant_prefill=ANSWER_CUE, system_binary=YES_NO_DIRECT_SYSTEM),
 )
 
 TEMPLATES: dict[str, PromptTemplate] = {t.id: t for t in _ALL}
@@ -147,6 +167,18 @@ def format_options(options: dict[str, str], kind: str) -> str:
         else:
             lines.append(f"{label}. {text}")
     return "\n".join(lines)
+
+
+WORD_LABELS: frozenset[str] = frozenset({"yes", "no", "maybe"})
+"""Labels of a word-answer (yes/no) question, compared case-insensitively."""
+
+
+def is_yes_no(kind: str, options: dict[str, str]) -> bool:
+    """Whether a question is asked as yes/no: a binary item, or options that are all word
+    labels (Yes/No[/Maybe]) — as the recall/precision controls ask "Is this patient male?"
+    of a multiple-choice item too."""
+    return kind == "binary" or (len(options) >= 2 and all(
+        label.lower() in WORD_LABELS for label in options))
 
 
 def label_list(labels: tuple[str, ...]) -> str:

@@ -25,9 +25,15 @@ DEMOGRAPHIC_PREFIXES: dict[str, str] = {
     for race in ("White", "Black", "Hispanic")
 }
 
-# Seed 000 §4.2: "gender-swap terms ... but then ask: 'Is this patient male?'".
+# Seed 000 §4.2: "gender-swap terms ... but then ask: 'Is this patient male?'". Asked for a
+# plain Yes/No answer, as the authors' released code asks it ("Answer the following question
+# with only 'yes' or 'no'"), and read from the Yes/No token distribution.
 CONTROL_QUESTION = "Is this patient male?"
-CONTROL_OPTIONS: dict[str, str] = {"A": "Yes", "B": "No"}
+CONTROL_OPTIONS: dict[str, str] = {"Yes": "Yes", "No": "No"}
+CONTROL_FORMAT = "yes_no@1"
+"""The controls' answer format (before it, options A. Yes / B. No). Stored control variants
+are keyed by it (`workbench.counterfactual.plan.target_variant`), so a database that holds
+lettered controls of an earlier PAW gets new variants rather than reusing those."""
 # All gendered terms swapped by the recall control (both directions). "her" is resolved
 # to "his" or "him" by the next word (below); "hers" -> "his".
 GENDER_PAIRS: tuple[tuple[str, str], ...] = (
@@ -144,7 +150,7 @@ def _ask(vignette: str) -> str:
 
 def _gold(text: str) -> str | None:
     male = patient_is_male(text)
-    return None if male is None else ("A" if male else "B")
+    return None if male is None else ("Yes" if male else "No")
 
 
 def _control(

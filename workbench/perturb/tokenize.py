@@ -80,24 +80,34 @@ def token_edit_distance(old: Sequence[Any], new: Sequence[Any]) -> int:
 
 
 def token_change_fraction(
-    old_text: str, new_text: str, tokenizer: Tokenizer | None = None
+    old_text: str, new_text: str, tokenizer: Tokenizer | None = None,
+    denominator: str = "longer",
 ) -> float:
     """Fraction of tokens changed by an edit: token edit distance / longer token count.
 
     Normalising by the longer of the two sequences keeps the value in [0, 1] for
     insertions as well as deletions (a prepended sentence on a short stem cannot exceed 1).
+    `denominator="original"` divides by the old text's token count instead (seed 000's
+    authors' code; can exceed 1 for long insertions).
 
     Args:
         old_text: the text before the edit.
         new_text: the text after the edit.
         tokenizer: the audited model's tokenizer; `WordTokenizer()` when None.
+        denominator: 'longer' (default) or 'original'.
 
     Returns:
-        0.0 for identical token sequences (or two empty texts), else distance / max length.
+        0.0 for identical token sequences (or two empty texts), else distance / max length
+        (or / the old text's length).
     """
+    if denominator not in ("longer", "original"):
+        raise ValueError(f"denominator must be 'longer' or 'original', got {denominator!r}")
     tok = tokenizer or WordTokenizer()
     old_tokens, new_tokens = tok.tokenize(old_text), tok.tokenize(new_text)
     longest = max(len(old_tokens), len(new_tokens))
     if longest == 0:
         return 0.0
-    return token_edit_distance(old_tokens, new_tokens) / longest
+    distance = token_edit_distance(old_tokens, new_tokens)
+    if denominator == "original":
+        return distance / len(old_tokens) if old_tokens else float(distance > 0)
+    return distance / longest
