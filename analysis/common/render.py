@@ -177,11 +177,14 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 
 def render_markdown(title: str, meta: dict[str, Any], sections: list[Section],
-                    figures: list[tuple[str, str]] | None = None) -> str:
-    """The whole report as Markdown; `figures` are (caption, PNG path relative to it)."""
+                    figures: list[tuple] | None = None) -> str:
+    """The whole report as Markdown; `figures` are (caption, PNG path relative to it[, the
+    plot as text, shown in a code block under the image])."""
     parts = [f"# {title}", "", _meta_lines(meta)]
-    for caption, path in figures or []:
+    for caption, path, *text in figures or []:
         parts += ["", f"![{_md_escape(caption)}]({path})"]
+        if text and text[0]:
+            parts += ["", "```text", text[0], "```"]
     for section in sections:
         parts += ["", f"## {section.title}", ""]
         parts.append(markdown_table(section.frame) if len(section.frame.columns) else "(empty)")
@@ -206,16 +209,18 @@ img { max-width: 640px; }
 
 
 def render_html(title: str, meta: dict[str, Any], sections: list[Section],
-                figures: list[tuple[str, bytes]] | None = None) -> str:
-    """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes),
-    embedded as base64."""
+                figures: list[tuple] | None = None) -> str:
+    """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes[,
+    the plot as text]), the PNG embedded as base64, the text in a <pre>."""
     esc = html.escape
     body = [f"<h1>{esc(title)}</h1>", "<ul>"]
     body += [f"<li><b>{esc(str(k))}</b>: {esc(str(v))}</li>" for k, v in meta.items()]
     body.append("</ul>")
-    for caption, png in figures or []:
+    for caption, png, *text in figures or []:
         data = base64.b64encode(png).decode("ascii")
         body.append(f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">')
+        if text and text[0]:
+            body.append(f"<pre>{esc(text[0])}</pre>")
     for section in sections:
         body.append(f"<h2>{esc(section.title)}</h2>")
         shown = display_frame(section.frame)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
-from analysis.common.document import Figure, Report, Section
+from analysis.common.document import Report, Section
 from analysis.counterfactual import comparison as cfc
 from analysis.counterfactual import definitions as cfd
+from analysis.counterfactual.dose import dose_table, is_dose_study
+from analysis.counterfactual.plots import dose_figures, paraphrase_figure
 from analysis.counterfactual.tables import (
     MARK,
     measure_table,
@@ -201,12 +202,24 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
         f"size); significant uses {CORRECTION_NAMES[correction]} correction. 'reason' says "
         "why a value is undefined or degenerate (φ of a table with a constant margin is 0, as "
         "in the paper; identical arms give p = 1).", "tests"))
+    return sections + common_sections(data, tests)
+
+
+def common_sections(data: StudyData, tests: pd.DataFrame) -> list[Section]:
+    """The sections every study has: paraphrase agreement, k-sample votes, units."""
+    config = data.info["config"]
+    seeds = ", ".join(map(str, config.get("seeds", [])))
     tolerance = config.get("tolerance")
+    denominator = ("longer length" if config.get("token_denominator", "longer") == "longer"
+                   else "the original's length")
+    target = ("the unit's dose-response level" if config.get("levels") else
+              f"the targeted edit's token-change fraction (edit distance / {denominator}) "
+              "measured with the audited model's own tokenizer")
+    sections = []
     sections.append(Section(
         "Token-adjusted paraphrase: achieved vs target token-change fraction",
         paraphrase_table(data.paraphrases),
-        "Target = the targeted edit's token-change fraction (edit distance / longer length) "
-        "measured with the audited model's own tokenizer; achieved = the paraphrase's, same "
+        f"Target = {target}; achieved = the paraphrase's, with the audited model's "
         f"tokenizer. Within tolerance = |achieved − target| ≤ {tolerance}. Source: llm = an "
         "LLM attempt within tolerance; fallback = the deterministic table paraphraser after "
         f"{config.get('max_attempts')} LLM attempts ({config.get('paraphraser')}); "
@@ -229,48 +242,6 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
     return sections
 
 
-def paraphrase_figure(paraphrases: pd.DataFrame, name: str) -> Figure:
-    """Achieved against target token-change fraction, one point per unit."""
-
-    def render() -> bytes:
-        import io
-
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(5.0, 4.6), dpi=120)
-        try:
-            fired = paraphrases[paraphrases["fired"]] if len(paraphrases) else paraphrases
-            top = max(0.1, float(np.nanmax(fired[["target_fraction", "achieved_fraction"]]
-                                           .to_numpy())) * 1.1) if len(fired) else 0.1
-            tol = float(paraphrases["tolerance"].iloc[0]) if len(paraphrases) else 0.0
-            x = np.linspace(0, top, 50)
-            ax.fill_between(x, x - tol, x + tol, color="#dde6f0", label=f"± {tol:g}")
-            ax.plot(x, x, color="#7a8797", lw=1, ls="--")
-            for source, marker in (("llm", "o"), ("fallback", "s"), ("llm_closest", "^")):
-                part = fired[fired["source"] == source] if len(fired) else fired
-                if len(part):
-                    ax.scatter(part["target_fraction"], part["achieved_fraction"], s=18,
-                               marker=marker, label=source)
-            ax.set_xlim(0, top)
-            ax.set_ylim(0, top)
-            ax.set_xlabel("target fraction (targeted edit)")
-            ax.set_ylabel("achieved fraction (paraphrase)")
-            ax.set_title(f"{name}: token-change agreement")
-            ax.legend(fontsize=7)
-            buffer = io.BytesIO()
-            fig.tight_layout()
-            fig.savefig(buffer, format="png")
-            return buffer.getvalue()
-        finally:
-            plt.close(fig)
-
-    return Figure("paraphrase_fractions", "paraphrase: achieved vs target token-change fraction",
-                  render)
-
-
 def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
                  n_boot: int = cfd.N_BOOT, seed: int = 0, correction: str | None = None,
                  sides: str | None = None, kl_floor: str | None = None,
@@ -289,11 +260,12 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
     from analysis.counterfactual.data import load_study
 
     data = load_study(db, study)
-    options = analysis_options(data.info["config"], correction=correction, sides=sides,
-                               kl_floor=kl_floor)
-    tests = cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, **options)
-    correction = options["correction"]
     info, config = data.info, data.info["config"]
+    options = analysis_options(config, correction=correction, sides=sides, kl_floor=kl_floor)
+    dose = is_dose_study(config)
+    # A dose-response study has no targeted edit to test (the paper's figures carry no p).
+    tests = cfc.analyse([] if dose else data.comparisons, n_boot=n_boot, seed=seed, **options)
+    correction = options["correction"]
     meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
             "dataset": info["dataset"],
             "models": ", ".join(dict.fromkeys(data.prompts["model"])) or "none",
@@ -308,7 +280,24 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
             "sides": options["sides"], "kl_floor": options["kl_floor"],
             "token_denominator": config.get("token_denominator", "longer"),
             "created": info["created_at"]}
-    sections = study_sections(data, tests, n_boot=n_boot, options=options)
     figures = [paraphrase_figure(data.paraphrases, str(info["name"]))] \
         if len(data.paraphrases) else []
+    if dose:
+        frame = dose_table(data)
+        meta["levels"] = ", ".join(f"{level:g}" for level in config["levels"])
+        sections = [Section("Figures 2 and 3: flip rate and MI against tokens changed", frame,
+                            DOSE_NOTE, "dose")] + common_sections(data, tests)
+        figures = dose_figures(frame) + figures
+    else:
+        sections = study_sections(data, tests, n_boot=n_boot, options=options)
     return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)
+
+
+DOSE_NOTE = (
+    "§4.1 (Figures 2, 3; App. C): each item's question paraphrased at each token-change "
+    "level (the LLM paraphraser sized to the level with the audited model's tokenizer, "
+    "measure-and-retry, then the table fallback). Per model, task and level: flip rate and "
+    "MI (bits) between the original and the paraphrased majority answers, mean JSD of the "
+    "option distributions. achieved_mean = the mean fraction actually reached (the x of "
+    "the figures): a one-sentence paraphrase cannot reach a level above that sentence's "
+    "share of the prompt. No test, as in the paper.")

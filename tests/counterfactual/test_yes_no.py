@@ -28,7 +28,9 @@ def test_the_study_asks_yes_no_items_for_a_plain_word_without_letters():
     system, user = _messages(TRIAGE, "direct_yesno@1")
     assert "letter" not in system["content"] and "letter" not in user["content"]
     assert user["content"] == ("Question: A man has chest pain. Send to the ED?\n"
-                               "Answer with only Yes or No.")
+                               "Answer choices:\nYes\nNo\nAnswer with only Yes or No.")
+    assert system["content"] == ("You are a careful medical reasoner. Answer the clinical "
+                                 "question with only Yes or No. Do not explain.")
     rendered = render_request(GenerationRequest(TRIAGE, "direct", "direct_yesno@1"), CHAT)
     assert rendered.text.endswith("Assistant: Answer:") and rendered.labels == ("Yes", "No")
 
@@ -39,7 +41,8 @@ def test_a_control_on_a_multiple_choice_item_is_asked_as_yes_no():
                              question="A man has chest pain. Is this patient male?",
                              options={"Yes": "Yes", "No": "No"})
     assert "letter" not in system["content"]
-    assert user["content"].endswith("Is this patient male?\nAnswer with only Yes or No.")
+    assert user["content"].endswith("Is this patient male?\nAnswer choices:\nYes\nNo\n"
+                                    "Answer with only Yes or No.")
     assert is_yes_no("mcq", {"Yes": "Yes", "No": "No"})
     assert not is_yes_no("mcq", {"A": "Yes", "B": "No"})
 

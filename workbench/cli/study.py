@@ -44,12 +44,21 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @click.option("--models", default="default", show_default=True,
               help="Comma-separated registered model names (one arm each; 'default' is the "
                    "embedded SmolLM2-135M).")
-@click.option("--targets", default="gender_swap", show_default=True,
+@click.option("--targets",
               help="Comma-separated targeted operators that edit the question (`paw "
-                   "operators`), e.g. gender_swap,control_recall,control_precision.")
-@click.option("--baselines", default="paraphrase_adjusted,fixed_sentence", show_default=True,
+                   "operators`), e.g. gender_swap,control_recall,control_precision "
+                   "[default: gender_swap, or none with --targets-file].")
+@click.option("--targets-file", type=click.Path(dir_okay=False),
+              help="Ready-made perturbed texts as targets (e.g. MedPerturb's): JSONL or CSV "
+                   "with item, perturbation, text [, direction]; each perturbation is the "
+                   "target file:<name>.")
+@click.option("--baselines",
               help="paraphrase_adjusted (LLM paraphrase matched to each edit's token-change "
-                   "fraction) and/or fixed_sentence.")
+                   "fraction) and/or fixed_sentence [default: both; paraphrase_adjusted "
+                   "with --dose-levels].")
+@click.option("--dose-levels", metavar="LEVELS",
+              help="Dose-response design (§4.1, Figures 2-3): paraphrases at these "
+                   "token-change levels, e.g. 0.05,0.1,0.2,0.4,0.6 (or 'paper'); no targets.")
 @click.option("--samples", type=click.IntRange(min=1), help="k samples per prompt (default: "
               "as many as --seeds; with no --seeds the first k of 0, 1, 42, 43, …).")
 @click.option("--seeds", help="Comma-separated sampler seeds, one per sample [default: 0,1,42].")
@@ -97,7 +106,8 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
                              "command resumes the same study).")
 @engine_options
 @db_option
-def study_command(dataset_name: str, models: str, targets: str, baselines: str,
+def study_command(dataset_name: str, models: str, targets: str | None,
+                  targets_file: str | None, baselines: str | None, dose_levels: str | None,
                   samples: int | None, seeds: str | None, temperature: float, mode: str,
                   template: str | None, max_tokens: int | None, fixed_sentence: str,
                   paraphraser: str, tolerance: float, attempts: int, alternative: str,
@@ -123,12 +133,22 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
         run_study,
     )
 
+    from workbench.counterfactual.dose import resolve_levels
+    from workbench.counterfactual.imported import read_targets_file
+
+    levels = resolve_levels(dose_levels)
+    imported = read_targets_file(targets_file) if targets_file else None
+    if targets is None:
+        targets = "" if imported is not None or levels else "gender_swap"
+    if baselines is None:
+        baselines = "paraphrase_adjusted" if levels else "paraphrase_adjusted,fixed_sentence"
     chosen = _numbers(seeds, "--seeds", integer=True) if seeds else default_seeds(samples or 3)
     if samples is not None and samples != len(chosen):
         raise UserError(f"--samples: expected {len(chosen)} (one per --seeds value), got "
                         f"{samples}")
     spec = StudySpec(dataset=dataset_name, models=_split(models),
-                     targets=resolve_targets(targets), baselines=resolve_baselines(baselines),
+                     targets=resolve_targets(targets) if targets.strip() else (),
+                     baselines=resolve_baselines(baselines),
                      seeds=tuple(int(s) for s in chosen), temperature=temperature, mode=mode,
                      template=template, max_tokens=max_tokens, fixed_sentence=fixed_sentence,
                      paraphraser=paraphraser, tolerance=tolerance, max_attempts=attempts,
@@ -136,7 +156,8 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
                      item_ids=_split(item_ids) if item_ids else None,
                      alternative=alternative, name=name, correction=correction,
                      sides="two" if two_sided else "one", kl_floor=kl_floor,
-                     token_denominator=token_denominator)
+                     token_denominator=token_denominator, targets_file=imported,
+                     levels=levels)
     db = open_store(db_path)
     engine = make_engine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
                          batch_size=batch_size, servers=servers)
@@ -146,6 +167,14 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
     finally:
         engine.close()
     state = "stopped" if outcome.stopped else "finished"
+    if levels and not outcome.stopped:
+        from analysis.counterfactual.data import load_study
+        from analysis.counterfactual.dose import dose_table
+        from analysis.counterfactual.plots import dose_figures
+
+        for figure in dose_figures(dose_table(load_study(db, outcome.study))):
+            click.echo(figure.text() if figure.text else "")
+            click.echo("")
     click.echo(f"study {outcome.study} {state}: {outcome.generated} new generation(s); "
                f"report with `paw report --study {outcome.study} --n-boot 1000`")
 

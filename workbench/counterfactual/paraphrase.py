@@ -353,8 +353,9 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
                 continue
             rng = seeded_rng(seed, unit.item.source_id, f"{op.id}:{unit.target.operator_id}")
             denominator = str(config.get("token_denominator", "longer"))
-            target = token_change_fraction(unit.reference, unit.target.text or "", tokenizer,
-                                           denominator)
+            level = unit.target.details.get("dose_level")  # dose-response: the level itself
+            target = float(level) if level is not None else token_change_fraction(
+                unit.reference, unit.target.text or "", tokenizer, denominator)
             tasks.append(Task(unit, key, unit.reference, len(tokenizer.tokenize(unit.reference)),
                               target, sentence_spans(unit.reference, tokenizer), rng,
                               denominator))

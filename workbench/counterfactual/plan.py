@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
+from store.errors import UserError
 from store.jobs import Arm, Audit, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, \
     mark_status
 from store.records import Item, ModelRecord
@@ -150,6 +151,23 @@ def target_variant(db: sqlite_utils.Database, operator_id: str, item: Item, seed
     return store_variant(db, op, result, item_id=item.id or 0, seed=seed, key_extra=extra)
 
 
+def _target(db: sqlite_utils.Database, spec: StudySpec, target_id: str, item: Item,
+            seed: int) -> Variant:
+    """A catalogue target's variant, an imported text's (`file:<name>`) or a dose-response
+    unit's anchor (`dose:<level>`)."""
+    from workbench.counterfactual import dose
+    from workbench.counterfactual.imported import PREFIX, imported_variant
+
+    if target_id.startswith(dose.PREFIX):
+        return dose.dose_variant(db, target_id, item, seed)
+    if not target_id.startswith(PREFIX):
+        return target_variant(db, target_id, item, seed)
+    if spec.targets_file is None:
+        raise UserError(f"target {target_id!r} is an imported text: pass the same "
+                        "--targets-file to plan this study")
+    return imported_variant(db, target_id, item, spec.targets_file, seed)
+
+
 def fixed_variant(db: sqlite_utils.Database, unit: Unit, sentence: str, seed: int) -> Variant:
     """The fixed sentence prepended to the unit's original prompt (one row per unit).
 
@@ -209,13 +227,19 @@ def create_study(db: sqlite_utils.Database, spec: StudySpec, runner_for: RunnerF
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
     items = select_items(db, spec)  # type: ignore[arg-type]  # same dataset/limit/item_ids
+    if spec.targets_file is not None:
+        from workbench.counterfactual.imported import check_items
+
+        known = {r[0] for r in db.execute("SELECT source_id FROM items WHERE dataset_id = ?",
+                                          [ds_id])}
+        check_items(spec.targets_file, known, spec.dataset)
     audit = create_audit(db, spec.study_name, "study", ds_id, spec.config())
     config = audit.config
     arms = [add_arm(db, audit.id, arm_label(model.name, config["template"]), model.id,
                     config["template"]) for model in models]
     by_id = {model.id: model for model in models}
     seed = int(config["seed"])
-    units = [unit_of(item, target_variant(db, op_id, item, seed))
+    units = [unit_of(item, _target(db, spec, op_id, item, seed))
              for item in items for op_id in config["targets"]]
     fixed: dict[int, Variant] = {}
     if "fixed_sentence" in config["baselines"]:

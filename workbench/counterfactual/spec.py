@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.db import dumps
 from store.errors import UserError
+
+if TYPE_CHECKING:
+    from workbench.counterfactual.imported import TargetsFile
 
 CONFIG_VERSION = 2
 """Bumped if the meaning of the stored config changes (2: yes/no prompts and controls, the
@@ -149,6 +152,10 @@ class StudySpec:
         sides: 'one' (the paper's tests) or 'two' (`--two-sided`, the authors' code).
         kl_floor: 'q' or 'both' (`analysis.counterfactual.definitions.KL_FLOORS`).
         token_denominator: 'longer' or 'original' (`TOKEN_DENOMINATORS`).
+        targets_file: ready-made perturbed texts (`--targets-file`), each perturbation a
+            target `file:<name>` besides `targets` (which may then be empty).
+        levels: the dose-response design (`--dose-levels`, §4.1): token-change levels,
+            one paraphrase per item and level, no targets, only the paraphrase baseline.
     """
 
     dataset: str
@@ -173,10 +180,14 @@ class StudySpec:
     sides: str = "one"
     kl_floor: str = "q"
     token_denominator: str = "longer"
+    targets_file: TargetsFile | None = None
+    levels: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         checks = [
             (bool(self.models), "--models: expected at least one model name, got none"),
+            (bool(self.all_targets), "--targets: expected at least one operator id (or "
+                                     "--targets-file), got none"),
             (bool(self.seeds), "--seeds: expected at least one seed, got none"),
             (len(set(self.seeds)) == len(self.seeds),
              f"--seeds: expected distinct seeds, got {','.join(map(str, self.seeds))}"),
@@ -202,6 +213,17 @@ class StudySpec:
              f"--token-denominator: expected one of {', '.join(TOKEN_DENOMINATORS)}, got "
              f"{self.token_denominator!r}"),
         ]
+        if self.levels:
+            checks += [
+                (not self.targets and self.targets_file is None,
+                 "--dose-levels: a dose-response study has no targets; expected no "
+                 "--targets or --targets-file with it"),
+                (tuple(self.baselines) == ("paraphrase_adjusted",),
+                 "--dose-levels: expected --baselines paraphrase_adjusted (the design "
+                 "varies the paraphrase only)"),
+                (all(0 < level <= 1 for level in self.levels),
+                 "--dose-levels: expected fractions in (0, 1]"),
+            ]
         for ok, message in checks:
             if not ok:
                 raise UserError(message)
@@ -215,6 +237,15 @@ class StudySpec:
                                 f"not usable with --mode {self.mode}")
 
     @property
+    def all_targets(self) -> tuple[str, ...]:
+        """The catalogue targets, then the imported ones (`file:<name>`)."""
+        from workbench.counterfactual.dose import level_id
+
+        imported = self.targets_file.target_ids if self.targets_file is not None else ()
+        doses = tuple(level_id(level) for level in self.levels)
+        return tuple(self.targets) + tuple(t for t in imported if t not in self.targets) + doses
+
+    @property
     def k(self) -> int:
         """Samples per prompt."""
         return len(self.seeds)
@@ -226,7 +257,7 @@ class StudySpec:
         template = get_template(self.template or TEMPLATE[self.mode]).id
         return {
             "version": CONFIG_VERSION, "dataset": self.dataset, "models": list(self.models),
-            "targets": list(self.targets), "baselines": list(self.baselines),
+            "targets": list(self.all_targets), "baselines": list(self.baselines),
             "seeds": list(self.seeds), "temperature": self.temperature, "mode": self.mode,
             "template": template, "max_tokens": self.max_tokens or MAX_TOKENS[self.mode],
             "fixed_sentence": self.fixed_sentence, "paraphraser": self.paraphraser,
@@ -236,6 +267,9 @@ class StudySpec:
             "alternative": self.alternative, "correction": self.correction,
             "sides": self.sides, "kl_floor": self.kl_floor,
             "token_denominator": self.token_denominator,
+            "targets_file": None if self.targets_file is None else {
+                "sha256": self.targets_file.sha256, "names": list(self.targets_file.names)},
+            "levels": list(self.levels),
         }
 
     @property

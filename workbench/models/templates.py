@@ -78,11 +78,15 @@ YES_NO_DIRECT_SYSTEM = (
 """Direct system prompt for yes/no items (`direct_yesno@1`): no "letter of the option";
 `{label_list}` is 'Yes or No' (or 'Yes, No or Maybe')."""
 
-YES_NO_DIRECT_USER = "Question: {question}\nAnswer with only {label_list}."
-"""Direct user template for yes/no items: a plain word answer, no lettered choices — the
-format of seed 000's authors' released code, which asks "Answer the following question
-with only 'yes' or 'no'" and reads the answer after "Answer (yes/no):" (PAW's own wording;
-the answer cue stays PAW's `Answer:`)."""
+YES_NO_DIRECT_USER = (
+    "Question: {question}\nAnswer choices:\n{options}\nAnswer with only {label_list}."
+)
+"""Direct user template for yes/no items: a plain word answer, no letters — the format of
+seed 000's authors' released code, which asks "Answer the following question with only
+'yes' or 'no'" and reads the answer after "Answer (yes/no):" (PAW's own wording; the answer
+cue stays PAW's `Answer:`). The two words are listed as the choices: without that line
+SmolLM2-135M answered "Male."/"Female." to "Is this patient male?" in 20% of the demo
+control samples (docs/counterfactual.md)."""
 
 @dataclass(frozen=True)
 class PromptTemplate:
