@@ -18,7 +18,7 @@ Per prompt (arm × unit × role) the k samples give:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,6 +53,7 @@ class StudyData:
         paraphrases: one row per (model, unit) with a paraphrase variant: target and
             achieved fraction, within tolerance, source, attempts, fired.
         units: one row per (model, unit) with whether the targeted edit fired.
+        targets: unit (its targeted variant's id) → (operator id, family, details).
     """
 
     info: dict[str, Any]
@@ -60,6 +61,7 @@ class StudyData:
     comparisons: list[Comparison]
     paraphrases: pd.DataFrame
     units: pd.DataFrame
+    targets: dict[int, tuple[str, str, dict[str, Any]]] = field(default_factory=dict)
 
 
 _SAMPLES = """
@@ -125,7 +127,7 @@ def load_study(db: sqlite_utils.Database, ref: str | int | None = None) -> Study
     prompts = _prompts(samples, targets, items)
     return StudyData(info, prompts, _comparisons(prompts, targets), pd.DataFrame(paraphrases),
                      pd.DataFrame(units, columns=["model", "unit", "item_id", "task", "target",
-                                                  "fired"]))
+                                                  "fired"]), targets)
 
 
 def task_of(kind: str, meta: dict[str, Any]) -> str:

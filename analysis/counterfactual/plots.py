@@ -110,11 +110,18 @@ def dose_figures(frame: pd.DataFrame) -> list[Figure]:
             return dose_png(frame, metric, title, y_label)
 
         def text(metric=metric, title=title, y_label=y_label) -> str:
-            return "\n\n".join(text_plot(_series(frame, model, metric),
-                                         title=f"{title} — {model}",
-                                         x_label="achieved token-change fraction",
-                                         y_label=y_label)
-                               for model in dict.fromkeys(frame["model"]))
+            blocks = []
+            for model in dict.fromkeys(frame["model"]):
+                part = frame[frame["model"] == model]
+                levels = "\n".join(
+                    f"  {r.task}: level {r.level:g} → achieved {r.achieved_mean:.3f}, "
+                    f"{y_label} {getattr(r, metric):.3f} (n = {r.n_pairs})"
+                    for r in part.itertuples(index=False))
+                blocks.append(text_plot(_series(frame, model, metric),
+                                        title=f"{title} — {model}",
+                                        x_label="achieved token-change fraction",
+                                        y_label=y_label) + "\n" + levels)
+            return "\n\n".join(blocks)
 
         figures.append(Figure(name, title, render, text))
     return figures

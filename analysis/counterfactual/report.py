@@ -12,6 +12,7 @@ from analysis.common.document import Report, Section
 from analysis.counterfactual import comparison as cfc
 from analysis.counterfactual import definitions as cfd
 from analysis.counterfactual.dose import dose_table, is_dose_study
+from analysis.counterfactual.subgroups import is_subgroup_study
 from analysis.counterfactual.plots import dose_figures, paraphrase_figure
 from analysis.counterfactual.tables import (
     MARK,
@@ -282,7 +283,9 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
             "created": info["created_at"]}
     figures = [paraphrase_figure(data.paraphrases, str(info["name"]))] \
         if len(data.paraphrases) else []
-    if dose:
+    if is_subgroup_study(config):
+        sections = subgroup_sections(data, tests) + common_sections(data, tests)
+    elif dose:
         frame = dose_table(data)
         meta["levels"] = ", ".join(f"{level:g}" for level in config["levels"])
         sections = [Section("Figures 2 and 3: flip rate and MI against tokens changed", frame,
@@ -291,6 +294,37 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
     else:
         sections = study_sections(data, tests, n_boot=n_boot, options=options)
     return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)
+
+
+def subgroup_sections(data: StudyData, tests: pd.DataFrame) -> list[Section]:
+    """Table 10, every pairwise test, and App. I's regression layout of a subgroup study."""
+    from analysis.counterfactual.subgroups import pairwise_tests, regression_layout, table10
+
+    pairwise = pairwise_tests(data)
+    reference = data.info["config"].get("subgroup_reference")
+    return [
+        Section("Table 10: paired t-tests on p(No) across subgroups", table10(pairwise),
+                "App. H: per family, the comparisons and how many reach two-tailed p < 0.05 "
+                "and p < 0.05 after Bonferroni within the family (model, task): over every "
+                "pair for the demographic and the adjusted-paraphrase tests, over the unique "
+                "fixed-sentence tests (a fixed-sentence test depends only on the pair's "
+                "designated original subgroup).", "table10"),
+        Section("Pairwise subgroup tests on p(No)", pairwise,
+                "p(No) = the 'No' probability of each prompt's option distribution (mean of "
+                "its k samples). Demographic: Δ = mean p(No) of the first subgroup − the "
+                "second's, paired by vignette; adjusted paraphrase: the designated original's "
+                "vignette against its paraphrase sized to the pair's token change; fixed "
+                "sentence: the original's vignette against it with the fixed sentence "
+                "prepended. scipy's paired two-tailed t (identical arms: p = 1).",
+                "pairwise"),
+        Section("Table 11 (App. I) layout: regression on the race swap", regression_layout(
+            tests, data),
+                "Difference model (Eq. 5) on y = log(p_Yes/p_No), d = +1 when the pair's "
+                "target is the non-reference group, −1 the other way; only pairs that differ "
+                f"in the reference attribute alone ({'='.join(reference or ['none'])}). p "
+                "one-sided, H1: β < 0 (treatment less likely for the non-reference group), "
+                "uncorrected as the paper's Table 11.", "appendix_i"),
+    ]
 
 
 DOSE_NOTE = (

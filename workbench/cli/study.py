@@ -56,6 +56,12 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
               help="paraphrase_adjusted (LLM paraphrase matched to each edit's token-change "
                    "fraction) and/or fixed_sentence [default: both; paraphrase_adjusted "
                    "with --dose-levels].")
+@click.option("--subgroups", metavar="default|FILE",
+              help="Q-Pain subgroup design (App. H/I, Table 10): template items with "
+                   "[race], [gender], … placeholders filled per subgroup, every pair "
+                   "compared; 'default' = 4 races × 2 genders, or a JSON file of subgroups.")
+@click.option("--subgroup-reference", default="race=White", show_default=True,
+              help="App. I's reference group for the regressions (attribute=value).")
 @click.option("--dose-levels", metavar="LEVELS",
               help="Dose-response design (§4.1, Figures 2-3): paraphrases at these "
                    "token-change levels, e.g. 0.05,0.1,0.2,0.4,0.6 (or 'paper'); no targets.")
@@ -71,9 +77,10 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
                                  "neutral_cot@1).")
 @click.option("--max-tokens", type=click.IntRange(min=1),
               help="Tokens per answer (default: 16 direct, 384 cot).")
-@click.option("--fixed-sentence", default="family_member", show_default=True,
+@click.option("--fixed-sentence",
               help="Fixed-sentence baseline: family_member | profile_viewed | record_reviewed "
-                   "| any sentence.")
+                   "| any sentence [default: family_member (§4.1); record_reviewed with "
+                   "--subgroups (App. H)].")
 @click.option("--paraphraser", default="default", show_default=True,
               help="Model that writes the paraphrases, or 'table' for the deterministic "
                    "paraphraser only.")
@@ -107,9 +114,10 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @engine_options
 @db_option
 def study_command(dataset_name: str, models: str, targets: str | None,
-                  targets_file: str | None, baselines: str | None, dose_levels: str | None,
+                  targets_file: str | None, baselines: str | None, subgroups: str | None,
+                  subgroup_reference: str, dose_levels: str | None,
                   samples: int | None, seeds: str | None, temperature: float, mode: str,
-                  template: str | None, max_tokens: int | None, fixed_sentence: str,
+                  template: str | None, max_tokens: int | None, fixed_sentence: str | None,
                   paraphraser: str, tolerance: float, attempts: int, alternative: str,
                   correction: str, two_sided: bool, kl_floor: str, token_denominator: str,
                   seed: int, limit: int | None, item_ids: str | None, name: str | None,
@@ -136,10 +144,15 @@ def study_command(dataset_name: str, models: str, targets: str | None,
     from workbench.counterfactual.dose import resolve_levels
     from workbench.counterfactual.imported import read_targets_file
 
+    from workbench.counterfactual.subgroups import load_subgroups, parse_reference
+
     levels = resolve_levels(dose_levels)
     imported = read_targets_file(targets_file) if targets_file else None
+    groups = load_subgroups(subgroups) if subgroups else ()
     if targets is None:
-        targets = "" if imported is not None or levels else "gender_swap"
+        targets = "" if imported is not None or levels or groups else "gender_swap"
+    if fixed_sentence is None:
+        fixed_sentence = "record_reviewed" if groups else "family_member"
     if baselines is None:
         baselines = "paraphrase_adjusted" if levels else "paraphrase_adjusted,fixed_sentence"
     chosen = _numbers(seeds, "--seeds", integer=True) if seeds else default_seeds(samples or 3)
@@ -157,8 +170,18 @@ def study_command(dataset_name: str, models: str, targets: str | None,
                      alternative=alternative, name=name, correction=correction,
                      sides="two" if two_sided else "one", kl_floor=kl_floor,
                      token_denominator=token_denominator, targets_file=imported,
-                     levels=levels)
+                     levels=levels, subgroups=groups,
+                     subgroup_reference=parse_reference(subgroup_reference) if groups else None)
     db = open_store(db_path)
+    from workbench.datasets.pain import PAIN_DATASET
+
+    if dataset_name == PAIN_DATASET and db.execute(
+            "SELECT 1 FROM datasets WHERE name = ?", [PAIN_DATASET]).fetchone() is None:
+        from workbench.datasets.pain import import_pain_templates
+
+        click.echo(f"importing PAW's made-up pain templates as dataset {PAIN_DATASET!r}",
+                   err=True)
+        import_pain_templates(db)
     engine = make_engine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
                          batch_size=batch_size, servers=servers)
     try:

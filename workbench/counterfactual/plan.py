@@ -75,6 +75,8 @@ def unit_of(item: Item, target: Variant) -> Unit:
     if reference is not None:
         return Unit(item, target, str(reference), target.options,
                     target.details.get("control_baseline_gold"))
+    if "reference_text" in target.details:  # a subgroup pair: the original's vignette
+        return Unit(item, target, str(target.details["reference_text"]), None, None)
     return Unit(item, target, item.question, None, None)
 
 
@@ -100,8 +102,9 @@ def request_for(role: str, item: Item, variant: Variant, arm: Arm, seed: int,
     mode = str(config["mode"])
     if role == "original":
         unit = unit_of(item, variant)
+        own = unit.options is None and unit.reference == item.question
         return GenerationRequest(item, mode, arm.template, sampler,
-                                 question=None if unit.options is None else unit.reference,
+                                 question=None if own else unit.reference,
                                  options=unit.options, gold=unit.gold)
     if role not in STAGE_OF_ROLE:
         raise ValueError(f"unknown study role {role!r}")
@@ -155,11 +158,14 @@ def _target(db: sqlite_utils.Database, spec: StudySpec, target_id: str, item: It
             seed: int) -> Variant:
     """A catalogue target's variant, an imported text's (`file:<name>`) or a dose-response
     unit's anchor (`dose:<level>`)."""
-    from workbench.counterfactual import dose
+    from workbench.counterfactual import dose, subgroups
     from workbench.counterfactual.imported import PREFIX, imported_variant
 
     if target_id.startswith(dose.PREFIX):
         return dose.dose_variant(db, target_id, item, seed)
+    if target_id.startswith(subgroups.PREFIX):
+        return subgroups.subgroup_variant(db, target_id, item, spec.subgroups,
+                                          spec.subgroup_reference, seed)
     if not target_id.startswith(PREFIX):
         return target_variant(db, target_id, item, seed)
     if spec.targets_file is None:
@@ -227,6 +233,10 @@ def create_study(db: sqlite_utils.Database, spec: StudySpec, runner_for: RunnerF
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
     items = select_items(db, spec)  # type: ignore[arg-type]  # same dataset/limit/item_ids
+    if spec.subgroups:
+        from workbench.counterfactual.subgroups import check_templates
+
+        check_templates(items, spec.subgroups)
     if spec.targets_file is not None:
         from workbench.counterfactual.imported import check_items
 

@@ -16,6 +16,7 @@ from store.errors import UserError
 
 if TYPE_CHECKING:
     from workbench.counterfactual.imported import TargetsFile
+    from workbench.counterfactual.subgroups import Subgroup
 
 CONFIG_VERSION = 2
 """Bumped if the meaning of the stored config changes (2: yes/no prompts and controls, the
@@ -156,6 +157,10 @@ class StudySpec:
             target `file:<name>` besides `targets` (which may then be empty).
         levels: the dose-response design (`--dose-levels`, §4.1): token-change levels,
             one paraphrase per item and level, no targets, only the paraphrase baseline.
+        subgroups: the Q-Pain subgroup design (`--subgroups`, App. H): template items
+            filled per subgroup, every pair of subgroups a target `subgroup:<a>/<b>`.
+        subgroup_reference: (attribute, value) of App. I's reference group (race, White):
+            pairs that differ only in it carry a signed direction for the regressions.
     """
 
     dataset: str
@@ -182,6 +187,8 @@ class StudySpec:
     token_denominator: str = "longer"
     targets_file: TargetsFile | None = None
     levels: tuple[float, ...] = ()
+    subgroups: tuple[Subgroup, ...] = ()
+    subgroup_reference: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         checks = [
@@ -224,6 +231,13 @@ class StudySpec:
                 (all(0 < level <= 1 for level in self.levels),
                  "--dose-levels: expected fractions in (0, 1]"),
             ]
+        if self.subgroups:
+            checks += [
+                (not self.targets and self.targets_file is None and not self.levels,
+                 "--subgroups: a subgroup study's targets are its pairs; expected no "
+                 "--targets, --targets-file or --dose-levels with it"),
+                (len(self.subgroups) >= 2, "--subgroups: expected at least 2 subgroups"),
+            ]
         for ok, message in checks:
             if not ok:
                 raise UserError(message)
@@ -242,8 +256,12 @@ class StudySpec:
         from workbench.counterfactual.dose import level_id
 
         imported = self.targets_file.target_ids if self.targets_file is not None else ()
+        from workbench.counterfactual.subgroups import pair_ids
+
         doses = tuple(level_id(level) for level in self.levels)
-        return tuple(self.targets) + tuple(t for t in imported if t not in self.targets) + doses
+        pairs = pair_ids(self.subgroups) if self.subgroups else ()
+        return (tuple(self.targets) + tuple(t for t in imported if t not in self.targets)
+                + doses + pairs)
 
     @property
     def k(self) -> int:
@@ -270,6 +288,9 @@ class StudySpec:
             "targets_file": None if self.targets_file is None else {
                 "sha256": self.targets_file.sha256, "names": list(self.targets_file.names)},
             "levels": list(self.levels),
+            "subgroups": [[s.key, s.fill] for s in self.subgroups],
+            "subgroup_reference": None if self.subgroup_reference is None
+            else list(self.subgroup_reference),
         }
 
     @property
