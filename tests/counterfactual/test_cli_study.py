@@ -70,6 +70,17 @@ def test_power_on_synthetic_logits_writes_the_table_and_curves(capsys, db_path, 
     assert set(payload["tables"]) == {"fpr", "conditions", "power"}
 
 
+def test_power_two_sided_with_fixed_originals(capsys, db_path, tmp_path):
+    code, _, err = paw(capsys, "power", "--synthetic", "30", "--sigma", "0.5", "--sigma-pert",
+                       "0,1", "--sims", "20", "--n-boot", "20", "--two-sided",
+                       "--fixed-originals", "--format", "json", "--out",
+                       str(tmp_path / "p.json"), "--db", db_path)
+    assert code == 0, err
+    payload = json.loads((tmp_path / "p.json").read_text())
+    assert (payload["meta"]["sides"], payload["meta"]["originals"]) == ("two", "fixed")
+    assert "two-sided" in payload["tables"]["power"]["note"]
+
+
 def test_report_and_power_of_a_stored_study(capsys, db_path, tmp_path, make_engine_for_path):
     db, name = make_engine_for_path(db_path)
     out_path = tmp_path / "study.json"

@@ -223,6 +223,12 @@ def study_command(dataset_name: str, models: str, targets: str | None,
 @click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
               default=0.05, show_default=True, help="One-sided significance level.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@click.option("--two-sided", is_flag=True,
+              help="Two-sided tests, as the authors' simulation code (power curves then sit "
+                   "below the one-sided default's).")
+@click.option("--fixed-originals", is_flag=True,
+              help="Draw the original prompts' answers once per cell and keep them, as the "
+                   "authors' code (default: drawn anew in every simulation).")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md",
               show_default=True, help="Report format (the PNG curves are written beside it).")
 @click.option("--out", type=click.Path(dir_okay=False),
@@ -230,7 +236,8 @@ def study_command(dataset_name: str, models: str, targets: str | None,
 @db_option
 def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd: float,
                   sigma: str, sigma_pert: str, sims: int, n_boot: int, alpha: float,
-                  seed: int, fmt: str, out: str | None, db_path: str) -> None:
+                  seed: int, two_sided: bool, fixed_originals: bool, fmt: str,
+                  out: str | None, db_path: str) -> None:
     """Simulate the power of the five tests in logit space (seed 000, Appendix F).
 
     Perturbation and baseline arms are drawn around the original logits as in Eq. 8
@@ -275,11 +282,15 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
     with ProgressReporter() as progress:
         progress(StageStarted("power", "simulation", cells))
         grid = power_grid(conditions, sigmas, perts, sims=sims, n_boot=n_boot, alpha=alpha,
-                          seed=seed, on_cell=lambda d, t: progress(BlockProgress("cells", d, t)))
+                          seed=seed, on_cell=lambda d, t: progress(BlockProgress("cells", d, t)),
+                          sides="two" if two_sided else "one",
+                          originals="fixed" if fixed_originals else "redraw")
     elapsed = time.perf_counter() - started
     meta = {"source": source, "conditions": len(conditions), "sigma": list(sigmas),
             "sigma_pert": list(perts), "sims": sims, "n_boot": n_boot, "alpha": alpha,
-            "seed": seed, "seconds": round(elapsed, 1)}
+            "seed": seed, "sides": "two" if two_sided else "one",
+            "originals": "fixed" if fixed_originals else "redraw",
+            "seconds": round(elapsed, 1)}
     report = power_report(grid, meta, conditions)
     path = Path(out or f"power-{source}.{fmt}")
     if fmt == "json":
