@@ -74,26 +74,30 @@ def pairwise_tests(data: StudyData) -> pd.DataFrame:
 
     rows: list[dict[str, Any]] = []
     fixed_seen: set[tuple[str, str, str]] = set()
+    pairs: dict[tuple[str, str, str], dict[str, Comparison]] = {}
     for c in data.comparisons:
-        if not c.target.startswith(PREFIX):
-            continue
-        a, b, original = _orientation(data, c.target)
+        if c.target.startswith(PREFIX):
+            pairs.setdefault((c.model, c.task, c.target), {})[c.baseline] = c
+    for (model, task, target), by_baseline in pairs.items():
+        a, b, original = _orientation(data, target)
         other = b if original == a else a
-        orig, target, base = p_no(c, c.p_orig), p_no(c, c.p_target), p_no(c, c.p_base)
-        if c.baseline == "adjusted paraphrase":
-            # p(No)_a − p(No)_b, whichever of the two is the designated original.
-            p_a, p_b = (orig, target) if original == a else (target, orig)
-            result = paired_t_test("p_no", p_a, p_b, sides="two")
-            rows.append(_row(c, "demographic", f"{a} vs {b}", result, original))
-            result = paired_t_test("p_no", orig, base, sides="two")
-            rows.append(_row(c, "adjusted paraphrase", f"{original} vs paraphrase "
-                                                       f"(toward {other})", result, original))
-        elif c.baseline == "fixed sentence":
-            key = (c.model, c.task, original)
-            if key in fixed_seen:
-                continue  # the same prompts as another pair with this original
-            fixed_seen.add(key)
-            result = paired_t_test("p_no", orig, base, sides="two")
+        # The demographic test needs only the two vignettes: take the comparison that
+        # kept the most vignettes (a failed paraphrase leaves its unit out of that one).
+        widest = max(by_baseline.values(), key=lambda c: len(c.items))
+        orig, other_p = p_no(widest, widest.p_orig), p_no(widest, widest.p_target)
+        p_a, p_b = (orig, other_p) if original == a else (other_p, orig)
+        rows.append(_row(widest, "demographic", f"{a} vs {b}",
+                         paired_t_test("p_no", p_a, p_b, sides="two"), original))
+        c = by_baseline.get("adjusted paraphrase")
+        if c is not None:
+            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides="two")
+            rows.append(_row(c, "adjusted paraphrase",
+                             f"{original} vs paraphrase (toward {other})", result, original))
+        c = by_baseline.get("fixed sentence")
+        if c is not None and (model, task, original) not in fixed_seen:
+            # The same prompts as any other pair with this original: one test per subgroup.
+            fixed_seen.add((model, task, original))
+            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides="two")
             rows.append(_row(c, "fixed sentence", f"{original} vs fixed sentence", result,
                              original))
     columns = ["model", "task", "family", "comparison", "original", "delta", "statistic",

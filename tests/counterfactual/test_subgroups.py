@@ -164,7 +164,8 @@ def test_eight_subgroups_make_28_pairs_and_the_bonferroni_families(pain_db, make
     outcome = run_study(pain_db, spec, engine=make_engine(denies_black_patients))
     frame = pairwise_tests(load_study(pain_db, outcome.study))
     fixed = frame[frame["family"] == "fixed sentence"]
-    assert len(frame[frame["family"] == "demographic"]) == 0  # needs the paraphrase units
+    assert len(frame[frame["family"] == "demographic"]) == 28
+    assert (frame[frame["family"] == "demographic"]["n"] == 2).all()
     assert len(fixed) == fixed["original"].nunique() <= 8
     assert (fixed["family_size"] <= len(fixed)).all()
 
