@@ -7,13 +7,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-
 from analysis.common.document import Report, Section
 from analysis.counterfactual import comparison as cfc
 from analysis.counterfactual import definitions as cfd
 from analysis.counterfactual.dose import dose_table, is_dose_study
-from analysis.counterfactual.subgroups import is_subgroup_study
 from analysis.counterfactual.plots import dose_figures, paraphrase_figure
+from analysis.counterfactual.subgroups import is_subgroup_study
 from analysis.counterfactual.tables import (
     MARK,
     measure_table,
@@ -127,7 +126,6 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
     config = data.info["config"]
     options = options or analysis_options(config)
     correction, two = options["correction"], options["sides"] == "two"
-    seeds = ", ".join(map(str, config.get("seeds", [])))
     sided = "two-sided" if two else "one-sided"
     corrected = ("uncorrected" if correction == "none" else
                  f"after {CORRECTION_NAMES[correction]} correction within the family (model, "

@@ -106,7 +106,7 @@ def pairwise_tests(data: StudyData) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns[:10])
     frame["family_size"] = 0
     frame["p_bonferroni"] = np.nan
-    for _, index in frame.groupby(["model", "task", "family"], sort=False).groups.items():
+    for index in frame.groupby(["model", "task", "family"], sort=False).groups.values():
         p = frame.loc[index, "p"].to_numpy(dtype=float)
         frame.loc[index, "family_size"] = int(np.isfinite(p).sum())
         frame.loc[index, "p_bonferroni"] = adjust(p, "bonferroni")

@@ -86,8 +86,8 @@ def test_dose_table_by_hand(db):
     #   table [[1, 1], [2, 0]], p = [[.25, .25], [.5, 0]], rows (.5, .5), cols (.75, .25):
     #   MI = .25·log2(.25/.375) + .25·log2(.25/.125) + .5·log2(.5/.375)
     #      = −0.1462406 + 0.25 + 0.2075187 = 0.3112781 (the same value, cells permuted)
-    from tests.counterfactual.test_study_report import StudyWriter
     from store.db import dumps
+    from tests.counterfactual.test_study_report import StudyWriter
 
     w = StudyWriter(db)
     answers = {0.05: "YYNY", 0.40: "NYYY"}

@@ -106,7 +106,7 @@ def test_signs_agree_with_60_digit_arithmetic_on_random_and_near_tied_tables():
 def test_a_design_with_many_ties_gives_the_integer_count_bootstrap_on_the_same_resamples():
     # 20 items; the targeted edit flips items 0-5, the baseline flips items 6-11: both
     # arms flip 6 of 20 and many replicates draw as many flips from each side.
-    n, k = 20, 2
+    k = 2
     orig = np.array([0, 1] * 10)
     target = orig.copy()
     target[:6] = 1 - target[:6]

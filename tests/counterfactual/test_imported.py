@@ -97,12 +97,12 @@ def test_csv_targets_and_aliases(tmp_path):
 
 
 @pytest.mark.parametrize("content, name, message", [
-    ('{"item": "t-man", "text": "x"}\n', "t.jsonl", "t.jsonl:1: perturbation: expected a "
-                                                     "column perturbation / name"),
+    ('{"item": "t-man", "text": "x"}\n', "t.jsonl", ("t.jsonl:1: perturbation: expected a "
+                                                     "column perturbation / name")),
     ('{"item": "t-man", "perturbation": "c", "text": "  "}\n', "t.jsonl",
      "t.jsonl:1: text: expected text"),
-    ('{"item": "t-man", "perturbation": "c", "text": "a"}\n'
-     '{"item": "t-man", "perturbation": "c", "text": "b"}\n', "t.jsonl",
+    (('{"item": "t-man", "perturbation": "c", "text": "a"}\n'
+     '{"item": "t-man", "perturbation": "c", "text": "b"}\n'), "t.jsonl",
      "t.jsonl:2: expected one text per item and perturbation"),
     ('{"item": "t-man", "perturbation": "c", "text": "a", "direction": 2}\n', "t.jsonl",
      "t.jsonl:1: direction: expected 1 or -1"),

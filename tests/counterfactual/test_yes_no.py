@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from store.records import Item
 from workbench.counterfactual.spec import TEMPLATE, StudySpec
-from workbench.models.prompts import PLAIN_CHAT_TEMPLATE, ChatFormat, build_messages, \
-    render_request
+from workbench.models.prompts import PLAIN_CHAT_TEMPLATE, ChatFormat, build_messages, render_request
 from workbench.models.request import GenerationRequest
 from workbench.models.templates import get_template, is_yes_no
 

@@ -140,10 +140,8 @@ def study_command(dataset_name: str, models: str, targets: str | None,
         resolve_targets,
         run_study,
     )
-
     from workbench.counterfactual.dose import resolve_levels
     from workbench.counterfactual.imported import read_targets_file
-
     from workbench.counterfactual.subgroups import load_subgroups, parse_reference
 
     levels = resolve_levels(dose_levels)

@@ -193,17 +193,17 @@ class StudySpec:
     def __post_init__(self) -> None:
         checks = [
             (bool(self.models), "--models: expected at least one model name, got none"),
-            (bool(self.all_targets), "--targets: expected at least one operator id (or "
-                                     "--targets-file), got none"),
+            (bool(self.all_targets), ("--targets: expected at least one operator id (or "
+                                     "--targets-file), got none")),
             (bool(self.seeds), "--seeds: expected at least one seed, got none"),
             (len(set(self.seeds)) == len(self.seeds),
              f"--seeds: expected distinct seeds, got {','.join(map(str, self.seeds))}"),
             (self.temperature >= 0, f"--temperature: expected ≥ 0, got {self.temperature}"),
             (self.mode in MAX_TOKENS, f"--mode: expected direct or cot, got {self.mode!r}"),
-            (0 < self.tolerance < 1, f"--tolerance: expected a fraction in (0, 1), got "
-                                     f"{self.tolerance}"),
-            (1 <= self.max_attempts <= 20, f"--attempts: expected 1..20, got "
-                                           f"{self.max_attempts}"),
+            (0 < self.tolerance < 1, (f"--tolerance: expected a fraction in (0, 1), got "
+                                     f"{self.tolerance}")),
+            (1 <= self.max_attempts <= 20, (f"--attempts: expected 1..20, got "
+                                           f"{self.max_attempts}")),
             (self.limit is None or self.limit >= 1,
              f"--limit: expected a positive number, got {self.limit}"),
             (self.max_tokens is None or self.max_tokens >= 1,
@@ -211,31 +211,31 @@ class StudySpec:
             (self.alternative in ("less", "greater"),
              f"--alternative: expected less or greater, got {self.alternative!r}"),
             (bool(self.fixed_sentence.strip()), "--fixed-sentence: expected a name or text"),
-            (self.correction in CORRECTIONS, f"--correction: expected one of "
-                                             f"{', '.join(CORRECTIONS)}, got {self.correction!r}"),
+            (self.correction in CORRECTIONS, (f"--correction: expected one of "
+                                             f"{', '.join(CORRECTIONS)}, got {self.correction!r}")),
             (self.sides in ("one", "two"), f"sides: expected one or two, got {self.sides!r}"),
-            (self.kl_floor in ("q", "both"), f"--kl-floor: expected q or both, got "
-                                             f"{self.kl_floor!r}"),
+            (self.kl_floor in ("q", "both"), (f"--kl-floor: expected q or both, got "
+                                             f"{self.kl_floor!r}")),
             (self.token_denominator in TOKEN_DENOMINATORS,
-             f"--token-denominator: expected one of {', '.join(TOKEN_DENOMINATORS)}, got "
-             f"{self.token_denominator!r}"),
+             (f"--token-denominator: expected one of {', '.join(TOKEN_DENOMINATORS)}, got "
+             f"{self.token_denominator!r}")),
         ]
         if self.levels:
             checks += [
                 (not self.targets and self.targets_file is None,
-                 "--dose-levels: a dose-response study has no targets; expected no "
-                 "--targets or --targets-file with it"),
+                 ("--dose-levels: a dose-response study has no targets; expected no "
+                 "--targets or --targets-file with it")),
                 (tuple(self.baselines) == ("paraphrase_adjusted",),
-                 "--dose-levels: expected --baselines paraphrase_adjusted (the design "
-                 "varies the paraphrase only)"),
+                 ("--dose-levels: expected --baselines paraphrase_adjusted (the design "
+                 "varies the paraphrase only)")),
                 (all(0 < level <= 1 for level in self.levels),
                  "--dose-levels: expected fractions in (0, 1]"),
             ]
         if self.subgroups:
             checks += [
                 (not self.targets and self.targets_file is None and not self.levels,
-                 "--subgroups: a subgroup study's targets are its pairs; expected no "
-                 "--targets, --targets-file or --dose-levels with it"),
+                 ("--subgroups: a subgroup study's targets are its pairs; expected no "
+                 "--targets, --targets-file or --dose-levels with it")),
                 (len(self.subgroups) >= 2, "--subgroups: expected at least 2 subgroups"),
             ]
         for ok, message in checks:
