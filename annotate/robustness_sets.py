@@ -94,8 +94,24 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
             "baseline_id": None if test == "cfv" else base.get((r.arm_id, r.item_id)),
             "perturbed_id": int(r.subject_generation_id), "automated": automated,
             "categories": sorted({f.get("category") for f in r.evidence.get("flags") or []}),
+            "judge_generation_id": int(r.judge_generation_id),
         })
     return units
+
+
+def one_per_decision(units: list[dict], rng: random.Random) -> list[dict]:
+    """One unit per judge generation (drawn with `rng`), in the order of `units`.
+
+    A judge generation serves several units when their judge prompts are identical (two
+    prefixes moving an item the same way; two models giving the same answers): one
+    decision of the judge. Drawing it once keeps a clinician from labelling the same
+    decision twice and judge-vs-clinician agreement from counting it twice.
+    """
+    by_decision: dict[int, list[dict]] = defaultdict(list)
+    for unit in units:
+        by_decision[unit["judge_generation_id"]].append(unit)
+    chosen = {id(rng.choice(group)) for _, group in sorted(by_decision.items())}
+    return [unit for unit in units if id(unit) in chosen]
 
 
 def create_robustness_set(db: sqlite_utils.Database, audit_id: int, size: int, *, seed: int,
@@ -118,7 +134,7 @@ def create_robustness_set(db: sqlite_utils.Database, audit_id: int, size: int, *
                         "`paw robustness` first)")
     rng = random.Random(f"paw-robustness-set:{seed}")
     strata: dict[str, list[dict]] = defaultdict(list)
-    for unit in units:
+    for unit in one_per_decision(units, rng):
         strata[unit["stratum"]].append(unit)
     # Equal allocation over strata; within a stratum, the judge's verdict classes in turn.
     queues: dict[str, list[dict]] = {}

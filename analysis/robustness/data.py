@@ -50,8 +50,9 @@ class RobustnessData:
         cfv: one row per CFV proposal job: arm_id, item_id, propose_status, proposal_id,
             variant_id, fired, target, circular, problem, token_change_fraction,
             answer_status, answer_generation_id, answer.
-        verdicts: role, arm_id, item_id, variant_id, judge_generation_id,
-            subject_generation_id, verdict, evidence (dict).
+        verdicts: one row per judged unit: role, arm_id, item_id, variant_id,
+            judge_generation_id, subject_generation_id, verdict, evidence (dict),
+            n_sharing (how many of the run's units that judge generation serves).
         embeddings: generation_id → vector, for `embedder`.
         embedder: the run's EDD embedder (None when the demographic test is off).
     """
@@ -116,12 +117,33 @@ WHERE p.audit_id = ? AND p.role = ?
 ORDER BY p.id
 """
 
-_VERDICTS_SQL = """
+# A judge generation is content-addressed: two units whose judge prompts are identical (two
+# prefixes that move an item the same way, A -> B; two models with the same answers) share
+# one. Each unit has its own `judgements` row (keyed by its subject), so a verdict is read
+# through the job's own subject, never through the judge generation alone (which would pair
+# every unit with every verdict of that generation).
+_CFV_VERDICTS_SQL = """
 SELECT j.role, j.arm_id, j.item_id, j.variant_id, g.id, jd.subject_generation_id, jd.verdict,
-       jd.evidence
+       jd.evidence, jd.method
 FROM jobs j
 JOIN generations g ON g.key = j.generation_key
+JOIN variants v ON v.id = j.variant_id
 JOIN judgements jd ON jd.judge_generation_id = g.id AND jd.kind = ?
+     AND jd.subject_generation_id = v.source_generation_id
+WHERE j.audit_id = ? AND j.role = ? AND j.status = 'done'
+ORDER BY j.id
+"""
+
+_ANSWER_VERDICTS_SQL = """
+SELECT j.role, j.arm_id, j.item_id, j.variant_id, g.id, jd.subject_generation_id, jd.verdict,
+       jd.evidence, jd.method
+FROM jobs j
+JOIN generations g ON g.key = j.generation_key
+JOIN jobs d ON d.audit_id = j.audit_id AND d.arm_id = j.arm_id AND d.item_id = j.item_id
+     AND d.role = ? AND d.variant_id = j.variant_id AND d.status = 'done'
+JOIN generations dg ON dg.key = d.generation_key
+JOIN judgements jd ON jd.judge_generation_id = g.id AND jd.kind = ?
+     AND jd.subject_generation_id = dg.id
 WHERE j.audit_id = ? AND j.role = ? AND j.status = 'done'
 ORDER BY j.id
 """
@@ -165,8 +187,15 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
         "circular", "problem", "token_change_fraction", "answer_status",
         "answer_generation_id", "answer"])
     verdict_rows = []
+    judge = f"llm_judge:{audit['config'].get('judge')}|"
     for role, kind in KIND_OF_ROLE.items():
-        for r in db.execute(_VERDICTS_SQL, [kind, aid, role]):
+        if role == ROLE_JUDGE_CFV:
+            rows = db.execute(_CFV_VERDICTS_SQL, [kind, aid, role])
+        else:
+            rows = db.execute(_ANSWER_VERDICTS_SQL, [ROLE_DEMOGRAPHIC, kind, aid, role])
+        for r in rows:
+            if not str(r[8]).startswith(judge):
+                continue  # another judge name over the same file: not this run's verdict
             verdict_rows.append({"role": r[0], "arm_id": r[1], "item_id": r[2],
                                  "variant_id": r[3], "judge_generation_id": r[4],
                                  "subject_generation_id": r[5], "verdict": r[6],
@@ -174,6 +203,8 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
     verdicts = pd.DataFrame(verdict_rows, columns=[
         "role", "arm_id", "item_id", "variant_id", "judge_generation_id",
         "subject_generation_id", "verdict", "evidence"])
+    # How many of the run's units each judge generation serves (1: its own).
+    verdicts["n_sharing"] = verdicts.groupby("judge_generation_id")["role"].transform("size")
     embedder = audit["config"].get("embedder")
     ids = [int(g) for g in answers["generation_id"].dropna()]
     vectors = load_vectors(db, explanation_embedder(embedder, aid), ids) if embedder else {}

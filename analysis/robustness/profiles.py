@@ -165,6 +165,8 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
                 est[f"flags_{value}"] = _scaled(ratio_estimate(_sums(k, "n", index), fden, w),
                                                 n_prefixes)
                 cnt[f"flags_{value}"] = int(k["n"].sum()) if len(k) else 0
+        mine = data.verdicts[data.verdicts["arm_id"] == arm.arm_id]
+        cnt["judge_shared"] = int((mine["n_sharing"] > 1).sum())
         profiles.append(p)
     return Profiles(profiles, attempts, pairs, edds, n_prefixes, n_boot, seed)
 

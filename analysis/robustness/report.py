@@ -182,7 +182,8 @@ def exclusion_table(p: Profiles) -> pd.DataFrame:
                      "n_direction_missing": c["direction_missing"],
                      "n_flags_unparsed": c["flags_unparsed"],
                      "n_flags_quote_not_found": c["flags_quote_not_found"],
-                     "n_edd_missing": c["edd_missing"]})
+                     "n_edd_missing": c["edd_missing"],
+                     "n_judge_shared": c["judge_shared"]})
     return _frame(rows, "model")
 
 
@@ -240,7 +241,10 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
                 "same-direction attempts whose re-answer went to a third option; baseline was "
                 "target = attempts whose model already chose the target before the change; "
                 "quote not found = flags whose quoted words do not occur in the explanation "
-                "they flag (counted in the rates; a sign of a weak judge).",
+                "they flag (counted in the rates; a sign of a weak judge); judge shared = "
+                "verdicts whose judge generation also serves another unit of the run (an "
+                "identical judge prompt, e.g. two prefixes moving an item A -> B: each unit "
+                "keeps its own verdict row, read through its own answer).",
                 key="exclusions"),
     ]
 

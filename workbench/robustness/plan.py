@@ -29,6 +29,7 @@ from analysis.robustness.definitions import (
     ROLE_JUDGE_FLAGS,
 )
 from store.datasets import dataset_id
+from store.errors import UserError
 from store.generations import Generation, get_generations
 from store.jobs import Arm, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, mark_status
 from store.records import Item, ModelRecord
@@ -149,6 +150,14 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
 
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
+    files: dict[str, str] = {}
+    for model in models:
+        if model.sha256 in files:
+            # One file under two names would answer every prompt twice with the same
+            # generation: its "two models" would be one model counted twice.
+            raise UserError(f"--models: {files[model.sha256]} and {model.name} are the same "
+                            f"GGUF file (sha256 {model.sha256[:12]}…); name distinct models")
+        files[model.sha256] = model.name
     resolve_model(db, spec.judge)  # a missing judge fails now, not after hours of answers
     items = select_items(db, spec)  # type: ignore[arg-type]  # reads dataset/limit/item_ids
     audit = create_audit(db, spec.audit_name, "robustness", ds_id, spec.config())
