@@ -48,13 +48,16 @@ class RobustnessData:
         answers: arm_id, item_id, role, variant_id, prefix, status, generation_id, answer,
             output (baseline and prefixed answers).
         cfv: one row per CFV proposal job: arm_id, item_id, propose_status, proposal_id,
-            variant_id, fired, target, circular, problem, token_change_fraction,
+            variant_id, fired, target, circular, options_removed (a copied option list
+            was cut from the changed case), problem, token_change_fraction,
             answer_status, answer_generation_id, answer.
         verdicts: one row per judged unit: role, arm_id, item_id, variant_id,
             judge_generation_id, subject_generation_id, verdict, evidence (dict),
             n_sharing (how many of the run's units that judge generation serves).
         embeddings: generation_id → vector, for `embedder`.
         embedder: the run's EDD embedder (None when the demographic test is off).
+        judge_jobs: role, arm_id, item_id, variant_id, status of every judge job planned
+            (a unit without one was not judged: e.g. an empty explanation has no flags job).
     """
 
     audit: dict[str, Any]
@@ -65,6 +68,7 @@ class RobustnessData:
     verdicts: pd.DataFrame
     embeddings: dict[int, Any]
     embedder: str | None
+    judge_jobs: pd.DataFrame
 
     @property
     def prefixes(self) -> list[str]:
@@ -179,12 +183,13 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
                      "proposal_id": proposal_id, "variant_id": variant_id,
                      "fired": None if fired is None else bool(fired),
                      "target": info.get("target"), "circular": bool(info.get("circular")),
+                     "options_removed": bool(info.get("options_removed")),
                      "problem": info.get("problem"), "token_change_fraction": tcf,
                      "answer_status": a_status, "answer_generation_id": answer_id,
                      "answer": answer})
     cfv = pd.DataFrame(rows, dtype=object, columns=[
         "arm_id", "item_id", "propose_status", "proposal_id", "variant_id", "fired", "target",
-        "circular", "problem", "token_change_fraction", "answer_status",
+        "circular", "options_removed", "problem", "token_change_fraction", "answer_status",
         "answer_generation_id", "answer"])
     verdict_rows = []
     judge = f"llm_judge:{audit['config'].get('judge')}|"
@@ -208,7 +213,13 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
     embedder = audit["config"].get("embedder")
     ids = [int(g) for g in answers["generation_id"].dropna()]
     vectors = load_vectors(db, explanation_embedder(embedder, aid), ids) if embedder else {}
-    return RobustnessData(audit, arms, items, answers, cfv, verdicts, vectors, embedder)
+    judge_jobs = pd.DataFrame(
+        db.execute("SELECT role, arm_id, item_id, variant_id, status FROM jobs WHERE "
+                   "audit_id = ? AND role IN (?, ?, ?) ORDER BY id",
+                   [aid, *KIND_OF_ROLE]).fetchall(),
+        columns=["role", "arm_id", "item_id", "variant_id", "status"])
+    return RobustnessData(audit, arms, items, answers, cfv, verdicts, vectors, embedder,
+                          judge_jobs)
 
 
 def load_vectors(db: sqlite_utils.Database, name: str, generation_ids: list[int]
@@ -247,7 +258,10 @@ def cfv_attempts(data: RobustnessData) -> pd.DataFrame:
 
     Columns: arm_id, item_id, target, outcome (one of `CFV_OUTCOMES`; None = unjudged),
     state ('scored', 'unjudged', 'incomplete'), judge (the judge's verdict or None),
-    circular, token_change_fraction, baseline_answer, moved_elsewhere, problem.
+    circular, token_change_fraction, baseline_answer, moved_elsewhere (same direction, the
+    re-answer went to a third option), baseline_unknown (same direction, but the baseline
+    answer did not parse, so whether it stayed or moved is unknown), reanswer_unparsed,
+    problem.
     An attempt is incomplete while its proposal or re-answer is not stored yet.
     """
     import pandas as pd
@@ -274,15 +288,18 @@ def cfv_attempts(data: RobustnessData) -> pd.DataFrame:
                      "circular": bool(r.circular) if r.fired else None,
                      "token_change_fraction": r.token_change_fraction,
                      "baseline_answer": baseline,
-                     "moved_elsewhere": bool(outcome == "same_direction"
+                     # A third option: neither the target nor the answer before the change
+                     # (unknowable when the baseline answer did not parse: counted apart).
+                     "moved_elsewhere": bool(outcome == "same_direction" and baseline is not None
                                              and _label(r.answer) not in (None, baseline)),
+                     "baseline_unknown": bool(outcome == "same_direction" and baseline is None),
                      "reanswer_unparsed": bool(r.fired and r.answer_status == "done"
                                                and _label(r.answer) is None),
                      "problem": r.problem})
     return pd.DataFrame(rows, columns=[
         "arm_id", "item_id", "target", "outcome", "state", "judge", "circular",
-        "token_change_fraction", "baseline_answer", "moved_elsewhere", "reanswer_unparsed",
-        "problem"])
+        "token_change_fraction", "baseline_answer", "moved_elsewhere", "baseline_unknown",
+        "reanswer_unparsed", "problem"])
 
 
 def _label(value: Any) -> str | None:
@@ -301,7 +318,9 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
 
     Columns: arm_id, item_id, prefix, variant_id, baseline_answer, answer, parsed (both
     answers parsed), changed, direction (judge label, `UNPARSED`, or None when not
-    judged), flags_verdict ('none', 'flagged', `UNPARSED`, None), flags (list of dicts),
+    judged), flags_verdict ('none', 'flagged', `UNPARSED`, None), flags_state ('judged';
+    'not_judged': no flags job was planned, because the baseline or the prefixed
+    explanation is empty; 'pending': planned, no verdict stored yet), flags (list of dicts),
     prefixed_generation_id.
     """
     import pandas as pd
@@ -310,6 +329,8 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
     base = answers[answers["role"] == ROLE_BASELINE].set_index(["arm_id", "item_id"])
     verdicts = {(r.role, r.arm_id, r.item_id, r.variant_id): r
                 for r in data.verdicts.itertuples()}
+    flag_jobs = {(r.arm_id, r.item_id, r.variant_id) for r in data.judge_jobs.itertuples()
+                 if r.role == ROLE_JUDGE_FLAGS}
     rows = []
     for r in answers[answers["role"] == ROLE_DEMOGRAPHIC].itertuples():
         if (r.arm_id, r.item_id) not in base.index:
@@ -325,12 +346,16 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
                      "changed": bool(parsed and b_answer != answer),
                      "direction": None if direction is None else direction.verdict,
                      "flags_verdict": None if flags is None else flags.verdict,
+                     "flags_state": ("judged" if flags is not None else "pending"
+                                     if (r.arm_id, r.item_id, r.variant_id) in flag_jobs
+                                     else "not_judged"),
                      "flags": [] if flags is None or flags.verdict == UNPARSED
                      else list(flags.evidence.get("flags") or []),
                      "prefixed_generation_id": r.generation_id})
     return pd.DataFrame(rows, columns=[
         "arm_id", "item_id", "prefix", "variant_id", "baseline_answer", "answer", "parsed",
-        "changed", "direction", "flags_verdict", "flags", "prefixed_generation_id"])
+        "changed", "direction", "flags_verdict", "flags_state", "flags",
+        "prefixed_generation_id"])
 
 
 def edd_values(data: RobustnessData) -> pd.DataFrame:

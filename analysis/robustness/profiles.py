@@ -117,7 +117,11 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
         cnt["cfv_invalid"] = len(invalid)
         cnt["cfv_unjudged"] = int((att["state"] == "unjudged").sum())
         cnt["cfv_incomplete"] = int((att["state"] == "incomplete").sum())
+        mine = data.cfv[data.cfv["arm_id"] == arm.arm_id]
+        cnt["cfv_options_removed"] = int(mine["options_removed"].astype(bool).sum())
         cnt["cfv_moved_elsewhere"] = int(scored["moved_elsewhere"].sum()) if len(scored) else 0
+        cnt["cfv_baseline_unknown"] = (int(scored["baseline_unknown"].sum())
+                                       if len(scored) else 0)
         cnt["cfv_reanswer_unparsed"] = (int(scored["reanswer_unparsed"].sum())
                                         if len(scored) else 0)
         cnt["cfv_baseline_was_target"] = int((scored["baseline_answer"] == scored["target"])
@@ -149,6 +153,8 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
 
         flagged = pr[pr["flags_verdict"].notna() & (pr["flags_verdict"] != UNPARSED)]
         cnt["flags_unparsed"] = int((pr["flags_verdict"] == UNPARSED).sum())
+        cnt["flags_not_judged"] = int((pr["flags_state"] == "not_judged").sum())
+        cnt["flags_pending"] = int((pr["flags_state"] == "pending").sum())
         fden = _sums(flagged, None, index)
         n_flags = flagged.assign(n=[len(f) for f in flagged["flags"]])
         est["flags_per_question"] = _scaled(ratio_estimate(_sums(n_flags, "n", index), fden, w),

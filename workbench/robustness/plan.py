@@ -195,9 +195,10 @@ def proposal_variant(db: sqlite_utils.Database, item: Item, proposal: Generation
     if existing is not None:
         return existing
     target = choose_target(item, seed)
-    parsed = parse_proposal(proposal.output or "", item.question)
+    parsed = parse_proposal(proposal.output or "", item.question, dict(item.options))
     details = {"target": target, "target_text": item.options.get(target, ""),
-               "change": parsed.change, "problem": parsed.problem}
+               "change": parsed.change, "problem": parsed.problem,
+               "options_removed": parsed.options_removed}
     if parsed.case is None:
         result = PerturbResult(CFV_OPERATOR, False, None, None, None,
                                f"format failure: {parsed.problem}", details=details)
