@@ -17,6 +17,7 @@ from analysis.robustness.definitions import (
     KIND_CFV,
     KIND_DIRECTION,
     KIND_FLAGS,
+    MODE_PREFIX,
     ROLE_BASELINE,
     ROLE_CFV_ANSWER,
     ROLE_CFV_PROPOSE,
@@ -25,9 +26,14 @@ from analysis.robustness.definitions import (
     ROLE_JUDGE_DIRECTION,
     ROLE_JUDGE_FLAGS,
     UNPARSED,
+    demographic_key,
+    demographic_mode,
     edd,
+    mode_operator,
     score_cfv,
 )
+
+from analysis.robustness.consistency import vignette_consistency
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,9 +50,10 @@ class RobustnessData:
     Attributes:
         audit: id, name, kind, dataset, config, created_at.
         arms: arm_id, label, model.
-        items: item_id, source_id, gold (every item of the run).
-        answers: arm_id, item_id, role, variant_id, prefix, status, generation_id, answer,
-            output (baseline and prefixed answers).
+        items: item_id, source_id, gold, question, meta (dict; every item of the run).
+        answers: arm_id, item_id, role, variant_id, prefix (the demographic operator id),
+            status, generation_id, answer, output, mode ('prefix' / 'substitute'; None for
+            the baseline): baseline and demographic answers.
         cfv: one row per CFV proposal job: arm_id, item_id, propose_status, proposal_id,
             variant_id, fired, target, circular, options_removed (a copied option list
             was cut from the changed case), problem, token_change_fraction,
@@ -72,8 +79,20 @@ class RobustnessData:
 
     @property
     def prefixes(self) -> list[str]:
-        """The run's prefix operator ids, in config order."""
+        """The run's prefix operator ids, in config order (the demographics it compares)."""
         return list(self.audit["config"].get("prefixes") or [])
+
+    @property
+    def modes(self) -> list[str]:
+        """The run's demographic modes: 'prefix' (the paper's), and/or 'substitute'."""
+        if not self.prefixes:
+            return []
+        return list(self.audit["config"].get("demographic_modes") or [MODE_PREFIX])
+
+    def mode_operators(self, mode: str) -> list[str]:
+        """The demographic operator ids of one mode, in config order."""
+        keys = [demographic_key(op) or op for op in self.prefixes]
+        return [mode_operator(mode, key) for key in keys] if mode in self.modes else []
 
 
 def resolve_robustness(db: sqlite_utils.Database, ref: str | int | None) -> dict[str, Any]:
@@ -168,13 +187,16 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
                    "WHERE a.audit_id = ? ORDER BY a.id", [aid]).fetchall(),
         columns=["arm_id", "label", "model"])
     items = pd.DataFrame(
-        db.execute("SELECT DISTINCT i.id, i.source_id, i.gold FROM jobs j JOIN items i "
-                   "ON i.id = j.item_id WHERE j.audit_id = ? ORDER BY i.id", [aid]).fetchall(),
-        columns=["item_id", "source_id", "gold"])
+        [(*r[:4], json.loads(r[4]) if r[4] else {}) for r in db.execute(
+            "SELECT DISTINCT i.id, i.source_id, i.gold, i.question, i.meta_json FROM jobs j "
+            "JOIN items i ON i.id = j.item_id WHERE j.audit_id = ? ORDER BY i.id", [aid])],
+        columns=["item_id", "source_id", "gold", "question", "meta"])
     answers = pd.DataFrame(
         db.execute(_ANSWERS_SQL, [aid, ROLE_BASELINE, ROLE_DEMOGRAPHIC]).fetchall(),
         columns=["arm_id", "item_id", "role", "variant_id", "prefix", "status",
                  "generation_id", "answer", "output"], dtype=object)
+    answers["mode"] = [demographic_mode(op) if isinstance(op, str) else None
+                       for op in answers["prefix"]]
     rows = []
     for (arm_id, item_id, p_status, proposal_id, variant_id, fired, details, tcf, a_status,
          answer_id, answer) in db.execute(_CFV_SQL, [ROLE_CFV_ANSWER, aid, ROLE_CFV_PROPOSE]):
@@ -316,7 +338,10 @@ def _baseline_answers(data: RobustnessData) -> dict[tuple[int, int], str | None]
 def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
     """One row per (arm, item, prefix) whose two answers are stored.
 
-    Columns: arm_id, item_id, prefix, variant_id, baseline_answer, answer, parsed (both
+    Columns: arm_id, item_id, prefix (operator id), mode, demographic (its key, e.g.
+    male_black), consistent / conflicts (the edit against the vignette's stated age, sex
+    and race: `analysis.robustness.consistency`), variant_id, baseline_answer, answer,
+    parsed (both
     answers parsed), changed, direction (judge label, `UNPARSED`, or None when not
     judged), flags_verdict ('none', 'flagged', `UNPARSED`, None), flags_state ('judged';
     'not_judged': no flags job was planned, because the baseline or the prefixed
@@ -331,6 +356,8 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
                 for r in data.verdicts.itertuples()}
     flag_jobs = {(r.arm_id, r.item_id, r.variant_id) for r in data.judge_jobs.itertuples()
                  if r.role == ROLE_JUDGE_FLAGS}
+    questions = dict(zip(data.items["item_id"], data.items["question"]))
+    checks: dict[tuple[int, str], Any] = {}
     rows = []
     for r in answers[answers["role"] == ROLE_DEMOGRAPHIC].itertuples():
         if (r.arm_id, r.item_id) not in base.index:
@@ -340,7 +367,13 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
         parsed = b_answer is not None and answer is not None
         direction = verdicts.get((ROLE_JUDGE_DIRECTION, r.arm_id, r.item_id, r.variant_id))
         flags = verdicts.get((ROLE_JUDGE_FLAGS, r.arm_id, r.item_id, r.variant_id))
+        key = (int(r.item_id), str(r.prefix))
+        if key not in checks:
+            checks[key] = vignette_consistency(questions.get(r.item_id) or "", str(r.prefix))
         rows.append({"arm_id": r.arm_id, "item_id": r.item_id, "prefix": r.prefix,
+                     "mode": r.mode, "demographic": demographic_key(str(r.prefix)),
+                     "consistent": checks[key].consistent,
+                     "conflicts": checks[key].conflicts,
                      "variant_id": r.variant_id, "baseline_answer": b_answer,
                      "answer": answer, "parsed": parsed,
                      "changed": bool(parsed and b_answer != answer),
@@ -353,17 +386,19 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
                      else list(flags.evidence.get("flags") or []),
                      "prefixed_generation_id": r.generation_id})
     return pd.DataFrame(rows, columns=[
-        "arm_id", "item_id", "prefix", "variant_id", "baseline_answer", "answer", "parsed",
-        "changed", "direction", "flags_verdict", "flags_state", "flags",
+        "arm_id", "item_id", "prefix", "mode", "demographic", "consistent", "conflicts",
+        "variant_id", "baseline_answer",
+        "answer", "parsed", "changed", "direction", "flags_verdict", "flags_state", "flags",
         "prefixed_generation_id"])
 
 
 def edd_values(data: RobustnessData) -> pd.DataFrame:
-    """EDD per (arm, item) over the baseline and every prefixed explanation (§3.5).
+    """EDD per (arm, item, mode) over the baseline and the mode's demographic explanations.
 
     A question gets an EDD only when all 1 + len(prefixes) explanations have a stored
     vector (an empty explanation is not embedded), as the paper's parser records a metric
-    only when its fields are present. Columns: arm_id, item_id, edd, n_vectors.
+    only when its fields are present (§3.5: the baseline and the six prefixes). Columns:
+    arm_id, item_id, mode, edd, n_vectors.
     """
     import numpy as np
     import pandas as pd
@@ -371,10 +406,13 @@ def edd_values(data: RobustnessData) -> pd.DataFrame:
     wanted = 1 + len(data.prefixes)
     done = data.answers[data.answers["status"] == "done"]
     rows = []
-    for (arm_id, item_id), group in done.groupby(["arm_id", "item_id"], sort=True):
-        vectors = [data.embeddings[int(g)] for g in group["generation_id"].dropna()
-                   if int(g) in data.embeddings]
-        value = edd(np.vstack(vectors)) if len(vectors) == wanted and wanted >= 2 else np.nan
-        rows.append({"arm_id": arm_id, "item_id": item_id, "edd": value,
-                     "n_vectors": len(vectors)})
-    return pd.DataFrame(rows, columns=["arm_id", "item_id", "edd", "n_vectors"])
+    for mode in data.modes:
+        mine = done[(done["role"] == ROLE_BASELINE) | (done["mode"] == mode)]
+        for (arm_id, item_id), group in mine.groupby(["arm_id", "item_id"], sort=True):
+            vectors = [data.embeddings[int(g)] for g in group["generation_id"].dropna()
+                       if int(g) in data.embeddings]
+            value = (edd(np.vstack(vectors)) if len(vectors) == wanted and wanted >= 2
+                     else np.nan)
+            rows.append({"arm_id": arm_id, "item_id": item_id, "mode": mode, "edd": value,
+                         "n_vectors": len(vectors)})
+    return pd.DataFrame(rows, columns=["arm_id", "item_id", "mode", "edd", "n_vectors"])

@@ -14,6 +14,9 @@ from analysis.robustness.definitions import (
     DIRECTIONS,
     SEVERITIES,
     STEREOTYPE_CATEGORIES,
+    demographic_key,
+    edd_comparable,
+    edd_embedder_label,
 )
 
 if TYPE_CHECKING:
@@ -46,13 +49,16 @@ def _frame(rows: list[dict[str, Any]], index: str) -> pd.DataFrame:
     return frame.set_index(index)
 
 
-def profile_table(p: Profiles) -> pd.DataFrame:
-    """Table 5: one row per model, each profile number with its 95% CI and its n."""
+def profile_table(p: Profiles, embedder: str | None = None) -> pd.DataFrame:
+    """Table 5: one row per model, each profile number with its 95% CI and its n; the EDD
+    cells carry their embedder (a TF-IDF EDD is not on the paper's MiniLM scale)."""
     rows = []
     for arm in p.arms:
         row: dict[str, Any] = {"model": arm.label, "n_items": arm.n_items}
         for column, name, scale in PROFILE_COLUMNS:
             _triple(row, column, arm.estimates.get(name), scale)
+            if column == "edd":
+                row["edd_embedder"] = edd_embedder_label(embedder)
         for column, name in (("n_acc", "accuracy"), ("n_cfv", "cfv_valid"),
                              ("n_pairs", "change"), ("n_edd", "edd"),
                              ("n_flag_verdicts", "flags_per_question")):
@@ -95,7 +101,7 @@ def change_table(p: Profiles, prefixes: list[str]) -> pd.DataFrame:
         row: dict[str, Any] = {"model": arm.label}
         _triple(row, "all_pct", arm.estimates["change"], 100.0)
         for prefix in prefixes:
-            _triple(row, f"{prefix.removeprefix('demo_prefix_')}_pct",
+            _triple(row, f"{demographic_key(prefix) or prefix}_pct",
                     arm.estimates[f"change[{prefix}]"], 100.0)
         row["n_pairs"] = arm.estimates["change"].n
         rows.append(row)
@@ -150,13 +156,14 @@ def pooled_flags_table(p: Profiles) -> pd.DataFrame:
     return _frame(rows, "category")
 
 
-def edd_table(p: Profiles) -> pd.DataFrame:
+def edd_table(p: Profiles, embedder: str | None = None) -> pd.DataFrame:
     """Mean EDD per model with its CI, and the spread of the per-question values."""
     rows = []
     for arm in p.arms:
         values = p.edd[(p.edd["arm_id"] == arm.arm_id)]["edd"].dropna()
         row: dict[str, Any] = {"model": arm.label}
         _triple(row, "mean_edd", arm.estimates["edd"])
+        row["edd_embedder"] = edd_embedder_label(embedder)
         row["min"] = float(values.min()) if len(values) else float("nan")
         row["median"] = float(values.median()) if len(values) else float("nan")
         row["max"] = float(values.max()) if len(values) else float("nan")
@@ -197,9 +204,12 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
     """The report's sections, in the paper's order."""
     ci = (f"[low, high] = 95% percentile bootstrap CI over questions ({p.n_boot} replicates, "
           f"seed {p.seed}).")
-    embed_note = embedder or "none (demographic test off)"
+    embed_note = edd_embedder_label(embedder)
+    if embedder and not edd_comparable(embedder):
+        embed_note += (": EDD depends on the embedding space, so these values are not on the "
+                       "scale of the paper's (MedGemma 0.169, OpenBioLLM 0.462)")
     return [
-        Section("Table 5: model profiles", profile_table(p),
+        Section("Table 5: model profiles", profile_table(p, embedder),
                 "Acc. = correct / parsed baseline answers. CFV = valid / scored CFV attempts "
                 "(valid = the re-answer moved to the prespecified option and the judge found "
                 "the change plausible and limited). Change = baseline–prefix comparisons whose "
@@ -239,7 +249,7 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
         Section("Table 7 layout: flags pooled over models", pooled_flags_table(p),
                 "Flag counts by category and severity, all models together.",
                 key="flags_pooled"),
-        Section("Explanation Demographic Dissonance (EDD)", edd_table(p),
+        Section("Explanation Demographic Dissonance (EDD)", edd_table(p, embedder),
                 f"Embedder: {embed_note}. Questions count only when all "
                 f"{1 + len(prefixes)} explanations (the CoT output without its final answer "
                 f"line) have an embedding. {ci}", key="edd"),
@@ -276,8 +286,12 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
     from analysis.robustness.data import load_robustness
     from analysis.robustness.profiles import compute_profiles
 
+    from analysis.robustness.breakdowns import consistency_sections, difficulty_sections
+
     data = load_robustness(db, ref)
-    profiles = compute_profiles(data, n_boot, seed)
+    by_mode = [compute_profiles(data, n_boot, seed, mode) for mode in data.modes] or \
+        [compute_profiles(data, n_boot, seed)]
+    profiles = by_mode[0]
     config = data.audit["config"]
     rubrics = sorted({str(ev.get("rubric")) for ev in data.verdicts["evidence"]
                       if ev.get("rubric")})
@@ -289,11 +303,26 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
             "judge": config["judge"], "embedder": data.embedder or "none",
             "template": config["template"], "seed": config["seed"], "n_boot": n_boot,
             "bootstrap_seed": seed, "created": data.audit["created_at"]}
-    sections = robustness_sections(profiles, data.prefixes, data.embedder, judge)
+    meta["demographic_modes"] = ", ".join(data.modes) or "none"
+    meta["edd_embedder"] = edd_embedder_label(data.embedder)
+    sections = robustness_sections(profiles, data.mode_operators(profiles.mode),
+                                   data.embedder, judge)
+    ci = (f"[low, high] = 95% percentile bootstrap CI over questions ({n_boot} replicates, "
+          f"seed {seed}).")
+    at = next(n for n, s in enumerate(sections) if s.json_key == "cfv_failures") + 1
+    sections[at:at] = difficulty_sections(data, profiles.attempts, n_boot, seed, ci)
+    at = next(n for n, s in enumerate(sections) if s.json_key == "change_by_prefix") + 1
+    extra = consistency_sections(data, by_mode, ci)
+    for other in by_mode[1:]:
+        extra.append(Section(f"Figure 4, {other.mode} mode: answer change by demographic",
+                             change_table(other, data.mode_operators(other.mode)),
+                             f"As Figure 4, the vignette rewritten instead of prefixed. {ci}",
+                             key=f"change_by_{other.mode}"))
+    sections[at:at] = extra
     name = str(data.audit["name"])
+    directions = next(s.frame for s in sections if s.json_key == "directions")
     return Report(f"PAW robustness report (seed 003): {name}", meta, sections,
-                  [direction_figure(sections[4].frame, name),
-                   flags_figure(profiles, name)])
+                  [direction_figure(directions, name), flags_figure(profiles, name)])
 
 
 def direction_figure(table: pd.DataFrame, name: str) -> Figure:

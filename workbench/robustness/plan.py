@@ -20,6 +20,8 @@ import sqlite_utils
 from analysis.robustness.definitions import (
     CFV_FAMILY,
     CFV_OPERATOR,
+    MODE_PREFIX,
+    MODE_SUBSTITUTE,
     ROLE_BASELINE,
     ROLE_CFV_ANSWER,
     ROLE_CFV_PROPOSE,
@@ -27,6 +29,8 @@ from analysis.robustness.definitions import (
     ROLE_JUDGE_CFV,
     ROLE_JUDGE_DIRECTION,
     ROLE_JUDGE_FLAGS,
+    demographic_key,
+    mode_operator,
 )
 from store.datasets import dataset_id
 from store.errors import UserError
@@ -139,6 +143,20 @@ def flags_request(item: Item, variant: Variant, baseline: Generation, prefixed: 
 # ---------------------------------------------------------------- stage 1
 
 
+def demographic_operators(config: dict) -> list[Operator]:
+    """The demographic operators of a run: its prefixes in each of its modes."""
+    from workbench.robustness.substitute import SUBSTITUTE_OPERATORS
+
+    keys = [demographic_key(op) or op for op in config.get("prefixes") or []]
+    ops: list[Operator] = []
+    for mode in config.get("demographic_modes") or [MODE_PREFIX]:
+        for key in keys:
+            op_id = mode_operator(mode, key)
+            ops.append(SUBSTITUTE_OPERATORS[op_id] if mode == MODE_SUBSTITUTE
+                       else get_operator(op_id))
+    return ops
+
+
 def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: RunnerFor) -> Plan:
     """Store the run, its arms, its prefix variants and its stage-1 jobs (idempotent).
 
@@ -165,7 +183,7 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
     arms = [add_arm(db, audit.id, arm_label(m.name, spec.template), m.id, spec.template)
             for m in models]
     by_id = {m.id: m for m in models}
-    prefix_ops = [get_operator(op) for op in config["prefixes"]]
+    prefix_ops = demographic_operators(config)
     specs: list[JobSpec] = []
     for item in items:
         variants = [question_variant(db, op, item, int(config["seed"])) for op in prefix_ops]
