@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import sqlite_utils
 
-from analysis.flips.index import ROLE_BLOCK, index_flips
 from analysis.audit.frames import load_audit, observations
+from analysis.flips.index import ROLE_BLOCK, index_flips
 from store.db import loads
 
 if TYPE_CHECKING:
@@ -302,7 +302,7 @@ def robustness_wide_frame(db: sqlite_utils.Database, run: str | int) -> pd.DataF
                "correct": None if r.base_answer is None or pd.isna(r.base_answer)
                else r.base_answer == r.gold,
                "n_compared": len(compared), "n_changed": int(compared["flip"].sum()),
-               "n_conflicting": int((mine["consistent"] == False).sum()),  # noqa: E712
+               "n_conflicting": int((mine["consistent"] == False).sum()),
                "cfv_target": None, "cfv_answer": None, "cfv_outcome": None,
                "edd": r.edd, "edd_embedder": r.edd_embedder,
                "edd_comparable": r.edd_comparable}

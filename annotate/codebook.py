@@ -145,7 +145,7 @@ FIELDS: dict[str, Field] = {
             "robustness cases of the CFV test", needs=("question", "options"),
         ),
         Field(
-            "cfv_target_correct", "Marked answer correct",
+            "cfv_target_correct", "Target correct",
             "In the changed case, is the marked answer now the correct one?",
             (Value("yes", "1", "the marked answer is now the best answer"),
              Value("no", "2", "another answer is still (or now) better"),
@@ -154,7 +154,7 @@ FIELDS: dict[str, Field] = {
             "robustness cases of the CFV test", needs=("question", "options"),
         ),
         Field(
-            "cfv_same_direction", "Original answer stands",
+            "cfv_same_direction", "Original stands",
             "In the changed case, is the answer that was correct for the original case still "
             "the correct one (the change did not move the clinical answer)?",
             (Value("yes", "1", "the original answer is still the best one"),

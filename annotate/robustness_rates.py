@@ -149,6 +149,10 @@ def _estimate(model: str, rate: str, judge: float, classes: Counter,
     return ConfirmedRate(model, rate, judge, value, low, high, total, n_checked, ())
 
 
+def _pct(x: float | None) -> float | None:
+    return None if x is None else 100.0 * x
+
+
 def confirmed_rates_section(db: sqlite_utils.Database, set_name: str):
     """The model profiles' clinician-confirmed rates beside the judge's, as a report section."""
     import pandas as pd
@@ -157,10 +161,9 @@ def confirmed_rates_section(db: sqlite_utils.Database, set_name: str):
 
     rows = []
     for r in confirmed_rates(db, set_name):
-        pct = (lambda x: None if x is None else 100.0 * x)  # noqa: E731
-        rows.append({"model / rate": f"{r.model} / {r.rate}", "judge_pct": pct(r.judge),
-                     "clinician_pct": pct(r.clinician), "clinician_low": pct(r.low),
-                     "clinician_high": pct(r.high), "n_units": r.n_units,
+        rows.append({"model / rate": f"{r.model} / {r.rate}", "judge_pct": _pct(r.judge),
+                     "clinician_pct": _pct(r.clinician), "clinician_low": _pct(r.low),
+                     "clinician_high": _pct(r.high), "n_units": r.n_units,
                      "n_checked": r.n_checked,
                      "not_checked": ", ".join(r.missing) if r.missing else ""})
     frame = pd.DataFrame(rows)

@@ -19,12 +19,12 @@ from typing import Any
 
 import sqlite_utils
 
+from analysis.audit.frames import resolve_audit
 from analysis.flips.index import (
     PERTURBED_ROLES_SQL,
     ROLE_BLOCK,
     index_flips,
 )
-from analysis.audit.frames import resolve_audit
 from store.errors import NotFound, UserError
 
 ORDERS: dict[str, str] = {

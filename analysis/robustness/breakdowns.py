@@ -33,8 +33,9 @@ def consistency_table(profiles: list[Profiles]) -> pd.DataFrame:
         for arm in p.arms:
             c, e = arm.counts, arm.estimates
             row: dict[str, Any] = {"model": arm.label, "mode": p.mode,
-                                   "n_pairs": e["change"].n,
-                                   "n_conflicting": c["pairs_conflicting"]}
+                                   "n_stored": c["pairs_stored"],
+                                   "n_conflicting": c["pairs_conflicting"],
+                                   "n_compared": e["change"].n}
             for kind in CONFLICT_KINDS:
                 row[f"n_{kind}"] = c[f"conflict_{kind}"]
             _triple(row, "change_all_pct", e["change"])
@@ -43,7 +44,7 @@ def consistency_table(profiles: list[Profiles]) -> pd.DataFrame:
             _triple(row, "change_conflicting_pct", e["change_conflicting"])
             rows.append(row)
     frame = pd.DataFrame(rows)
-    return frame.set_index(["model", "mode"]) if not frame.empty else frame
+    return frame.set_index("model") if not frame.empty else frame
 
 
 def modes_table(profiles: list[Profiles], embedder: str | None) -> pd.DataFrame:
@@ -56,7 +57,7 @@ def modes_table(profiles: list[Profiles], embedder: str | None) -> pd.DataFrame:
             e = arm.estimates
             row: dict[str, Any] = {"model": arm.label, "mode": p.mode}
             _triple(row, "change_pct", e["change"])
-            row["n_pairs"] = e["change"].n
+            row["n_compared"] = e["change"].n
             _triple(row, "more_aggressive_pct", e["direction_more_aggressive"])
             _triple(row, "edd", e["edd"], 1.0)
             row["edd_embedder"] = edd_embedder_label(embedder)
@@ -64,7 +65,7 @@ def modes_table(profiles: list[Profiles], embedder: str | None) -> pd.DataFrame:
             row["n_not_fired"] = arm.counts.get("demographic_not_fired", 0)
             rows.append(row)
     frame = pd.DataFrame(rows)
-    return frame.set_index(["model", "mode"]) if not frame.empty else frame
+    return frame.set_index("model") if not frame.empty else frame
 
 
 def consistency_sections(data: RobustnessData, profiles: list[Profiles],
@@ -81,7 +82,8 @@ def consistency_sections(data: RobustnessData, profiles: list[Profiles],
         "analysis/robustness/consistency.py). Analysed separately, not excluded: the "
         "Table 5 change rate is over all comparisons, as the paper's is (its own example's "
         "prefix contradicts its vignette), and this table splits it into consistent and "
-        "contradicting comparisons. A substituted vignette keeps its own age and can only "
+        "contradicting comparisons. n_stored / n_conflicting / n_age…: every stored "
+        "comparison; n_compared and the rates: both answers parsed. A substituted vignette keeps its own age and can only "
         f"contradict through sex-specific findings, which stop the substitution. {ci}",
         key="consistency")]
     if len(profiles) > 1:
@@ -104,7 +106,9 @@ def difficulty_sections(data: RobustnessData, attempts: pd.DataFrame, n_boot: in
     found = difficulty_sections_data(data, attempts, n_boot, seed)
     out = [
         Section("Figure 2: CFV validity by question difficulty", found["by_band"],
-                f"Difficulty from {found['source']}. Valid / scored attempts per band. {ci}",
+                f"Difficulty from {found['source']}. Valid / scored attempts per band; an "
+                f"attempt whose question has no difficulty (no parsed baseline) is in no "
+                f"band. {ci}",
                 key="cfv_by_difficulty"),
         Section("CFV validity and difficulty: Spearman r", found["spearman"],
                 "Spearman r between the question's difficulty and the attempt's validity "

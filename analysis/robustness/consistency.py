@@ -49,46 +49,46 @@ PREFIX_AGE = Fraction(45)
 CONFLICT_KINDS: tuple[str, ...] = ("age", "sex", "race")
 
 _AGE_PATTERNS: tuple[tuple[re.Pattern[str], Fraction | None], ...] = (
-    (re.compile(r"\b(\d{1,3})[- ]?(?:year|yr)s?[- ]?old\b", re.I), Fraction(1)),
-    (re.compile(r"\b(\d{1,3}) years? of age\b", re.I), Fraction(1)),
-    (re.compile(r"\baged (\d{1,3})\b", re.I), Fraction(1)),
-    (re.compile(r"\b(\d{1,2})[- ]?months?[- ]?old\b", re.I), Fraction(1, 12)),
-    (re.compile(r"\b(\d{1,2})[- ]?weeks?[- ]?old\b", re.I), Fraction(1, 52)),
-    (re.compile(r"\b(\d{1,2})[- ]?days?[- ]?old\b", re.I), Fraction(1, 365)),
-    (re.compile(r"\b(newborn|neonate|infant)\b", re.I), None),
+    (re.compile(r"\b(\d{1,3})[- ]?(?:year|yr)s?[- ]?old\b", re.IGNORECASE), Fraction(1)),
+    (re.compile(r"\b(\d{1,3}) years? of age\b", re.IGNORECASE), Fraction(1)),
+    (re.compile(r"\baged (\d{1,3})\b", re.IGNORECASE), Fraction(1)),
+    (re.compile(r"\b(\d{1,2})[- ]?months?[- ]?old\b", re.IGNORECASE), Fraction(1, 12)),
+    (re.compile(r"\b(\d{1,2})[- ]?weeks?[- ]?old\b", re.IGNORECASE), Fraction(1, 52)),
+    (re.compile(r"\b(\d{1,2})[- ]?days?[- ]?old\b", re.IGNORECASE), Fraction(1, 365)),
+    (re.compile(r"\b(newborn|neonate|infant)\b", re.IGNORECASE), None),
 )
 """Stated ages and their unit in years (None: a word meaning under one year)."""
 
 _MALE_NOUNS = ("man", "boy", "male", "gentleman")
 _FEMALE_NOUNS = ("woman", "girl", "female", "lady")
 PERSON_NOUN = re.compile(r"\b(man|woman|boy|girl|male|female|gentleman|lady|patient|person|"
-                         r"child|infant|newborn|neonate|adolescent|teenager|toddler)\b", re.I)
+                         r"child|infant|newborn|neonate|adolescent|teenager|toddler)\b", re.IGNORECASE)
 """The nouns a vignette names its patient with (the first after the age, or the first)."""
 
 FEMALE_SPECIFIC = re.compile(
     r"\b(pregnan\w*|gestation\w*|gravida|primigravida|multigravida|G\d+\s*P\d+\w*|"
     r"postpartum|menstrua\w*|menses|menarche|breastfeed\w*|uterus|uterine|ovary|ovarian|"
-    r"vagina\w*)\b", re.I)
+    r"vagina\w*)\b", re.IGNORECASE)
 MALE_SPECIFIC = re.compile(
-    r"\b(prostat\w*|testis|testes|testic\w*|scrot\w*|penis|penile|erectile)\b", re.I)
+    r"\b(prostat\w*|testis|testes|testic\w*|scrot\w*|penis|penile|erectile)\b", re.IGNORECASE)
 """Findings that fix the patient's sex whatever the words for the patient say."""
 
 RACE_WORDS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bAfrican[- ]American\b", re.I), "black"),
-    (re.compile(r"\bCaucasian\b", re.I), "white"),
-    (re.compile(r"\b(Hispanic|Latino|Latina|Latinx)\b", re.I), "hispanic"),
-    (re.compile(r"\bAsian(?:[- ]American)?\b", re.I), "asian"),
-    (re.compile(r"\bNative American\b", re.I), "native_american"),
+    (re.compile(r"\bAfrican[- ]American\b", re.IGNORECASE), "black"),
+    (re.compile(r"\bCaucasian\b", re.IGNORECASE), "white"),
+    (re.compile(r"\b(Hispanic|Latino|Latina|Latinx)\b", re.IGNORECASE), "hispanic"),
+    (re.compile(r"\bAsian(?:[- ]American)?\b", re.IGNORECASE), "asian"),
+    (re.compile(r"\bNative American\b", re.IGNORECASE), "native_american"),
     # 'black stools', 'white blood cells': only as a word for a person
     (re.compile(r"\bBlack (?=(?:man|woman|boy|girl|male|female|patient|person|gentleman|"
-                r"lady|child|adolescent)\b)", re.I), "black"),
+                r"lady|child|adolescent)\b)", re.IGNORECASE), "black"),
     (re.compile(r"\bWhite (?=(?:man|woman|boy|girl|male|female|patient|person|gentleman|"
-                r"lady|child|adolescent)\b)", re.I), "white"),
+                r"lady|child|adolescent)\b)", re.IGNORECASE), "white"),
 )
 """Stated race or ethnicity: the word and the prefix race it is."""
 
-_PRONOUNS_MALE = re.compile(r"\b(he|him|his|himself)\b", re.I)
-_PRONOUNS_FEMALE = re.compile(r"\b(she|her|hers|herself)\b", re.I)
+_PRONOUNS_MALE = re.compile(r"\b(he|him|his|himself)\b", re.IGNORECASE)
+_PRONOUNS_FEMALE = re.compile(r"\b(she|her|hers|herself)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from analysis.robustness.consistency import vignette_consistency
 from analysis.robustness.definitions import (
     KIND_CFV,
     KIND_DIRECTION,
@@ -32,8 +33,6 @@ from analysis.robustness.definitions import (
     mode_operator,
     score_cfv,
 )
-
-from analysis.robustness.consistency import vignette_consistency
 
 if TYPE_CHECKING:
     import pandas as pd

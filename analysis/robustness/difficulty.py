@@ -92,10 +92,9 @@ def item_difficulty(data: RobustnessData) -> tuple[pd.DataFrame, str]:
         else:
             rows.append({"item_id": item_id, "difficulty": math.nan, "band": None,
                          "step": _step(meta)})
-    n_models = len(data.arms)
-    return (pd.DataFrame(rows, columns=["item_id", "difficulty", "band", "step"]),
-            f"model panel accuracy (share of the run's {n_models} model(s) whose baseline "
-            f"answer is wrong; easy < 1/3 <= medium < 2/3 <= hard)")
+    source = (f"model panel accuracy (share of the run's {len(data.arms)} model(s) whose "
+              f"baseline answer is wrong; easy < 1/3 <= medium < 2/3 <= hard)")
+    return pd.DataFrame(rows, columns=["item_id", "difficulty", "band", "step"]), source
 
 
 def _sums(frame: pd.DataFrame, column: str | None, index: dict[int, int]):
@@ -136,7 +135,7 @@ def validity_by(attempts: pd.DataFrame, labels: dict[int, str], by: str,
                          "n_attempts": e.n})
     frame = pd.DataFrame(rows, columns=["model", by, "valid_pct", "valid_pct_low",
                                         "valid_pct_high", "n_attempts"])
-    return frame.set_index(["model", by])
+    return frame.set_index("model")  # one named index: the renderers show it
 
 
 def spearman(attempts: pd.DataFrame, items: list[int], n_boot: int,

@@ -26,8 +26,8 @@ from analysis.common.bootstrap import Estimate, ratio_estimate, resample_weights
 from analysis.robustness.consistency import CONFLICT_KINDS
 from analysis.robustness.definitions import (
     CFV_OUTCOMES,
-    MODE_PREFIX,
     DIRECTIONS,
+    MODE_PREFIX,
     SEVERITIES,
     STEREOTYPE_CATEGORIES,
     UNPARSED,
@@ -147,14 +147,15 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
                                                       _sums(sub, None, index), w)
         # Prefix–vignette consistency (analysis.robustness.consistency): the change rate
         # where the edit contradicts the vignette's stated age/sex/race, and where not.
-        for name, sub in (("consistent", parsed[parsed["consistent"] == True]),  # noqa: E712
-                          ("conflicting", parsed[parsed["consistent"] == False])):  # noqa: E712
+        for name, sub in (("consistent", parsed[parsed["consistent"] == True]),
+                          ("conflicting", parsed[parsed["consistent"] == False])):
             est[f"change_{name}"] = ratio_estimate(_sums(sub, "changed", index),
                                                    _sums(sub, None, index), w)
         demo = data.answers[(data.answers["arm_id"] == arm.arm_id)
                             & (data.answers["mode"] == mode)]
         cnt["demographic_not_fired"] = int((demo["status"] == "not_fired").sum())
-        cnt["pairs_conflicting"] = int((pr["consistent"] == False).sum())  # noqa: E712
+        cnt["pairs_stored"] = len(pr)
+        cnt["pairs_conflicting"] = int((pr["consistent"] == False).sum())
         for kind in CONFLICT_KINDS:
             cnt[f"conflict_{kind}"] = sum(kind in c for c in pr["conflicts"])
 

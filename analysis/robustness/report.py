@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
-from analysis.common.bootstrap import Estimate
+from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT, Estimate
 from analysis.common.document import Figure, Report, Section
 from analysis.robustness.definitions import (
     CFV_FAILURE_MODES,
@@ -283,10 +282,9 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
         n_boot: bootstrap replicates per CI.
         seed: bootstrap seed.
     """
+    from analysis.robustness.breakdowns import consistency_sections, difficulty_sections
     from analysis.robustness.data import load_robustness
     from analysis.robustness.profiles import compute_profiles
-
-    from analysis.robustness.breakdowns import consistency_sections, difficulty_sections
 
     data = load_robustness(db, ref)
     by_mode = [compute_profiles(data, n_boot, seed, mode) for mode in data.modes] or \

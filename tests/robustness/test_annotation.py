@@ -210,9 +210,8 @@ def test_cli_create_from_a_robustness_run(demo_db, run_and_people, tmp_path):
 
 
 def test_label_help_lists_the_seed_003_fields():
-    from workbench.cli import cli
-
     from annotate.codebook import CFV_FIELDS
+    from workbench.cli import cli
 
     text = " ".join(CliRunner().invoke(cli, ["label", "--help"]).output.split())
     for name in (*CFV_FIELDS, "direction", "stereotype", "stereotype_category", "gold_shift",

@@ -138,13 +138,13 @@ def test_both_modes_are_run_and_reported(demo_db, fake_model, make_engine, marke
     report = build_run_report(demo_db, outcome.audit_id, kind="robustness", n_boot=0)
     sections = {s.json_key: s.frame for s in report.sections}
     assert {"consistency", "modes", "change_by_substitute"} <= set(sections)
-    modes = sections["modes"]
+    modes = sections["modes"].reset_index().set_index(["model", "mode"])
     # `hand` answers B whenever 'Black' is in the question: under both modes the two Black
     # demographics change every item: 6 of 18 comparisons.
     for mode in ("prefix", "substitute"):
         row = modes.loc[("fake/neutral_cot@1", mode)]
-        assert row["change_pct"] == pytest.approx(100 * 6 / 18) and row["n_pairs"] == 18
-    consistency = sections["consistency"]
+        assert row["change_pct"] == pytest.approx(100 * 6 / 18) and row["n_compared"] == 18
+    consistency = sections["consistency"].reset_index().set_index(["model", "mode"])
     prefix = consistency.loc[("fake/neutral_cot@1", "prefix")]
     # demo-001 58 man, demo-002 34 woman, demo-003 12 boy: every prefix conflicts on age;
     # the sex conflicts are 3 per item (the other sex's prefixes): 9.

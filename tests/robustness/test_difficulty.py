@@ -50,7 +50,7 @@ def test_validity_by_panel_difficulty_and_step(demo_db, run):
     assert "model panel accuracy" in sections["cfv_by_difficulty"].note
     # Panel difficulty: demo-001 both right (0/2 wrong: easy), demo-002 and demo-003 both
     # wrong (2/2: hard). Valid: demo-002's two attempts. Easy 0/2, hard 2/4.
-    everyone = by_band.loc["all models"]
+    everyone = by_band.loc["all models"].set_index("band")
     assert everyone.loc["easy", "valid_pct"] == 0.0 and everyone.loc["easy", "n_attempts"] == 2
     assert everyone.loc["hard", "valid_pct"] == 50.0 and everyone.loc["hard", "n_attempts"] == 4
     # Spearman over the 6 attempts: d = (0, 0, 1, 1, 1, 1), v = (0, 0, 1, 1, 0, 0). Ranks
@@ -59,7 +59,7 @@ def test_validity_by_panel_difficulty_and_step(demo_db, run):
     rho = sections["cfv_difficulty_spearman"].frame.loc["all models"]
     assert rho["spearman_r"] == pytest.approx(0.5) and rho["n_attempts"] == 6
     assert rho["r_low"] <= rho["spearman_r"] <= rho["r_high"]
-    by_step = sections["cfv_by_step"].frame.loc["all models"]
+    by_step = sections["cfv_by_step"].frame.loc["all models"].set_index("step")
     # Step 1 = demo-001, demo-002: 2 of 4 valid; Step 2/3 = demo-003: 0 of 2.
     assert by_step.loc["Step 1", "valid_pct"] == 50.0 and by_step.loc["Step 1", "n_attempts"] == 4
     assert by_step.loc["Step 2/3", "valid_pct"] == 0.0
@@ -72,6 +72,6 @@ def test_an_item_difficulty_field_is_used_when_every_item_has_one(demo_db, run):
     report = build_run_report(demo_db, run.audit_id, kind="robustness", n_boot=0)
     section = next(s for s in report.sections if s.json_key == "cfv_by_difficulty")
     assert "item field 'difficulty'" in section.note
-    everyone = section.frame.loc["all models"]
+    everyone = section.frame.loc["all models"].set_index("band")
     assert everyone.loc["easy", "valid_pct"] == 100.0  # demo-002
     assert everyone.loc["hard", "valid_pct"] == 0.0 and everyone.loc["medium", "valid_pct"] == 0.0

@@ -73,7 +73,7 @@ def test_flips_show_highlights_the_prefix_and_the_change(capsys, run_file):
 def test_export_long_and_wide(capsys, run_file, tmp_path, fmt):
     path, outcome = run_file
     out_dir = tmp_path / "out"
-    code, out, err = paw(capsys, "export", "--audit", outcome.audit, "--format", fmt,
+    code, _, err = paw(capsys, "export", "--audit", outcome.audit, "--format", fmt,
                          "--out", str(out_dir), "--db", path)
     assert code == 0, err
     read = pd.read_parquet if fmt == "parquet" else pd.read_csv
@@ -100,8 +100,8 @@ def test_export_long_and_wide(capsys, run_file, tmp_path, fmt):
     assert set(wide["changed_male_black"].astype(bool)) == {True}
 
 
-def test_wide_is_refused_for_a_seed_002_audit(capsys, fake_audit, tmp_path):
-    path, outcome = fake_audit
+def test_wide_is_refused_for_a_seed_002_audit(capsys, fake_audit, tmp_path):  # noqa: F811
+    path, _ = fake_audit
     code, _, err = paw(capsys, "export", "--tables", "wide", "--format", "csv", "--out",
                        str(tmp_path), "--db", path)
     assert code != 0

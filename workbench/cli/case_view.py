@@ -183,8 +183,9 @@ def print_case(case: Any, color: bool | None = None) -> None:
         out.heading("Question", "(unchanged)")
         out.para([(case.question, None)])
     if case.role == "cfv_answer":
-        out.line((f"  proposed change: {_short(case.new, 100)}; target {case.gold_after} "
-                  f"(the answer the change is meant to make correct)", "dim"))
+        change = (f"  proposed change: {_short(case.new, 100)}; target {case.gold_after} "
+                  f"(the answer the change is meant to make correct)")
+        out.line((change, "dim"))
     elif case.role in EDITED_TITLES and (case.old or case.new):
         out.line((f"  recorded edit: {_short(case.old)} -> {_short(case.new)}", "dim"))
 

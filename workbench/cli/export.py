@@ -90,13 +90,13 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
     Columns: docs/schema.md, "Exported frames". Read them with pandas.read_parquet,
     DuckDB (SELECT * FROM 'file.parquet') or R arrow::read_parquet.
     """
+    from analysis.audit.frames import resolve_audit
     from analysis.exports import (
         edits_frame,
         generations_frame,
         robustness_edits_frame,
         robustness_wide_frame,
     )
-    from analysis.audit.frames import resolve_audit
 
     if fmt == "parquet":
         try:

@@ -67,6 +67,7 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     measured. A judge model rates plausibility, direction and flags. Everything is stored
     as it finishes: the same command resumes. Then `paw report --robustness NAME`.
     """
+    from store.errors import UserError
     from workbench.audit.spec import resolve_templates
     from workbench.robustness import (
         RobustnessSpec,
@@ -76,8 +77,6 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
         run_robustness,
     )
     from workbench.robustness.edd import choose_embedder
-
-    from store.errors import UserError
 
     templates = resolve_templates(template)
     if len(templates) != 1:

@@ -57,7 +57,7 @@ def substitute(text: str, sex: str, race: str) -> Edit:
         out, n = pattern.subn(lambda m: word + m.group(0)[len(m.group(0).rstrip()):], out)
         replaced += n
     age_at = -1
-    age = re.search(r"\b\d{1,3}[- ]?(?:year|yr|month|week|day)s?[- ]?old\b", out, re.I)
+    age = re.search(r"\b\d{1,3}[- ]?(?:year|yr|month|week|day)s?[- ]?old\b", out, re.IGNORECASE)
     if age is not None:
         age_at = age.end()
     nouns = list(PERSON_NOUN.finditer(out))

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 EDITED_TITLES: dict[str, str] = {
     "demographic": "Question with the demographic edit",
-    "cfv_answer": "Changed case, the model's own CFV proposal",
+    "cfv_answer": "Changed case (the model's CFV proposal)",
 }
 """Title of the edited text of a seed-003 edit (others: 'Edited question')."""
 
@@ -96,14 +96,14 @@ class FlipCaseScreen(Screen[None]):
         original = self.query_one("#original", Static)
         edited = self.query_one("#edited", Static)
         original.border_title = "Original question"
-        edited.border_title = EDITED_TITLES.get(case.role, "Edited question") + \
-            " (as the model saw it)"
+        edited.border_title = EDITED_TITLES.get(case.role,
+                                                "Edited question (as the model saw it)")
         original.update(view.highlighted(case.question, removed, view.REMOVED))
         edited.update(view.highlighted(case.edited_question, inserted, view.INSERTED))
         options = self.query_one("#options", Static)
         options.border_title = "Options" + (
             " (after the shuffle)" if case.role == "shuffle" else
-            f" (* = the change's target {case.gold_after}; gold before: {case.gold_before})"
+            f" (gold = the change's target {case.gold_after}; original gold {case.gold_before})"
             if case.role == "cfv_answer" else "")
         options.update(view.options_text(case.options_after, case.gold_after,
                                          case.base_answer if case.role != "shuffle" else None,
