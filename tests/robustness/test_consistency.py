@@ -154,3 +154,17 @@ def test_both_modes_are_run_and_reported(demo_db, fake_model, make_engine, marke
     assert substituted["n_conflicting"] == 0 and substituted["n_consistent"] == 18
     assert substituted["change_consistent_pct"] == pytest.approx(100 * 6 / 18)
     assert report.meta["demographic_modes"] == "prefix, substitute"
+
+
+def test_a_both_mode_run_resumes_as_itself(demo_db, fake_model, make_engine, marked):
+    from workbench.robustness.execute import spec_of
+
+    spec = scripted_spec(modes=("prefix", "substitute"))
+    first = run_robustness(demo_db, spec, engine=make_engine(hand), embed=fake_embed)
+    again = spec_of(demo_db, first.audit_id)
+    assert again.modes == ("prefix", "substitute") and again.audit_name == first.audit
+    # The default (prefix only) keeps the name the run had before modes existed: the
+    # config holds no 'demographic_modes' key.
+    assert "demographic_modes" not in scripted_spec().config()
+    second = run_robustness(demo_db, again, engine=make_engine(hand), embed=fake_embed)
+    assert second.audit_id == first.audit_id and second.generated == 0

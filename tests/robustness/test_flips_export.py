@@ -107,3 +107,35 @@ def test_wide_is_refused_for_a_seed_002_audit(capsys, fake_audit, tmp_path):  # 
     assert code != 0
     assert "--tables wide: only a robustness run has a wide table" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.asyncio
+async def test_flip_inspector_lists_and_opens_robustness_edits(run_file):
+    """The real workbench (Pilot): the block filter reaches 'demographic' and 'CFV', and a
+    case shows the prefixed question as the edited text with the seed-003 verdicts."""
+    from tests.tui.helpers import screen_text, wait_until
+    from workbench.tui.workbench_app import WorkbenchApp
+
+    path, outcome = run_file
+    app = WorkbenchApp(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        app.focus_audit = outcome.audit_id
+        await pilot.press("2")
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.page is not None and screen.page.total == 18)
+        for _ in range(4):  # any -> M -> F -> shuffle -> demographic
+            await pilot.press("b")
+        await wait_until(pilot, lambda: screen.filter.blocks == ("demographic",)
+                         and screen.page.total == 12)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: getattr(app.screen, "case", None) is not None)
+        case = app.screen.case
+        assert case.role == "demographic" and case.edited_question.startswith(
+            "The patient is a 45-year-old Black")
+        text = screen_text(app)
+        assert "Question with the demographic edit" in text and "direction_judge@1" in text
+        await pilot.press("escape")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: screen.filter.blocks == ("CFV",)
+                         and screen.page.total == 6)
