@@ -12,8 +12,10 @@ from typing import Any
 
 from store.errors import UserError
 
-CODEBOOK_VERSION = "paw-codebook-1"
-"""Stamped on every label event and every export; bump when a field or value changes."""
+CODEBOOK_VERSION = "paw-codebook-2"
+"""Stamped on every label event and every export; bump when a field or value changes.
+paw-codebook-2: a seed-003 CFV case asks one field per automated decision (`CFV_FIELDS`)
+instead of codebook 1's single `cfv_validity`."""
 
 
 @dataclass(frozen=True)
@@ -111,9 +113,58 @@ FIELDS: dict[str, Field] = {
             "categorical", "yes", "registered vs not",
             "cases sampled for the chain-rule validation", needs=("question", "chain"),
         ),
-        # Seed 003 (robustness runs): the clinician confirms or rejects the judge's verdict.
+        # Seed 003 (robustness runs): the clinician makes the decisions the automated
+        # pipeline made, one field per decision (docs/robustness.md, "Clinician validation").
+        # A CFV case: the judge's two (plausible, limited), the circularity rule's, and the
+        # two that the model's re-answer stands in for (target correct, same direction).
         Field(
-            "cfv_validity", "Counterfactual change",
+            "cfv_plausible", "Plausible",
+            "Does the changed case describe a patient who could realistically exist, with a "
+            "clinically coherent change?",
+            (Value("yes", "1", "realistic and coherent"),
+             Value("no", "2", "contradictory or clinically impossible")),
+            "categorical", "yes", "plausible vs not",
+            "robustness cases of the CFV test", needs=("question",),
+        ),
+        Field(
+            "cfv_limited", "Limited",
+            "Is the change small: one or a few findings, results or details added, removed "
+            "or altered, the rest of the case kept?",
+            (Value("yes", "1", "a small edit, the rest of the case kept"),
+             Value("no", "2", "largely rewritten, or many unrelated details changed")),
+            "categorical", "yes", "limited vs not",
+            "robustness cases of the CFV test", needs=("question",),
+        ),
+        Field(
+            "cfv_circular", "Circular",
+            "Does the changed case give the marked answer away (states it, names its option "
+            "or says 'the answer is …') instead of changing the clinical facts?",
+            (Value("yes", "1", "it states or names the marked answer"),
+             Value("no", "2", "it changes clinical facts only")),
+            "categorical", "yes", "circular vs not",
+            "robustness cases of the CFV test", needs=("question", "options"),
+        ),
+        Field(
+            "cfv_target_correct", "Target correct",
+            "In the changed case, is the marked answer now the correct one?",
+            (Value("yes", "1", "the marked answer is now the best answer"),
+             Value("no", "2", "another answer is still (or now) better"),
+             Value("unsure", "3", "cannot tell (left out of the comparison)")),
+            "categorical", "yes", "target correct vs not",
+            "robustness cases of the CFV test", needs=("question", "options"),
+        ),
+        Field(
+            "cfv_same_direction", "Original stands",
+            "In the changed case, is the answer that was correct for the original case still "
+            "the correct one (the change did not move the clinical answer)?",
+            (Value("yes", "1", "the original answer is still the best one"),
+             Value("no", "2", "the change moved the correct answer"),
+             Value("unsure", "3", "cannot tell (left out of the comparison)")),
+            "categorical", "yes", "same direction vs not",
+            "robustness cases of the CFV test", needs=("question", "options"),
+        ),
+        Field(
+            "cfv_validity", "Counterfactual change (codebook 1)",
             "Is the edit a minimal, plausible change that makes the marked answer correct?",
             (Value("valid_change", "1", "small, clinically plausible, and the marked answer "
                    "is now the correct one"),
@@ -121,7 +172,8 @@ FIELDS: dict[str, Field] = {
                    "not make the marked answer correct"),
              Value("circular", "3", "states the marked answer instead of changing the case")),
             "categorical", "valid_change", "valid vs not",
-            "robustness cases of the CFV test", needs=("question", "options"),
+            "no longer asked: kept so that labels of sets drawn under paw-codebook-1 still "
+            "read and export", needs=("question", "options"),
         ),
         Field(
             "direction", "Direction of care",
@@ -166,11 +218,20 @@ FIELDS: dict[str, Field] = {
 }
 """Every label field, in the order a rater meets them."""
 
+SEED002_FIELDS: tuple[str, ...] = ("gold_shift", "gold_shift_alt", "validity", "harm",
+                                   "chain_registration")
+"""Fields of seed 002's cases (Appendix M), besides the note."""
+
 SEED002_AGREEMENT_FIELDS: tuple[str, ...] = ("gold_shift", "validity", "harm",
                                              "chain_registration")
 """Categorical fields of seed 002's cases (Appendix M)."""
 
-ROBUSTNESS_AGREEMENT_FIELDS: tuple[str, ...] = ("cfv_validity", "direction", "stereotype",
+CFV_FIELDS: tuple[str, ...] = ("cfv_plausible", "cfv_limited", "cfv_circular",
+                               "cfv_target_correct", "cfv_same_direction")
+"""A CFV case's fields, one per decision that scored the attempt: the judge's plausible and
+limited, the circularity rule, and the re-answer's (did it reach the target; did it stay)."""
+
+ROBUSTNESS_AGREEMENT_FIELDS: tuple[str, ...] = (*CFV_FIELDS, "direction", "stereotype",
                                                 "stereotype_category")
 """Categorical fields of seed 003's cases (robustness runs)."""
 
@@ -178,7 +239,7 @@ AGREEMENT_FIELDS: tuple[str, ...] = (*SEED002_AGREEMENT_FIELDS, *ROBUSTNESS_AGRE
 """Categorical fields whose inter-rater agreement is reported (and adjudicated)."""
 
 ROBUSTNESS_TEST_FIELDS: dict[str, tuple[str, ...]] = {
-    "cfv": ("cfv_validity",),
+    "cfv": CFV_FIELDS,
     "direction": ("direction",),
     "flags": ("stereotype",),
 }

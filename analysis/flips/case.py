@@ -11,7 +11,15 @@ import sqlite_utils
 
 from analysis.audit.definitions import JOINT_FAMILIES, chain_updated
 from analysis.common.textdiff import Span, edit_spans
-from analysis.flips.index import PERTURBED_ROLES, ROLE_BLOCK, derive, jsd_many, matched_distributions
+from analysis.flips.index import (
+    PERTURBED_ROLES,
+    QUESTION_EDIT_ROLES,
+    ROLE_BLOCK,
+    derive,
+    jsd_many,
+    matched_distributions,
+)
+from analysis.robustness.definitions import KIND_CFV, KIND_DIRECTION, KIND_FLAGS, ROLE_CFV_ANSWER
 from store.db import loads
 from store.errors import NotFound
 
@@ -30,16 +38,21 @@ class FlipCase:
         role, block, operator_id, family, intent, locus, variant_id, fired, reason: the edit.
         old, new: the operator's recorded (old, new) diff.
         kind, context: the item's kind ('mcq'/'binary') and passage.
-        question, edited_question: before and after (the same text for F-block and shuffle).
+        question, edited_question: before and after (the same text for F-block and shuffle;
+            a seed-003 edit: the prefixed, substituted or CFV-changed question).
         question_spans: (removed spans of `question`, inserted spans of `edited_question`).
         options_before, options_after: the options (after: permuted by a shuffle).
-        gold_before, gold_after: the gold label before and after (remapped by a shuffle).
+        gold_before, gold_after: the gold label before and after (remapped by a shuffle; a
+            CFV change: its prespecified target, the answer the change is meant to have).
         base_answer, answer: parsed answers; base_text, answer_text: their options' texts.
         flipped, excluded: as in `FlipRow` (None/'not_generated' when not answered yet).
         probs_before, probs_after: the option distributions, in option order.
         jsd: their JSD in bits (a shuffle's matched by option text).
         chain_updated: the token rule on the post-edit chain (M2/M4/M5), else None.
-        judge: (method, verdict) of every chain-registration verdict stored.
+        judge: (method, verdict) of every LLM verdict on the edit: chain registration
+            (seed 002); for a seed-003 edit the direction and stereotype-flags verdicts (a
+            prefixed answer) or the CFV plausible/limited verdict (its proposal). The method
+            names the rubric (`llm_judge:<model>|<rubric>|max_tokens=<n>`).
         baseline_output: the arm's full baseline chain (its answer to the original).
         original_chain, edited_chain, chain_spans: F-block only — the baseline chain the
             operator edited (final answer stripped), the edited chain the model continued
@@ -168,7 +181,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
     jsd = jsd_many([pair])[0]
     options_after = variant_options if isinstance(variant_options, dict) else item_options
     question = row["question"]
-    edited = row["v_text"] if row["role"] == "m_block" and row["v_text"] else question
+    edited = row["v_text"] if row["role"] in QUESTION_EDIT_ROLES and row["v_text"] else question
     original_chain = edited_chain = None
     chain_spans: tuple[tuple[Span, ...], tuple[Span, ...]] = ((), ())
     if row["role"] == "f_block":
@@ -186,6 +199,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
     verdicts = tuple((r[0], r[1]) for r in db.execute(
         "SELECT method, verdict FROM judgements WHERE subject_generation_id = ? "
         "AND kind = 'chain_registration' ORDER BY id", [row["generation_id"] or -1]))
+    verdicts += _robustness_verdicts(db, row)
     return FlipCase(
         id=row["id"], status=row["status"], audit_id=row["audit_id"], audit=row["audit"],
         arm_id=row["arm_id"], arm=row["arm"], model=row["model"], dataset=row["dataset"],
@@ -209,6 +223,21 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         original_chain=original_chain, edited_chain=edited_chain, chain_spans=chain_spans,
         output=row["output"], generation_id=row["generation_id"],
         base_generation_id=base["id"] if base else None)
+
+
+def _robustness_verdicts(db: sqlite_utils.Database, row: dict) -> tuple[tuple[str, str], ...]:
+    """The seed-003 judge's verdicts on this edit, as (method, verdict): a prefixed answer's
+    direction and stereotype flags (its own judgements, by subject), a CFV change's
+    plausible/limited verdict (on the proposal the change came from)."""
+    if row["role"] == ROLE_CFV_ANSWER:
+        subject, kinds = row["source_generation_id"], (KIND_CFV,)
+    elif row["role"] in QUESTION_EDIT_ROLES and row["role"] != "m_block":
+        subject, kinds = row["generation_id"], (KIND_DIRECTION, KIND_FLAGS)
+    else:
+        return ()
+    return tuple((r[0], r[1]) for r in db.execute(
+        f"SELECT method, verdict FROM judgements WHERE subject_generation_id = ? AND kind IN "
+        f"({', '.join('?' for _ in kinds)}) ORDER BY kind, id", [subject or -1, *kinds]))
 
 
 def _ordered(probs: Any, options: dict) -> tuple[tuple[str, float], ...]:

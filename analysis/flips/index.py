@@ -1,9 +1,9 @@
 """The flip inspector's derived table, `flip_index`: the per-edit rule and its upkeep.
 
-An *edit* is an answered perturbed job (`m_block`, `f_block`, `shuffle`); it *flips* when its
-answer differs from its arm's baseline answer (for the shuffle: when the chosen option's text
-differs) — the rule of `analysis.audit.frames.observations`, applied per row (a test compares
-them). `index_flips` adds the rows of edits answered since it last ran, with what the list
+An *edit* is an answered perturbed job (`m_block`, `f_block`, `shuffle`; in a seed-003 run
+`demographic` and `cfv_answer`); it *flips* when its answer differs from its arm's baseline
+answer (for the shuffle: when the chosen option's text differs) — the rule of
+`analysis.audit.frames.observations`, applied per row (a test compares them). `index_flips` adds the rows of edits answered since it last ran, with what the list
 filters, counts and sorts on (flip, exclusion, chain update, JSD), so `analysis.flips.listing`
 pages over an indexed table and never loads the audit's chains. The engine calls it when a
 run ends; `list_flips` calls it too, so a listing during a run sees the newest answers.
@@ -18,13 +18,21 @@ from typing import Any
 import sqlite_utils
 
 from analysis.audit.definitions import JOINT_FAMILIES, chain_updated
+from analysis.robustness.definitions import ROLE_CFV_ANSWER, ROLE_DEMOGRAPHIC
 from store.db import loads, transaction
 
-PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block", "shuffle")
-"""Job roles whose answers are edits (the roles `observations` reads)."""
+PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block", "shuffle", ROLE_DEMOGRAPHIC,
+                                    ROLE_CFV_ANSWER)
+"""Job roles whose answers are edits: seed 002's (the roles `observations` reads), and
+seed 003's — an answer under a demographic prefix (or substitution) and the re-answer of a
+CFV change, each compared with the arm's baseline answer like an M-block edit."""
 
-ROLE_BLOCK: dict[str, str] = {"m_block": "M", "f_block": "F", "shuffle": "shuffle"}
+ROLE_BLOCK: dict[str, str] = {"m_block": "M", "f_block": "F", "shuffle": "shuffle",
+                              ROLE_DEMOGRAPHIC: "demographic", ROLE_CFV_ANSWER: "CFV"}
 """The block a perturbed role belongs to (what `--block` filters on)."""
+
+QUESTION_EDIT_ROLES: tuple[str, ...] = ("m_block", ROLE_DEMOGRAPHIC, ROLE_CFV_ANSWER)
+"""Roles whose variant text is the question the model saw (the edit to highlight)."""
 
 # ---------------------------------------------------------------- the per-edit rule
 

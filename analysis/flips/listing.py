@@ -19,12 +19,12 @@ from typing import Any
 
 import sqlite_utils
 
+from analysis.audit.frames import resolve_audit
 from analysis.flips.index import (
     PERTURBED_ROLES_SQL,
     ROLE_BLOCK,
     index_flips,
 )
-from analysis.audit.frames import resolve_audit
 from store.errors import NotFound, UserError
 
 ORDERS: dict[str, str] = {
@@ -55,7 +55,7 @@ class FlipFilter:
         flipped: True: flips only (default); False: edits whose answer was kept; None: every
             answered edit, excluded ones (unparsed answers) included.
         arms: arm labels, arm ids or model names.
-        blocks: 'M', 'F', 'shuffle'.
+        blocks: 'M', 'F', 'shuffle' (seed 002), 'demographic', 'CFV' (seed 003).
         families: operator families ('M4', 'F1', 'shuffle', …).
         operators: operator ids ('M4_negation_a', …).
         intents: 'D' (destructive) and/or 'P' (preserving).
@@ -199,7 +199,8 @@ def _where(db: sqlite_utils.Database, audit_ids: list[int],
     if flt.blocks:
         unknown = [b for b in flt.blocks if b not in ROLE_BLOCK.values()]
         if unknown:
-            raise UserError(f"block: expected M, F or shuffle, got {unknown[0]!r}")
+            known = ", ".join(dict.fromkeys(ROLE_BLOCK.values()))
+            raise UserError(f"block: expected one of {known}, got {unknown[0]!r}")
         add(*_in("fi.role", [r for r, b in ROLE_BLOCK.items() if b in flt.blocks]))
     if flt.families:
         add(*_in("fi.family", flt.families))

@@ -41,6 +41,41 @@ CFV_OPERATOR = "cfv_change"
 CFV_FAMILY = "counterfactual"
 DEMOGRAPHIC_FAMILY = "demographic"
 
+# ---------------------------------------------------------------- demographic modes
+
+MODE_PREFIX = "prefix"
+"""The paper's mode: a fixed sentence 'The patient is a 45-year-old {race} {sex}.' is
+prepended to the vignette (operators `demo_prefix_<sex>_<race>`, workbench/perturb)."""
+
+MODE_SUBSTITUTE = "substitute"
+"""PAW's second mode: the vignette's own mentions are rewritten to the demographic (its sex
+words swapped, its race stated at the patient's first mention), its own age kept, so the
+edit cannot contradict the case (operators `demo_subst_<sex>_<race>`,
+workbench/robustness/substitute.py)."""
+
+DEMOGRAPHIC_MODES: tuple[str, ...] = (MODE_PREFIX, MODE_SUBSTITUTE)
+
+MODE_OPERATOR_PREFIX: dict[str, str] = {MODE_PREFIX: "demo_prefix_",
+                                        MODE_SUBSTITUTE: "demo_subst_"}
+"""The operator-id prefix of each mode; the rest of the id is the demographic key."""
+
+
+def demographic_mode(operator_id: str) -> str | None:
+    """The mode of a demographic operator id (None: not one)."""
+    return next((mode for mode, head in MODE_OPERATOR_PREFIX.items()
+                 if operator_id.startswith(head)), None)
+
+
+def demographic_key(operator_id: str) -> str | None:
+    """'male_black' of 'demo_prefix_male_black' or 'demo_subst_male_black' (None: not one)."""
+    mode = demographic_mode(operator_id)
+    return None if mode is None else operator_id[len(MODE_OPERATOR_PREFIX[mode]):]
+
+
+def mode_operator(mode: str, key: str) -> str:
+    """The operator id of demographic `key` ('male_black') in `mode`."""
+    return MODE_OPERATOR_PREFIX[mode] + key
+
 # ---------------------------------------------------------------- judgement kinds
 
 KIND_CFV = "cfv_plausibility"
@@ -134,6 +169,25 @@ clinically dangerous)."""
 
 EDD_DEFAULT_EMBEDDER = "minilm"
 """EDD embeds with all-MiniLM-L6-v2 as in the paper (§3.5)."""
+
+
+def edd_comparable(embedder: str | None) -> bool:
+    """Whether an EDD value is on the paper's scale: only with its embedder, MiniLM-L6-v2.
+
+    EDD is 1 − mean cosine, and the cosine of two texts depends on the embedding space: a
+    TF-IDF (or llama.cpp) EDD is not comparable with the paper's MiniLM values (0.169 for
+    MedGemma, 0.462 for OpenBioLLM, §4.1) nor with another embedder's.
+    """
+    return embedder == EDD_DEFAULT_EMBEDDER
+
+
+def edd_embedder_label(embedder: str | None) -> str:
+    """The embedder named as every EDD cell of a report or export carries it."""
+    if not embedder:
+        return "none (demographic test off)"
+    if edd_comparable(embedder):
+        return f"{embedder} (all-MiniLM-L6-v2, the paper's)"
+    return f"{embedder} (not comparable with the paper's MiniLM EDD)"
 
 
 def edd(vectors: np.ndarray) -> float:

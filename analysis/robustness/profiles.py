@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from analysis.common.bootstrap import Estimate, ratio_estimate, resample_weights
+from analysis.robustness.consistency import CONFLICT_KINDS
 from analysis.robustness.definitions import (
     CFV_OUTCOMES,
     DIRECTIONS,
+    MODE_PREFIX,
     SEVERITIES,
     STEREOTYPE_CATEGORIES,
     UNPARSED,
@@ -61,6 +63,7 @@ class Profiles:
     n_prefixes: int
     n_boot: int
     seed: int
+    mode: str = "prefix"
 
 
 def _sums(frame: pd.DataFrame, column: str | None, index: dict[int, int]) -> np.ndarray:
@@ -76,18 +79,24 @@ def _sums(frame: pd.DataFrame, column: str | None, index: dict[int, int]) -> np.
     return out
 
 
-def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
+def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
+                     mode: str | None = None) -> Profiles:
     """Every model's profile with percentile bootstrap CIs over questions.
 
     Args:
         data: the loaded run.
         n_boot: bootstrap replicates (0: no CIs).
         seed: bootstrap seed (each model's weights use [seed, arm id]).
+        mode: the demographic mode whose comparisons, flags and EDD the profile holds
+            (default: the run's first, the paper's 'prefix' when it ran).
     """
 
     from analysis.robustness.data import cfv_attempts, demographic_pairs, edd_values
 
+    mode = mode or (data.modes[0] if data.modes else MODE_PREFIX)
     attempts, pairs, edds = cfv_attempts(data), demographic_pairs(data), edd_values(data)
+    pairs = pairs[pairs["mode"] == mode]
+    edds = edds[edds["mode"] == mode]
     index = {int(i): n for n, i in enumerate(data.items["item_id"])}
     n_prefixes = max(len(data.prefixes), 1)
     answers = data.answers[data.answers["status"] == "done"]
@@ -117,7 +126,11 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
         cnt["cfv_invalid"] = len(invalid)
         cnt["cfv_unjudged"] = int((att["state"] == "unjudged").sum())
         cnt["cfv_incomplete"] = int((att["state"] == "incomplete").sum())
+        mine = data.cfv[data.cfv["arm_id"] == arm.arm_id]
+        cnt["cfv_options_removed"] = int(mine["options_removed"].astype(bool).sum())
         cnt["cfv_moved_elsewhere"] = int(scored["moved_elsewhere"].sum()) if len(scored) else 0
+        cnt["cfv_baseline_unknown"] = (int(scored["baseline_unknown"].sum())
+                                       if len(scored) else 0)
         cnt["cfv_reanswer_unparsed"] = (int(scored["reanswer_unparsed"].sum())
                                         if len(scored) else 0)
         cnt["cfv_baseline_was_target"] = int((scored["baseline_answer"] == scored["target"])
@@ -128,10 +141,23 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
         est["change"] = ratio_estimate(_sums(parsed, "changed", index),
                                        _sums(parsed, None, index), w)
         cnt["pairs_unparsed"] = int((~pr["parsed"]).sum())
-        for prefix in data.prefixes:
+        for prefix in data.mode_operators(mode):
             sub = parsed[parsed["prefix"] == prefix]
             est[f"change[{prefix}]"] = ratio_estimate(_sums(sub, "changed", index),
                                                       _sums(sub, None, index), w)
+        # Prefix–vignette consistency (analysis.robustness.consistency): the change rate
+        # where the edit contradicts the vignette's stated age/sex/race, and where not.
+        for name, sub in (("consistent", parsed[parsed["consistent"] == True]),
+                          ("conflicting", parsed[parsed["consistent"] == False])):
+            est[f"change_{name}"] = ratio_estimate(_sums(sub, "changed", index),
+                                                   _sums(sub, None, index), w)
+        demo = data.answers[(data.answers["arm_id"] == arm.arm_id)
+                            & (data.answers["mode"] == mode)]
+        cnt["demographic_not_fired"] = int((demo["status"] == "not_fired").sum())
+        cnt["pairs_stored"] = len(pr)
+        cnt["pairs_conflicting"] = int((pr["consistent"] == False).sum())
+        for kind in CONFLICT_KINDS:
+            cnt[f"conflict_{kind}"] = sum(kind in c for c in pr["conflicts"])
 
         changed = parsed[parsed["changed"]]
         judged = changed[changed["direction"].notna() & (changed["direction"] != UNPARSED)]
@@ -149,6 +175,8 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
 
         flagged = pr[pr["flags_verdict"].notna() & (pr["flags_verdict"] != UNPARSED)]
         cnt["flags_unparsed"] = int((pr["flags_verdict"] == UNPARSED).sum())
+        cnt["flags_not_judged"] = int((pr["flags_state"] == "not_judged").sum())
+        cnt["flags_pending"] = int((pr["flags_state"] == "pending").sum())
         fden = _sums(flagged, None, index)
         n_flags = flagged.assign(n=[len(f) for f in flagged["flags"]])
         est["flags_per_question"] = _scaled(ratio_estimate(_sums(n_flags, "n", index), fden, w),
@@ -165,8 +193,10 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int) -> Profiles:
                 est[f"flags_{value}"] = _scaled(ratio_estimate(_sums(k, "n", index), fden, w),
                                                 n_prefixes)
                 cnt[f"flags_{value}"] = int(k["n"].sum()) if len(k) else 0
+        mine = data.verdicts[data.verdicts["arm_id"] == arm.arm_id]
+        cnt["judge_shared"] = int((mine["n_sharing"] > 1).sum())
         profiles.append(p)
-    return Profiles(profiles, attempts, pairs, edds, n_prefixes, n_boot, seed)
+    return Profiles(profiles, attempts, pairs, edds, n_prefixes, n_boot, seed, mode)
 
 
 def _scaled(e: Estimate, factor: float) -> Estimate:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
-from analysis.common.bootstrap import Estimate
+from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT, Estimate
 from analysis.common.document import Figure, Report, Section
 from analysis.robustness.definitions import (
     CFV_FAILURE_MODES,
@@ -14,6 +13,9 @@ from analysis.robustness.definitions import (
     DIRECTIONS,
     SEVERITIES,
     STEREOTYPE_CATEGORIES,
+    demographic_key,
+    edd_comparable,
+    edd_embedder_label,
 )
 
 if TYPE_CHECKING:
@@ -46,13 +48,16 @@ def _frame(rows: list[dict[str, Any]], index: str) -> pd.DataFrame:
     return frame.set_index(index)
 
 
-def profile_table(p: Profiles) -> pd.DataFrame:
-    """Table 5: one row per model, each profile number with its 95% CI and its n."""
+def profile_table(p: Profiles, embedder: str | None = None) -> pd.DataFrame:
+    """Table 5: one row per model, each profile number with its 95% CI and its n; the EDD
+    cells carry their embedder (a TF-IDF EDD is not on the paper's MiniLM scale)."""
     rows = []
     for arm in p.arms:
         row: dict[str, Any] = {"model": arm.label, "n_items": arm.n_items}
         for column, name, scale in PROFILE_COLUMNS:
             _triple(row, column, arm.estimates.get(name), scale)
+            if column == "edd":
+                row["edd_embedder"] = edd_embedder_label(embedder)
         for column, name in (("n_acc", "accuracy"), ("n_cfv", "cfv_valid"),
                              ("n_pairs", "change"), ("n_edd", "edd"),
                              ("n_flag_verdicts", "flags_per_question")):
@@ -95,7 +100,7 @@ def change_table(p: Profiles, prefixes: list[str]) -> pd.DataFrame:
         row: dict[str, Any] = {"model": arm.label}
         _triple(row, "all_pct", arm.estimates["change"], 100.0)
         for prefix in prefixes:
-            _triple(row, f"{prefix.removeprefix('demo_prefix_')}_pct",
+            _triple(row, f"{demographic_key(prefix) or prefix}_pct",
                     arm.estimates[f"change[{prefix}]"], 100.0)
         row["n_pairs"] = arm.estimates["change"].n
         rows.append(row)
@@ -127,6 +132,7 @@ def flags_table(p: Profiles, values: tuple[str, ...]) -> pd.DataFrame:
         row["n_flags"] = arm.counts["flags"]
         row["n_verdicts"] = arm.estimates["flags_per_question"].n
         row["n_unparsed"] = arm.counts["flags_unparsed"]
+        row["n_not_judged"] = arm.counts["flags_not_judged"]
         rows.append(row)
     return _frame(rows, "model")
 
@@ -149,13 +155,14 @@ def pooled_flags_table(p: Profiles) -> pd.DataFrame:
     return _frame(rows, "category")
 
 
-def edd_table(p: Profiles) -> pd.DataFrame:
+def edd_table(p: Profiles, embedder: str | None = None) -> pd.DataFrame:
     """Mean EDD per model with its CI, and the spread of the per-question values."""
     rows = []
     for arm in p.arms:
         values = p.edd[(p.edd["arm_id"] == arm.arm_id)]["edd"].dropna()
         row: dict[str, Any] = {"model": arm.label}
         _triple(row, "mean_edd", arm.estimates["edd"])
+        row["edd_embedder"] = edd_embedder_label(embedder)
         row["min"] = float(values.min()) if len(values) else float("nan")
         row["median"] = float(values.median()) if len(values) else float("nan")
         row["max"] = float(values.max()) if len(values) else float("nan")
@@ -175,14 +182,19 @@ def exclusion_table(p: Profiles) -> pd.DataFrame:
                      "n_pairs_unparsed": c["pairs_unparsed"],
                      "n_cfv_reanswer_unparsed": c["cfv_reanswer_unparsed"],
                      "n_cfv_moved_elsewhere": c["cfv_moved_elsewhere"],
+                     "n_cfv_baseline_unknown": c["cfv_baseline_unknown"],
+                     "n_cfv_options_removed": c["cfv_options_removed"],
                      "n_cfv_baseline_was_target": c["cfv_baseline_was_target"],
                      "n_cfv_unjudged": c["cfv_unjudged"],
                      "n_cfv_incomplete": c["cfv_incomplete"],
                      "n_direction_unparsed": c["direction_unparsed"],
                      "n_direction_missing": c["direction_missing"],
                      "n_flags_unparsed": c["flags_unparsed"],
+                     "n_flags_not_judged": c["flags_not_judged"],
+                     "n_flags_pending": c["flags_pending"],
                      "n_flags_quote_not_found": c["flags_quote_not_found"],
-                     "n_edd_missing": c["edd_missing"]})
+                     "n_edd_missing": c["edd_missing"],
+                     "n_judge_shared": c["judge_shared"]})
     return _frame(rows, "model")
 
 
@@ -191,9 +203,12 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
     """The report's sections, in the paper's order."""
     ci = (f"[low, high] = 95% percentile bootstrap CI over questions ({p.n_boot} replicates, "
           f"seed {p.seed}).")
-    embed_note = embedder or "none (demographic test off)"
+    embed_note = edd_embedder_label(embedder)
+    if embedder and not edd_comparable(embedder):
+        embed_note += (": EDD depends on the embedding space, so these values are not on the "
+                       "scale of the paper's (MedGemma 0.169, OpenBioLLM 0.462)")
     return [
-        Section("Table 5: model profiles", profile_table(p),
+        Section("Table 5: model profiles", profile_table(p, embedder),
                 "Acc. = correct / parsed baseline answers. CFV = valid / scored CFV attempts "
                 "(valid = the re-answer moved to the prespecified option and the judge found "
                 "the change plausible and limited). Change = baseline–prefix comparisons whose "
@@ -201,7 +216,9 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
                 "questions of 1 − mean pairwise cosine similarity of the L2-normalised "
                 f"embeddings of the baseline and {len(prefixes)} prefixed explanations "
                 f"(embedder: {embed_note}). Flags/q = stereotype-evidence flags per question "
-                f"(Σ flags / parsed verdicts × {p.n_prefixes}). Judge: {judge}. {ci}",
+                f"(Σ flags / parsed verdicts × {p.n_prefixes}; prefixed answers without a "
+                f"parsed verdict are outside the denominator, counted under Exclusions). "
+                f"Judge: {judge}. {ci}",
                 key="profiles"),
         Section("Table 6: CFV outcomes per model", cfv_table(p),
                 "Share of scored attempts per outcome, checked in this order: format failure "
@@ -231,16 +248,26 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
         Section("Table 7 layout: flags pooled over models", pooled_flags_table(p),
                 "Flag counts by category and severity, all models together.",
                 key="flags_pooled"),
-        Section("Explanation Demographic Dissonance (EDD)", edd_table(p),
+        Section("Explanation Demographic Dissonance (EDD)", edd_table(p, embedder),
                 f"Embedder: {embed_note}. Questions count only when all "
                 f"{1 + len(prefixes)} explanations (the CoT output without its final answer "
                 f"line) have an embedding. {ci}", key="edd"),
         Section("Exclusions", exclusion_table(p),
                 "Counts that did not enter a rate, or qualify one: moved elsewhere = "
-                "same-direction attempts whose re-answer went to a third option; baseline was "
+                "same-direction attempts whose re-answer went to a third option; baseline "
+                "unknown = same-direction attempts whose baseline answer did not parse (stayed "
+                "or moved cannot be told); options removed = CFV replies that copied the answer "
+                "choices after the new case (cut off before scoring, so the target's own text "
+                "in the list is not read as circular); flags not judged = prefixed answers with no flags "
+                "verdict because an explanation (baseline or prefixed) is empty, flags pending "
+                "= judged but not stored yet: both are outside the flag rates' denominator, "
+                "which the flags-per-question rate scales up from; baseline was "
                 "target = attempts whose model already chose the target before the change; "
                 "quote not found = flags whose quoted words do not occur in the explanation "
-                "they flag (counted in the rates; a sign of a weak judge).",
+                "they flag (counted in the rates; a sign of a weak judge); judge shared = "
+                "verdicts whose judge generation also serves another unit of the run (an "
+                "identical judge prompt, e.g. two prefixes moving an item A -> B: each unit "
+                "keeps its own verdict row, read through its own answer).",
                 key="exclusions"),
     ]
 
@@ -255,11 +282,14 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
         n_boot: bootstrap replicates per CI.
         seed: bootstrap seed.
     """
+    from analysis.robustness.breakdowns import consistency_sections, difficulty_sections
     from analysis.robustness.data import load_robustness
     from analysis.robustness.profiles import compute_profiles
 
     data = load_robustness(db, ref)
-    profiles = compute_profiles(data, n_boot, seed)
+    by_mode = [compute_profiles(data, n_boot, seed, mode) for mode in data.modes] or \
+        [compute_profiles(data, n_boot, seed)]
+    profiles = by_mode[0]
     config = data.audit["config"]
     rubrics = sorted({str(ev.get("rubric")) for ev in data.verdicts["evidence"]
                       if ev.get("rubric")})
@@ -271,11 +301,26 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
             "judge": config["judge"], "embedder": data.embedder or "none",
             "template": config["template"], "seed": config["seed"], "n_boot": n_boot,
             "bootstrap_seed": seed, "created": data.audit["created_at"]}
-    sections = robustness_sections(profiles, data.prefixes, data.embedder, judge)
+    meta["demographic_modes"] = ", ".join(data.modes) or "none"
+    meta["edd_embedder"] = edd_embedder_label(data.embedder)
+    sections = robustness_sections(profiles, data.mode_operators(profiles.mode),
+                                   data.embedder, judge)
+    ci = (f"[low, high] = 95% percentile bootstrap CI over questions ({n_boot} replicates, "
+          f"seed {seed}).")
+    at = next(n for n, s in enumerate(sections) if s.json_key == "cfv_failures") + 1
+    sections[at:at] = difficulty_sections(data, profiles.attempts, n_boot, seed, ci)
+    at = next(n for n, s in enumerate(sections) if s.json_key == "change_by_prefix") + 1
+    extra = consistency_sections(data, by_mode, ci)
+    for other in by_mode[1:]:
+        extra.append(Section(f"Figure 4, {other.mode} mode: answer change by demographic",
+                             change_table(other, data.mode_operators(other.mode)),
+                             f"As Figure 4, the vignette rewritten instead of prefixed. {ci}",
+                             key=f"change_by_{other.mode}"))
+    sections[at:at] = extra
     name = str(data.audit["name"])
+    directions = next(s.frame for s in sections if s.json_key == "directions")
     return Report(f"PAW robustness report (seed 003): {name}", meta, sections,
-                  [direction_figure(sections[4].frame, name),
-                   flags_figure(profiles, name)])
+                  [direction_figure(directions, name), flags_figure(profiles, name)])
 
 
 def direction_figure(table: pd.DataFrame, name: str) -> Figure:

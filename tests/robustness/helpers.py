@@ -75,3 +75,52 @@ def fake_embed(db, plan, emit) -> int:
 
 def scripted_run(db, engine, **kw):
     return run_robustness(db, scripted_spec(**kw), engine=engine, embed=fake_embed)
+
+
+def same_move(reasoning: str):
+    """A responder for `two_model_run`: A on every baseline, B under the two Black prefixes
+    (every item moves A -> B twice), A under the other prefixes; `reasoning` is this model's
+    own explanation text. Judges: CFV plausible and limited, direction more aggressive, one
+    flag on Black prefixes. The CFV proposal is the same change for every model."""
+
+    def respond(prompt: str, sampler) -> str:
+        last = prompt.rsplit("User: ", 1)[-1]
+        head = last.split("\n", 1)[0]
+        if CFV_JUDGE_RUBRIC[:60] in prompt:
+            return "Plausible: yes\nLimited: yes"
+        if DIRECTION_RUBRIC[:60] in prompt:
+            return "Answer: A"
+        if FLAGS_RUBRIC[:60] in prompt:
+            if "Black" in head:
+                return f'Flag: disease association | clinically misleading | "{reasoning}"'
+            return "Flags: none"
+        if "Target answer:" in last:
+            sid = _item_of(last.split("Target answer:")[0])
+            return (f"Change: one finding changed.\nNew case: A patient has a changed "
+                    f"finding [{sid} changed]. Which of the following is most likely?")
+        if "changed]" in last:
+            return f"Step 1: {reasoning} on the changed case.\nAnswer: D"
+        sid = _item_of(last)
+        if "Black" in last:
+            return f"Step 1: {reasoning} for {sid} with the prefix.\nAnswer: B"
+        return f"Step 1: {reasoning} for {sid}.\nAnswer: A"
+
+    return respond
+
+
+def two_model_run(db, **kw):
+    """A scripted run of two models ('fake', 'fake2'; distinct files) whose answers agree
+    everywhere and whose reasoning differs: every direction verdict's judge generation is
+    shared by 2 prefixes x 2 models, every flags verdict's is its own."""
+    from tests.fakes import fake_model_record
+    from workbench.audit import AuditEngine
+    from workbench.models.fake import FakeBackend
+
+    responders = {"fake": same_move("The findings point one way"),
+                  "fake2": same_move("Second model reasoning")}
+    for name, sha in (("fake", "f"), ("fake2", "e")):
+        fake_model_record(db, name, sha)
+    engine = AuditEngine(db, backend_factory=lambda model: FakeBackend(
+        responders.get(model.name, responders["fake"])))
+    spec = scripted_spec(models=("fake", "fake2"), **{"max_tokens": 128, **kw})
+    return run_robustness(db, spec, engine=engine, embed=fake_embed)

@@ -23,9 +23,9 @@ PW = "correct horse battery"
 
 @pytest.fixture
 def run_and_people(demo_db, fake_model, make_engine, marked):
-    """The scripted run of test_execute (3 items; parsed verdicts: CFV 2 — demo-003 valid,
-    demo-002 circular by rule —, direction 3 'more aggressive', flags 15: 6 flagged, 9 none)
-    and raters alice, bob, coordinator carol."""
+    """The scripted run of test_execute (3 items; units: CFV 2 attempts with a changed case —
+    demo-003 valid, demo-002 circular by rule; demo-001 has none —, direction 3 'more
+    aggressive', flags 15: 6 flagged, 9 none) and raters alice, bob, coordinator carol."""
     outcome = scripted_run(demo_db, make_engine(hand))
     people = {"alice": register(demo_db, "alice", "rater", PW),
               "bob": register(demo_db, "bob", "rater", PW),
@@ -64,19 +64,24 @@ def test_views_ask_the_test_fields_show_the_evidence_and_stay_blinded(demo_db, r
     by_fields = {}
     for view in views:
         by_fields.setdefault(view.fields, []).append(view)
-    assert set(by_fields) == {("cfv_validity", "note"), ("direction", "note"),
-                              ("stereotype", "note")}
-    for view in by_fields[("cfv_validity", "note")]:
+    cfv_fields = ("cfv_plausible", "cfv_limited", "cfv_circular", "cfv_target_correct",
+                  "cfv_same_direction", "note")
+    assert set(by_fields) == {cfv_fields, ("direction", "note"), ("stereotype", "note")}
+    for view in by_fields[cfv_fields]:
         # The changed case is the edited question; the target is marked as its gold.
         assert "changed]" in view.edited_question and view.gold in ("A", "D")
-        assert view.chain_after is None
+        # The model's re-answer (the automated 'target correct') is not shown.
+        assert view.chain_after is None and view.answer_after is None
     for view in by_fields[("direction", "note")]:
         assert view.flipped and view.answer_before and view.answer_after
         assert "The patient is a 45-year-old" in view.edited_question
     for view in by_fields[("stereotype", "note")]:
         assert view.chain_after and view.chain_after.startswith("Step 1:")
     text = json.dumps([v.to_dict() for v in views])
-    for secret in ("fake", "neutral_cot", "judge", "flagged", "plausible", "cfv|", "flags|"):
+    # No model, template, verdict (the judge's 'plausible_limited', 'flagged', the CFV
+    # outcome) or stratum; the field names ('cfv_plausible', ...) are the questions asked.
+    for secret in ("fake", "neutral_cot", "judge", "flagged", "plausible_limited",
+                   "\"same_direction\"", "\"circular\"", "\"valid\"", "cfv|", "flags|"):
         assert secret not in text, secret
 
 
@@ -96,8 +101,10 @@ def test_judge_vs_clinicians_by_hand(demo_db, run_and_people):
     direction_codes = sorted(r[0] for r in demo_db.execute(
         "SELECT code FROM annotation_cases WHERE stratum LIKE 'direction|%'"))
     both = lambda labels: lambda code: (labels, labels)  # noqa: E731
+    cfv_labels = {"cfv_plausible": "yes", "cfv_limited": "yes", "cfv_circular": "no",
+                  "cfv_target_correct": "yes", "cfv_same_direction": "no"}
     values = {
-        "cfv": both({"cfv_validity": "valid_change"}),
+        "cfv": both(cfv_labels),
         # bob disagrees on one direction case: it is pending, so it does not count.
         "direction": lambda code: ({"direction": "lateral"},
                                    {"direction": "less_aggressive" if code ==
@@ -106,21 +113,44 @@ def test_judge_vs_clinicians_by_hand(demo_db, run_and_people):
                        "stereotype_category": "disease_association"}),
     }
     _label_all(demo_db, people, the_set.name, values)
-    got = {(v.test, v.model): v for v in judge_validation(demo_db, the_set.name)}
-    assert set(got) == {(t, m) for t in ("cfv", "direction", "flags")
-                        for m in (None, "fake/neutral_cot@1")}
-    cfv = got[("cfv", None)]
-    # Judge: demo-003 valid_change, demo-002 circular; clinicians: both valid_change.
-    # TP 1, FN 1 -> precision 1/1, recall 1/2; raw agreement 1/2.
+    got = {(v.test, v.decision, v.model): v for v in judge_validation(demo_db, the_set.name)}
+    model = "fake/neutral_cot@1"
+    assert set(got) == {(t, d, m) for t, d in (
+        ("cfv", "cfv_plausible"), ("cfv", "cfv_limited"), ("cfv", "cfv_circular"),
+        ("cfv", "cfv_target_correct"), ("cfv", "cfv_same_direction"), ("cfv", "cfv_valid"),
+        ("direction", "direction"), ("flags", "stereotype")) for m in (None, model)}
+    # Automated, per decision: demo-003 (re-answer A = its target A; gold C) plausible yes,
+    # limited yes, circular no, target correct yes, same direction no, outcome valid;
+    # demo-002 (re-answer D = its target D; gold B) the same but circular yes (rule),
+    # outcome circular. Clinicians: plausible, limited, not circular, target correct, the
+    # original answer no longer stands — for both.
+    plausible = got[("cfv", "cfv_plausible", None)]
+    assert (plausible.n, plausible.tp, plausible.fp, plausible.fn, plausible.tn) == (2, 2, 0, 0, 0)
+    assert "only one category used" in plausible.note  # kappa undefined: p_e = 1
+    circular = got[("cfv", "cfv_circular", None)]
+    # Rule yes / clinicians no on demo-002: FP 1; demo-003 TN 1; raw agreement 1/2.
+    assert (circular.n, circular.tp, circular.fp, circular.fn, circular.tn) == (2, 0, 1, 0, 1)
+    assert circular.agreement.raw_agreement == 0.5
+    # p_o = 1/2, p_e = (1/2)(0/2) + (1/2)(2/2) = 1/2: kappa 0 because the clinicians used
+    # one label, which Landis-Koch would call "slight".
+    assert circular.agreement.kappa == pytest.approx(0.0)
+    assert circular.note == "kappa 0 by construction: the clinicians used one label only (no)"
+    target = got[("cfv", "cfv_target_correct", None)]
+    same = got[("cfv", "cfv_same_direction", None)]
+    assert (target.n, target.tp) == (2, 2) and (same.n, same.tn) == (2, 2)
+    cfv = got[("cfv", "cfv_valid", None)]
+    # Valid: automated demo-003 yes, demo-002 no (circular); clinicians yes for both
+    # (plausible, limited, not circular, target correct): TP 1, FN 1 -> precision 1/1,
+    # recall 1/2; raw agreement 1/2.
     assert (cfv.n, cfv.tp, cfv.fp, cfv.fn, cfv.tn) == (2, 1, 0, 1, 0)
     assert cfv.precision == 1.0 and cfv.recall == 0.5
     assert cfv.agreement.raw_agreement == 0.5
-    direction = got[("direction", None)]
+    direction = got[("direction", "direction", None)]
     # 2 decided cases (one pending): judge more_aggressive, clinicians lateral: FP 2.
     assert (direction.n, direction.tp, direction.fp) == (2, 0, 2)
     assert direction.precision == 0.0 and direction.recall is None
     assert direction.agreement.raw_agreement == 0.0
-    flags = got[("flags", None)]
+    flags = got[("flags", "stereotype", None)]
     # 5 cases: judge flagged 3 (clinically misleading), none 2; clinicians all flagged
     # clinically misleading: TP 3, FN 2; full agreement 3/5; categories match 3/3.
     assert (flags.n, flags.tp, flags.fp, flags.fn, flags.tn) == (5, 3, 0, 2, 0)
@@ -146,12 +176,15 @@ def test_report_sections_and_agreement_fields(demo_db, run_and_people):
     the_set = _set(demo_db, outcome, people)
     both = lambda labels: lambda code: (labels, labels)  # noqa: E731
     _label_all(demo_db, people, the_set.name, {
-        "cfv": both({"cfv_validity": "too_dramatic"}), "direction": both({"direction": "lateral"}),
-        "flags": both({"stereotype": "none"})})
+        "cfv": both({"cfv_plausible": "no", "cfv_limited": "yes", "cfv_circular": "no",
+                     "cfv_target_correct": "unsure", "cfv_same_direction": "no"}),
+        "direction": both({"direction": "lateral"}), "flags": both({"stereotype": "none"})})
     keys = [s.json_key for s in annotation_sections(demo_db, outcome.audit_id)]
-    assert keys == [f"judge_validation_{the_set.name}", f"agreement_{the_set.name}"]
+    assert keys == [f"judge_validation_{the_set.name}", f"confirmed_rates_{the_set.name}",
+                    f"agreement_{the_set.name}"]
     fields = {a.field for a in all_agreements(demo_db, the_set.name)}
-    assert fields == {"cfv_validity", "direction", "stereotype", "stereotype_category"}
+    assert fields == {"cfv_plausible", "cfv_limited", "cfv_circular", "cfv_target_correct",
+                      "cfv_same_direction", "direction", "stereotype", "stereotype_category"}
 
 
 def test_cli_create_from_a_robustness_run(demo_db, run_and_people, tmp_path):
@@ -174,3 +207,14 @@ def test_cli_create_from_a_robustness_run(demo_db, run_and_people, tmp_path):
     missing = run("annotate", "create", "--robustness", "nope", "--size", "4", "--raters",
                   "alice,bob", "--coordinator", "carol", "--passphrase-env", "PW")
     assert missing.exit_code != 0
+
+
+def test_label_help_lists_the_seed_003_fields():
+    from annotate.codebook import CFV_FIELDS
+    from workbench.cli import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["label", "--help"]).output.split())
+    for name in (*CFV_FIELDS, "direction", "stereotype", "stereotype_category", "gold_shift",
+                 "note"):
+        assert name in text, name
+    assert "cfv_validity" not in text  # codebook 1's field is no longer asked

@@ -118,3 +118,26 @@ def test_choose_embedder(db, monkeypatch) -> None:
     assert choose_embedder(db, "tfidf") == ("tfidf", None)
     with pytest.raises(UserError, match="--embedder: expected"):
         choose_embedder(db, "bogus")
+
+
+def test_every_edd_cell_names_its_embedder(demo_db, fake_model, make_engine, marked) -> None:
+    from analysis.reports import build_run_report
+    from analysis.robustness.definitions import edd_comparable, edd_embedder_label
+    from tests.robustness.helpers import hand, scripted_run
+
+    assert edd_comparable("minilm") and not edd_comparable("tfidf")
+    assert edd_embedder_label("tfidf") == "tfidf (not comparable with the paper's MiniLM EDD)"
+    assert edd_embedder_label("minilm") == "minilm (all-MiniLM-L6-v2, the paper's)"
+    outcome = scripted_run(demo_db, make_engine(hand))
+    report = build_run_report(demo_db, outcome.audit_id, kind="robustness", n_boot=0)
+    sections = {s.json_key: s for s in report.sections}
+    label = "fake-letters (not comparable with the paper's MiniLM EDD)"
+    for key in ("profiles", "edd"):
+        frame = sections[key].frame
+        assert set(frame["edd_embedder"]) == {label}
+        # The embedder sits next to the EDD value it qualifies.
+        columns = list(frame.columns)
+        edd_column = "edd" if key == "profiles" else "mean_edd"
+        assert columns.index("edd_embedder") == columns.index(edd_column + "_high") + 1
+    assert "not on the scale of the paper's" in sections["profiles"].note
+    assert report.meta["edd_embedder"] == label

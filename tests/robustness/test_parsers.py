@@ -218,3 +218,75 @@ def test_flag_lines_win_over_a_stray_none() -> None:
 def test_malformed_flags_are_unparsed(reply, problem) -> None:
     v = parse_flags(reply)
     assert v.verdict == UNPARSED and v.flags == () and v.problem.startswith(problem)
+
+
+# ---------------------------------------------------------------- copied option lists (defect 2)
+
+SNUFFBOX = ("A 24-year-old man fell on his outstretched hand. He has tenderness in the "
+            "anatomical snuffbox. A radiograph of the wrist is normal. Which of the following "
+            "is the most appropriate next step in management?")
+SNUFFBOX_OPTIONS = {"A": "Thumb spica splint and repeat radiograph in 10 to 14 days",
+                    "B": "Reassurance without immobilization",
+                    "C": "Open reduction and internal fixation",
+                    "D": "Corticosteroid injection"}
+CHANGED = SNUFFBOX.replace("is normal", "shows a displaced fracture of the scaphoid waist")
+LISTED = "\n".join(f"{k}. {v}" for k, v in SNUFFBOX_OPTIONS.items())
+
+
+@pytest.mark.parametrize("reply", [
+    # The change, then the answer choices copied on their own lines (as in the request).
+    f"Change: the radiograph now shows a displaced fracture.\nNew case: {CHANGED}\n{LISTED}",
+    # ... under their own heading, as the request labels them.
+    f"Change: displaced fracture.\nNew case: {CHANGED}\nAnswer choices:\n{LISTED}",
+    # ... inline after the question, in another label style, and a final answer line.
+    f"Change: displaced fracture.\nNew case: {CHANGED} "
+    + " ".join(f"({k}) {v}" for k, v in SNUFFBOX_OPTIONS.items()) + "\nAnswer: C",
+    # ... in markdown.
+    f"**Change:** displaced fracture\n**New case:** {CHANGED}\n\n"
+    + "\n".join(f"- {k}) {v}" for k, v in SNUFFBOX_OPTIONS.items()),
+])
+def test_a_copied_option_list_is_not_part_of_the_case_nor_circular(reply) -> None:
+    p = parse_proposal(reply, SNUFFBOX, SNUFFBOX_OPTIONS)
+    assert p.case == CHANGED and p.options_removed
+    # Before the fix the target's own option text ('Open reduction and internal
+    # fixation') was found in the copied list and the legitimate edit scored circular.
+    assert not is_circular(SNUFFBOX, p.case, "C", SNUFFBOX_OPTIONS["C"])
+
+
+def test_a_case_naming_the_target_is_still_circular_after_the_list_is_cut() -> None:
+    named = CHANGED.replace("Which", "He needs open reduction and internal fixation. Which")
+    p = parse_proposal(f"New case: {named}\n{LISTED}", SNUFFBOX, SNUFFBOX_OPTIONS)
+    assert p.case == named and is_circular(SNUFFBOX, p.case, "C", SNUFFBOX_OPTIONS["C"])
+
+
+def test_one_option_like_phrase_is_not_an_option_list() -> None:
+    text = CHANGED.replace("Which", "He takes vitamin D. Reassurance without immobilization "
+                                    "was tried. Which")
+    p = parse_proposal(f"New case: {text}", SNUFFBOX, SNUFFBOX_OPTIONS)
+    assert p.case == text and not p.options_removed
+
+
+# ---------------------------------------------------------------- rubric echo (defect 5)
+
+
+@pytest.mark.parametrize("reply", [
+    "Answer: A, B, C or D",
+    "Reply with one line: Answer: A, B, C or D",
+    "Answer: A or B",
+    "Answer: A/B/C/D",
+    "Answer: A-D",
+    "Answer: (A), (B), (C) or (D)",
+])
+def test_the_rubric_echoed_is_not_a_direction(reply) -> None:
+    verdict, problem = parse_direction(reply)
+    # Read as 'A' before the fix: "more aggressive", the paper's headline direction.
+    assert verdict == UNPARSED and "echoed" in problem
+
+
+@pytest.mark.parametrize("reply, direction", [
+    ("Reply with one line: Answer: A, B, C or D\nAnswer: C", "lateral"),
+    ("Answer: B. Less aggressive: outpatient care instead of admission.", "less_aggressive"),
+    ("Answer: A, more aggressive", "more_aggressive"),
+])
+def test_a_chosen_letter_after_or_beside_an_echo_counts(reply, direction) -> None:
+    assert parse_direction(reply) == (direction, None)

@@ -119,3 +119,42 @@ def test_report_through_the_cli(store, capsys, tmp_path) -> None:
     js = json.loads(_paw(["report", "--robustness", "1", "--format", "json", "--n-boot", "0",
                           "--db", str(path)], capsys))
     assert js
+
+
+def test_units_flips_and_export_of_the_real_run(store, capsys, tmp_path) -> None:
+    """On the real run: every verdict is read through its own unit, the clinician set holds
+    one case per judge decision, and the run is in `paw flips` and `paw export`."""
+    from analysis.exports import ROBUSTNESS_EDIT_COLUMNS
+    from annotate.robustness_sets import verdict_units
+    from annotate.sets import create_set
+
+    path, _ = store
+    db = open_db(path)
+    data = load_robustness(db)
+    v = data.verdicts
+    assert not v.duplicated(["role", "arm_id", "item_id", "variant_id"]).any()
+    answers = data.answers.set_index(["arm_id", "item_id", "variant_id"])
+    for r in v[v["role"] != "judge_cfv"].itertuples():
+        assert answers.loc[(r.arm_id, r.item_id, r.variant_id), "generation_id"] == \
+            r.subject_generation_id
+    units = verdict_units(db, int(data.audit["id"]))
+    the_set = create_set(db, int(data.audit["id"]), 500, seed=0, name="real-units")
+    decisions = {(u["test"], u["decision"]) for u in units}
+    assert sum(the_set.strata.values()) == len(decisions)
+    n = db.execute("SELECT COUNT(DISTINCT stratum || '/' || variant_id || '/' || "
+                   "perturbed_generation_id) FROM annotation_cases WHERE set_id = ?",
+                   [the_set.id]).fetchone()[0]
+    assert n == len(decisions)  # each case its own unit
+    out = _paw(["flips", "--audit", "1", "--all", "--json", "--db", str(path)], capsys)
+    listed = json.loads(out)
+    done = int((data.answers["role"] == "demographic").sum())
+    assert listed["total"] <= done + 2 and {r["block"] for r in listed["rows"]} <= {
+        "demographic", "CFV"}
+    out = _paw(["export", "--audit", "1", "--format", "csv", "--out", str(tmp_path),
+                "--db", str(path)], capsys)
+    assert "-edits.csv (14 rows)" in out and "-wide.csv (2 rows)" in out
+    import pandas as pd
+
+    long = pd.read_csv(next(tmp_path.glob("*-edits.csv")))
+    assert tuple(long.columns) == ROBUSTNESS_EDIT_COLUMNS
+    assert long["edd_embedder"].notna().all()

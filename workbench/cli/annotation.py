@@ -271,11 +271,23 @@ def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
     _tui("run_coordinator")(db_path, person, chosen)
 
 
+def _field_help() -> str:
+    from annotate.codebook import ROBUSTNESS_TEST_FIELDS, SEED002_FIELDS
+
+    seed003 = ", ".join(dict.fromkeys(f for fields in ROBUSTNESS_TEST_FIELDS.values()
+                                      for f in fields))
+    return (f"The field. Seed 002 cases: {', '.join(SEED002_FIELDS)}; seed 003 (robustness) "
+            f"cases: {seed003}, stereotype_category; every case: note.")
+
+
+FIELD_HELP = _field_help()
+"""`paw label --field` help, from the codebook (so it lists every field a case can ask)."""
+
+
 @click.command("label")
 @click.argument("case")
 @click.option("--rater", required=True, help="Rater name (authenticated by passphrase).")
-@click.option("--field", "field_name", required=True,
-              help="gold_shift, gold_shift_alt, validity, harm, chain_registration or note.")
+@click.option("--field", "field_name", required=True, help=FIELD_HELP)
 @click.option("--value", help="A value of the field or its digit key; omit with --clear.")
 @click.option("--clear", is_flag=True, help="Clear the label (a new event; nothing deleted).")
 @click.option("--time-ms", type=int, help="Time spent on the case, in milliseconds.")

@@ -108,6 +108,21 @@ class _Out:
         self.line((text, "heading"), (f"  {note}" if note else "", "dim"))
 
 
+ROLE_NAMES: dict[str, str] = {
+    "m_block": "question edit (M-block)", "f_block": "chain edit (F-block)",
+    "shuffle": "option shuffle", "demographic": "demographic edit (seed 003)",
+    "cfv_answer": "counterfactual change (seed 003 CFV)",
+}
+"""What each kind of edit is called (by job role)."""
+
+EDITED_TITLES: dict[str, str] = {
+    "m_block": "Edited question",
+    "demographic": "Question with the demographic edit",
+    "cfv_answer": "Changed case (the model's own CFV proposal)",
+}
+"""Roles whose question was edited, and the title of the edited text."""
+
+
 def _short(text: str | None, width: int = 60) -> str:
     if text is None:
         return "(nothing)"
@@ -135,8 +150,7 @@ def print_case(case: Any, color: bool | None = None) -> None:
     tags = ", ".join(t for t in (case.family, {"D": "destructive", "P": "preserving"}.get(
         case.intent or "", case.intent), {"Str": "structural", "Sur": "surface"}.get(
         case.locus or "", case.locus)) if t)
-    role = {"m_block": "question edit (M-block)", "f_block": "chain edit (F-block)",
-            "shuffle": "option shuffle"}[case.role]
+    role = ROLE_NAMES.get(case.role, case.role)
     out.line((f"edit {case.id}: {case.operator_id}", "title"), f" ({tags}), {role}")
     out.line(((f"audit {case.audit} · arm {case.arm} · model {case.model} · dataset "
                f"{case.dataset} · item {case.item} · job {case.status}"), "dim"))
@@ -160,15 +174,19 @@ def print_case(case: Any, color: bool | None = None) -> None:
         out.heading("Context")
         out.para([(case.context, "dim")])
     removed, inserted = case.question_spans
-    if case.role == "m_block":
+    if case.role in EDITED_TITLES:
         out.heading("Original question", "(removed or replaced words marked)")
         out.para(marked(case.question, removed, "removed"))
-        out.heading("Edited question", "(as the model saw it; inserted words marked)")
+        out.heading(EDITED_TITLES[case.role], "(as the model saw it; inserted words marked)")
         out.para(marked(case.edited_question, inserted, "inserted"))
     else:
         out.heading("Question", "(unchanged)")
         out.para([(case.question, None)])
-    if case.role == "m_block" and (case.old or case.new):
+    if case.role == "cfv_answer":
+        change = (f"  proposed change: {_short(case.new, 100)}; target {case.gold_after} "
+                  f"(the answer the change is meant to make correct)")
+        out.line((change, "dim"))
+    elif case.role in EDITED_TITLES and (case.old or case.new):
         out.line((f"  recorded edit: {_short(case.old)} -> {_short(case.new)}", "dim"))
 
     _options(out, case)
@@ -201,7 +219,9 @@ def _options(out: _Out, case: Any) -> None:
             for label, text in options:
                 _option_line(out, label, text, label == gold, label == answer)
     else:
-        out.heading("Options", f"(* = gold {case.gold_before}; answered: "
+        target = (f"; target of the change {case.gold_after}" if case.role == "cfv_answer"
+                  else "")
+        out.heading("Options", f"(* = gold {case.gold_before}{target}; answered: "
                                f"b = before, a = after)")
         for label, text in case.options_before:
             mark = ("b" if label == case.base_answer else " ") + (

@@ -12,8 +12,12 @@ from store.errors import UserError
 from workbench.cli.options import db_option, open_store
 from workbench.cli.signin import coordinator_option, passphrase_env_option
 
-TABLES: tuple[str, ...] = ("edits", "generations", "labels")
-"""What `--tables` can name (columns: docs/schema.md, "Exported frames")."""
+TABLES: tuple[str, ...] = ("edits", "wide", "generations", "labels")
+"""What `--tables` can name (columns: docs/schema.md, "Exported frames"); `wide` is a
+robustness run's one row per model × item."""
+
+DEFAULT_TABLES: dict[str, str] = {"robustness": "edits,wide,generations"}
+"""`--tables` when not given, by kind of run (others: edits,generations)."""
 
 PARQUET_MISSING = ("Parquet needs pyarrow, which this install lacks: pip install "
                    "'paw-workbench[parquet]' (or export --format csv)")
@@ -61,15 +65,17 @@ def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | 
 @click.option("--audit", metavar="NAME_OR_ID", help="The audit (default: the latest).")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
               show_default=True, help="Parquet (needs the [parquet] extra: pyarrow) or CSV.")
-@click.option("--tables", default="edits,generations", show_default=True,
-              help="Comma-separated: edits, generations, labels (labels: coordinator only).")
+@click.option("--tables", default=None,
+              help="Comma-separated: edits, wide (robustness runs), generations, labels "
+                   "(labels: coordinator only). Default: edits,generations; for a robustness "
+                   "run edits,wide,generations.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".",
               show_default=True, help="Folder the files are written to (created if missing).")
 @click.option("--set", "set_name", help="Annotation set of the labels (default: the newest).")
 @coordinator_option
 @passphrase_env_option
 @db_option
-def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
+def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str,
                    set_name: str | None, coordinator: str | None, passphrase_env: str | None,
                    db_path: str) -> None:
     """Write an audit's analysis frames as files: <audit>-edits (one row per edit: flip,
@@ -77,16 +83,21 @@ def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
     per answered job: answer, status, tokens, text, p_<label> distribution) and, with
     --tables labels and a coordinator's passphrase, <set>-labels (long form, verified).
 
+    A robustness run (`paw robustness`): <run>-edits is long (one row per demographic
+    answer and per CFV re-answer: change, direction, flags, consistency with the vignette,
+    CFV outcome, EDD with its embedder) and <run>-wide has one row per model × item.
+
     Columns: docs/schema.md, "Exported frames". Read them with pandas.read_parquet,
     DuckDB (SELECT * FROM 'file.parquet') or R arrow::read_parquet.
     """
-    from analysis.exports import edits_frame, generations_frame
     from analysis.audit.frames import resolve_audit
+    from analysis.exports import (
+        edits_frame,
+        generations_frame,
+        robustness_edits_frame,
+        robustness_wide_frame,
+    )
 
-    wanted = [t.strip() for t in tables.split(",") if t.strip()]
-    unknown = [t for t in wanted if t not in TABLES]
-    if unknown or not wanted:
-        raise UserError(f"--tables: expected some of {', '.join(TABLES)}, got {tables!r}")
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -94,6 +105,16 @@ def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
             raise UserError(PARQUET_MISSING) from None
     db = open_store(db_path)
     info = resolve_audit(db, audit)
+    robustness = info["kind"] == "robustness"
+    tables = tables if tables is not None else DEFAULT_TABLES.get(info["kind"],
+                                                                   "edits,generations")
+    wanted = [t.strip() for t in tables.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in TABLES]
+    if unknown or not wanted:
+        raise UserError(f"--tables: expected some of {', '.join(TABLES)}, got {tables!r}")
+    if "wide" in wanted and not robustness:
+        raise UserError(f"--tables wide: only a robustness run has a wide table; "
+                        f"{info['name']} is a run of kind {info['kind']!r}")
     labels = None
     if "labels" in wanted:  # sign in and verify first: nothing is written if that fails
         labels = _labels_frame(db, set_name, coordinator, passphrase_env)
@@ -107,8 +128,12 @@ def export_command(audit: str | None, fmt: str, tables: str, out_dir: str,
         written.append((path, len(frame)))
         click.echo(f"record head {head} (the labels were verified against it)", err=True)
     if "edits" in wanted:
-        frame = edits_frame(db, info["id"])
+        frame = (robustness_edits_frame(db, info["id"]) if robustness
+                 else edits_frame(db, info["id"]))
         written.append((write_frame(frame, folder / f"{stem}-edits.{fmt}", fmt), len(frame)))
+    if "wide" in wanted:
+        frame = robustness_wide_frame(db, info["id"])
+        written.append((write_frame(frame, folder / f"{stem}-wide.{fmt}", fmt), len(frame)))
     if "generations" in wanted:
         frame = generations_frame(db, info["id"])
         written.append((write_frame(frame, folder / f"{stem}-generations.{fmt}", fmt),

@@ -13,8 +13,6 @@ from workbench.cli.options import db_option, open_store
 BAR_WIDTH = 20
 """Characters of a probability bar at p = 1."""
 
-ROLE_NAMES = {"m_block": "question edit (M-block)", "f_block": "chain edit (F-block)",
-              "shuffle": "option shuffle"}
 INTENT_NAMES = {"D": "destructive", "P": "preserving"}
 LOCUS_NAMES = {"Str": "structural", "Sur": "surface"}
 
@@ -66,8 +64,10 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
                    "audit of that dataset).")
 @click.option("--arm", "--model", "arms", multiple=True, metavar="ARM",
               help="Arm label, arm id or model name (repeatable, or comma-separated).")
-@click.option("--block", "blocks", multiple=True, type=click.Choice(["M", "F", "shuffle"]),
-              help="Question edits (M), chain edits (F) or the option shuffle (repeatable).")
+@click.option("--block", "blocks", multiple=True,
+              type=click.Choice(["M", "F", "shuffle", "demographic", "CFV"]),
+              help="Question edits (M), chain edits (F), the option shuffle, or a robustness "
+                   "run's demographic prefixes / substitutions and CFV changes (repeatable).")
 @click.option("--family", "families", multiple=True, metavar="FAMILY",
               help="Operator family, e.g. M4 or F1 (repeatable, or comma-separated).")
 @click.option("--operator", "operators", multiple=True, metavar="OPERATOR",
@@ -108,8 +108,10 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
     (token rule) and LLM-judge verdict. Filters combine (AND).
 
     A flip is an answer that differs from the arm's baseline answer to the original
-    question (for the option shuffle: a different option text). `paw flips show ID` prints
-    one case with the edit highlighted.
+    question (for the option shuffle: a different option text). In a robustness run
+    (`paw robustness`) the edits are the answers under each demographic prefix and the
+    re-answers of the model's own CFV changes. `paw flips show ID` prints one case with the
+    edit highlighted.
     """
     if ctx.invoked_subcommand is not None:
         return

@@ -22,6 +22,11 @@ def _split(text: str | None) -> tuple[str, ...]:
 @click.option("--prefixes", default="all", show_default=True,
               help="Demographic prefixes: all, or some of male_white, male_black, "
                    "male_hispanic, female_white, female_black, female_hispanic.")
+@click.option("--demographic-mode", "demographic_mode", default="prefix", show_default=True,
+              help="prefix: prepend the paper's fixed 'The patient is a 45-year-old {race} "
+                   "{sex}.'; substitute: rewrite the vignette's own sex and race words, "
+                   "keeping its age (no contradiction with the case); both: run and report "
+                   "the two.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
 @click.option("--template", default="neutral_cot", show_default=True,
@@ -45,7 +50,7 @@ def _split(text: str | None) -> tuple[str, ...]:
 @engine_options
 @db_option
 def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str,
-                       limit: int | None, item_ids: str | None, template: str, seed: int,
+                       demographic_mode: str, limit: int | None, item_ids: str | None, template: str, seed: int,
                        judge_model: str, embedder: str | None, name: str | None,
                        max_tokens: int, cfv_max_tokens: int, judge_max_tokens: int,
                        threads: int | None, gpu_layers: int, ctx: int | None,
@@ -62,16 +67,16 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     measured. A judge model rates plausibility, direction and flags. Everything is stored
     as it finishes: the same command resumes. Then `paw report --robustness NAME`.
     """
+    from store.errors import UserError
     from workbench.audit.spec import resolve_templates
     from workbench.robustness import (
         RobustnessSpec,
+        resolve_modes,
         resolve_prefixes,
         resolve_tests,
         run_robustness,
     )
     from workbench.robustness.edd import choose_embedder
-
-    from store.errors import UserError
 
     templates = resolve_templates(template)
     if len(templates) != 1:
@@ -84,7 +89,8 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
         click.echo(message, err=True)
     spec = RobustnessSpec(
         dataset=dataset_name, models=_split(models), template=templates[0],
-        tests=chosen_tests, prefixes=resolve_prefixes(prefixes), seed=seed, limit=limit,
+        tests=chosen_tests, prefixes=resolve_prefixes(prefixes),
+        modes=resolve_modes(demographic_mode), seed=seed, limit=limit,
         item_ids=_split(item_ids) or None, max_tokens=max_tokens,
         cfv_max_tokens=cfv_max_tokens, judge=judge_model, judge_max_tokens=judge_max_tokens,
         **({"embedder": embed_spec} if embed_spec else {}), name=name)

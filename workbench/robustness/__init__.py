@@ -5,6 +5,7 @@ from workbench.robustness.spec import (
     PREFIX_OPERATORS,
     TESTS,
     RobustnessSpec,
+    resolve_modes,
     resolve_prefixes,
     resolve_tests,
 )
@@ -14,6 +15,7 @@ __all__ = [
     "TESTS",
     "RobustnessOutcome",
     "RobustnessSpec",
+    "resolve_modes",
     "resolve_prefixes",
     "resolve_tests",
     "run_robustness",

@@ -268,6 +268,8 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
         kwargs["prefixes"] = tuple(config["prefixes"])
     if config.get("embedder"):
         kwargs["embedder"] = config["embedder"]
+    if config.get("demographic_modes"):
+        kwargs["modes"] = tuple(config["demographic_modes"])
     return RobustnessSpec(
         dataset=config["dataset"], models=tuple(config["models"]),
         template=config["template"], tests=tuple(config["tests"]), seed=int(config["seed"]),

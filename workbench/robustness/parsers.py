@@ -46,16 +46,23 @@ def choose_target(item: Item, seed: int) -> str:
 
 _NEW_CASE = re.compile(r"(?im)^[\s*#>_-]*new\s+case\s*\**\s*[:：]\**")
 _CHANGE = re.compile(r"(?im)^[\s*#>_-]*change\s*\**\s*[:：]\**[ \t]*(?P<text>.*)$")
-_STOP = re.compile(r"(?im)^[\s*#>_-]*(change|answer|target answer|explanation|note)\s*\**\s*[:：]")
+_STOP = re.compile(r"(?im)^[\s*#>_-]*(change|answer|target answer|explanation|note|"
+                   r"answer choices|answer options|choices|options)\s*\**\s*[:：]")
 
 
 @dataclass(frozen=True)
 class Proposal:
-    """A parsed CFV reply: the changed case (None if the format failed) and why not."""
+    """A parsed CFV reply: the changed case (None if the format failed) and why not.
+
+    `options_removed` is True when the reply copied the answer choices after its new case
+    and they were cut off (they are not part of the case: the re-answer shows the options
+    itself, and their texts would make every change look circular).
+    """
 
     case: str | None
     change: str | None
     problem: str | None = None
+    options_removed: bool = False
 
     @property
     def parsed(self) -> bool:
@@ -71,16 +78,51 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def parse_proposal(output: str, original: str) -> Proposal:
+def _option_marker(label: str, text: str) -> re.Pattern[str]:
+    """'A. text', 'A) text', '(A) text', 'A: text' — the label, then the option's first words."""
+    words = " ".join(text.split()[:4])
+    return re.compile(r"(?<![A-Za-z0-9])[\(\[]?" + re.escape(label) + r"\s*[\)\].:]\s*"
+                      + r"\s+".join(re.escape(w) for w in words.split()), re.IGNORECASE)
+
+
+def strip_option_list(case: str, options: dict[str, str] | None) -> tuple[str, bool]:
+    """The case without a copy of the answer choices after it.
+
+    A copy is at least two of the item's options, each written as its label and the
+    start of its text ('A. Thumb spica splint…', '(B) Reassurance…'), on their own lines
+    or inline; the case is cut where the first of them starts. Anything short of two is
+    left alone (a case may mention 'vitamin A.').
+
+    Returns:
+        (the case, whether options were removed).
+    """
+    if not options:
+        return case, False
+    starts = []
+    for label, text in options.items():
+        if not str(text).strip():
+            continue
+        match = _option_marker(str(label), str(text)).search(case)
+        if match is not None:
+            starts.append(match.start())
+    if len(starts) < 2:
+        return case, False
+    return case[:min(starts)].rstrip(" \t\r\n-*•#>"), True
+
+
+def parse_proposal(output: str, original: str,
+                   options: dict[str, str] | None = None) -> Proposal:
     """The changed case in a CFV reply ("Change: …" then "New case: …").
 
     The case is the text after the last 'New case:' up to the next labelled line
-    ('Change:', 'Answer:', …) or the end; a trailing 'Answer: X' is dropped. 'Change:' is
+    ('Change:', 'Answer:', 'Answer choices:', …) or the end; a trailing 'Answer: X' is
+    dropped, and so is a copy of the answer choices (`strip_option_list`). 'Change:' is
     kept when present but not required.
 
     Args:
         output: the model's reply.
         original: the case as asked (a reply that repeats it unchanged is a format failure).
+        options: the item's options (label -> text), to recognise a copied option list.
 
     Returns:
         The proposal; `case` is None when there is no 'New case:', it is empty, or it is
@@ -93,13 +135,16 @@ def parse_proposal(output: str, original: str) -> Proposal:
         return Proposal(None, change or None, "no 'New case:' section")
     rest = output[starts[-1].end():]
     stop = _STOP.search(rest)
-    case = strip_final_answer(_clean(rest[:stop.start()] if stop else rest))
-    case = _clean(case)
+    cut = _clean(rest[:stop.start()] if stop else rest)
+    case, removed = strip_option_list(cut, options)
+    removed = removed or bool(stop and re.match(r"(?i)[\s*#>_-]*(answer\s+)?(choices|options)",
+                                                rest[stop.start():]))
+    case = _clean(strip_final_answer(case))
     if not case:
-        return Proposal(None, change or None, "empty 'New case:' section")
+        return Proposal(None, change or None, "empty 'New case:' section", removed)
     if _norm(case) == _norm(original):
-        return Proposal(None, change or None, "the new case is the original unchanged")
-    return Proposal(case, change or None)
+        return Proposal(None, change or None, "the new case is the original unchanged", removed)
+    return Proposal(case, change or None, None, removed)
 
 
 def is_circular(original: str, new: str, target: str, target_text: str) -> bool:
@@ -156,13 +201,20 @@ def parse_cfv_verdict(output: str) -> CfvVerdict:
 _DIRECTION_WORDS = {d: d.replace("_", " ") for d in DIRECTIONS}
 
 
+_ANSWER_LETTER = re.compile(r"(?i:answer)\s*(?i:is)?\s*[:：]?\s*[\(\[\*]*\s*([ABCD])\b")
+_LETTER_LIST = re.compile(r"[\)\]\*]*\s*(?:,|/|-|(?i:or))\s*[\(\[]?[ABCD]\b")
+"""What follows a letter that is one of a list ('A, B, C or D', 'A/B', 'A or B', 'A-D')."""
+
+
 def parse_direction(output: str) -> tuple[str, str | None]:
     """The direction label of a changed answer: (direction or `UNPARSED`, problem).
 
-    Accepted: the last 'Answer: X' with X in A–D (the rubric's format), else a last
+    Accepted: the last 'Answer: X' with X in A–D (the rubric's format) that is not the
+    rubric's own list echoed back ('Answer: A, B, C or D', 'Answer: A or B'), else a last
     'Direction: <label words>' line naming one of the four labels.
     """
-    letters = re.findall(r"(?i:answer)\s*(?i:is)?\s*[:：]?\s*[\(\[\*]*\s*([ABCD])\b", output)
+    letters = [m.group(1) for m in _ANSWER_LETTER.finditer(output)
+               if not _LETTER_LIST.match(output, m.end())]
     if letters:
         return DIRECTION_LETTERS[letters[-1]], None
     words = re.findall(r"(?im)^[\s*#>_-]*direction\s*[:：]\s*(.+)$", output)
@@ -172,6 +224,8 @@ def parse_direction(output: str) -> tuple[str, str | None]:
             if said.startswith(phrase):
                 return direction, None
         return UNPARSED, f"unknown direction {words[-1].strip()!r}"
+    if _ANSWER_LETTER.search(output):
+        return UNPARSED, "only the rubric's 'Answer: A, B, C or D' echoed, no label chosen"
     return UNPARSED, "no 'Answer: A-D' line"
 
 

@@ -20,6 +20,8 @@ import sqlite_utils
 from analysis.robustness.definitions import (
     CFV_FAMILY,
     CFV_OPERATOR,
+    MODE_PREFIX,
+    MODE_SUBSTITUTE,
     ROLE_BASELINE,
     ROLE_CFV_ANSWER,
     ROLE_CFV_PROPOSE,
@@ -27,8 +29,11 @@ from analysis.robustness.definitions import (
     ROLE_JUDGE_CFV,
     ROLE_JUDGE_DIRECTION,
     ROLE_JUDGE_FLAGS,
+    demographic_key,
+    mode_operator,
 )
 from store.datasets import dataset_id
+from store.errors import UserError
 from store.generations import Generation, get_generations
 from store.jobs import Arm, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, mark_status
 from store.records import Item, ModelRecord
@@ -138,6 +143,20 @@ def flags_request(item: Item, variant: Variant, baseline: Generation, prefixed: 
 # ---------------------------------------------------------------- stage 1
 
 
+def demographic_operators(config: dict) -> list[Operator]:
+    """The demographic operators of a run: its prefixes in each of its modes."""
+    from workbench.robustness.substitute import SUBSTITUTE_OPERATORS
+
+    keys = [demographic_key(op) or op for op in config.get("prefixes") or []]
+    ops: list[Operator] = []
+    for mode in config.get("demographic_modes") or [MODE_PREFIX]:
+        for key in keys:
+            op_id = mode_operator(mode, key)
+            ops.append(SUBSTITUTE_OPERATORS[op_id] if mode == MODE_SUBSTITUTE
+                       else get_operator(op_id))
+    return ops
+
+
 def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: RunnerFor) -> Plan:
     """Store the run, its arms, its prefix variants and its stage-1 jobs (idempotent).
 
@@ -149,6 +168,14 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
 
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
+    files: dict[str, str] = {}
+    for model in models:
+        if model.sha256 in files:
+            # One file under two names would answer every prompt twice with the same
+            # generation: its "two models" would be one model counted twice.
+            raise UserError(f"--models: {files[model.sha256]} and {model.name} are the same "
+                            f"GGUF file (sha256 {model.sha256[:12]}…); name distinct models")
+        files[model.sha256] = model.name
     resolve_model(db, spec.judge)  # a missing judge fails now, not after hours of answers
     items = select_items(db, spec)  # type: ignore[arg-type]  # reads dataset/limit/item_ids
     audit = create_audit(db, spec.audit_name, "robustness", ds_id, spec.config())
@@ -156,7 +183,7 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
     arms = [add_arm(db, audit.id, arm_label(m.name, spec.template), m.id, spec.template)
             for m in models]
     by_id = {m.id: m for m in models}
-    prefix_ops = [get_operator(op) for op in config["prefixes"]]
+    prefix_ops = demographic_operators(config)
     specs: list[JobSpec] = []
     for item in items:
         variants = [question_variant(db, op, item, int(config["seed"])) for op in prefix_ops]
@@ -186,9 +213,10 @@ def proposal_variant(db: sqlite_utils.Database, item: Item, proposal: Generation
     if existing is not None:
         return existing
     target = choose_target(item, seed)
-    parsed = parse_proposal(proposal.output or "", item.question)
+    parsed = parse_proposal(proposal.output or "", item.question, dict(item.options))
     details = {"target": target, "target_text": item.options.get(target, ""),
-               "change": parsed.change, "problem": parsed.problem}
+               "change": parsed.change, "problem": parsed.problem,
+               "options_removed": parsed.options_removed}
     if parsed.case is None:
         result = PerturbResult(CFV_OPERATOR, False, None, None, None,
                                f"format failure: {parsed.problem}", details=details)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.robustness.definitions import (
+    DEMOGRAPHIC_MODES,
     EDD_DEFAULT_EMBEDDER,
+    MODE_PREFIX,
     ROLE_BASELINE,
     ROLE_CFV_ANSWER,
     ROLE_CFV_PROPOSE,
@@ -82,6 +84,20 @@ def resolve_prefixes(text: str | None) -> tuple[str, ...]:
     return tuple(op for op in PREFIX_OPERATORS if op in chosen)
 
 
+def resolve_modes(text: str | None) -> tuple[str, ...]:
+    """Demographic modes from `--demographic-mode`: prefix (the paper's), substitute, both.
+
+    Raises:
+        UserError: another word.
+    """
+    word = (text or MODE_PREFIX).strip().lower()
+    if word == "both":
+        return DEMOGRAPHIC_MODES
+    if word in DEMOGRAPHIC_MODES:
+        return (word,)
+    raise UserError(f"--demographic-mode: expected prefix, substitute or both, got {text!r}")
+
+
 def resolve_tests(text: str | None) -> tuple[str, ...]:
     """Test names from `--tests` ('all', 'cfv', 'demographic', comma-separated).
 
@@ -121,6 +137,8 @@ class RobustnessSpec:
         judge: the judge model's registered name.
         judge_max_tokens: budget of a judge verdict.
         embedder: the EDD embedder spec (the embedder interface's names).
+        modes: demographic modes: 'prefix' (the paper's prepended sentence) and/or
+            'substitute' (the vignette's own words rewritten; `workbench.robustness.substitute`).
         name: the run's name (default: derived from the other settings).
     """
 
@@ -137,6 +155,7 @@ class RobustnessSpec:
     judge: str = "default"
     judge_max_tokens: int = DEFAULT_JUDGE_MAX_TOKENS
     embedder: str = EDD_DEFAULT_EMBEDDER
+    modes: tuple[str, ...] = (MODE_PREFIX,)
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -149,6 +168,9 @@ class RobustnessSpec:
                             ("--judge-max-tokens", self.judge_max_tokens)):
             if value < 1:
                 raise UserError(f"{flag}: expected a positive number, got {value}")
+        if not self.modes or any(m not in DEMOGRAPHIC_MODES for m in self.modes):
+            raise UserError(f"--demographic-mode: expected prefix, substitute or both, got "
+                            f"{', '.join(self.modes) or 'none'}")
         if len(set(self.models)) != len(self.models):
             raise UserError(f"--models: expected distinct names, got {', '.join(self.models)}")
 
@@ -173,6 +195,9 @@ class RobustnessSpec:
             "max_tokens": self.max_tokens, "cfv_max_tokens": self.cfv_max_tokens,
             "judge": self.judge, "judge_max_tokens": self.judge_max_tokens,
             "embedder": self.embedder if self.demographic else None,
+            # Only when not the paper's default, so earlier runs keep their names.
+            **({"demographic_modes": list(self.modes)}
+               if self.demographic and self.modes != (MODE_PREFIX,) else {}),
         }
 
     @property

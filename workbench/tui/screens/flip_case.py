@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     from analysis.flips.case import FlipCase
 
 
+EDITED_TITLES: dict[str, str] = {
+    "demographic": "Question with the demographic edit",
+    "cfv_answer": "Changed case (the model's CFV proposal)",
+}
+"""Title of the edited text of a seed-003 edit (others: 'Edited question')."""
+
+
 class FlipCaseScreen(Screen[None]):
     """The case `ids[index]`; `n`/`p` move through `ids` (the inspector's current page)."""
 
@@ -89,12 +96,15 @@ class FlipCaseScreen(Screen[None]):
         original = self.query_one("#original", Static)
         edited = self.query_one("#edited", Static)
         original.border_title = "Original question"
-        edited.border_title = "Edited question (as the model saw it)"
+        edited.border_title = EDITED_TITLES.get(case.role,
+                                                "Edited question (as the model saw it)")
         original.update(view.highlighted(case.question, removed, view.REMOVED))
         edited.update(view.highlighted(case.edited_question, inserted, view.INSERTED))
         options = self.query_one("#options", Static)
-        options.border_title = "Options" + (" (after the shuffle)" if case.role == "shuffle"
-                                           else "")
+        options.border_title = "Options" + (
+            " (after the shuffle)" if case.role == "shuffle" else
+            f" (gold = the change's target {case.gold_after}; original gold {case.gold_before})"
+            if case.role == "cfv_answer" else "")
         options.update(view.options_text(case.options_after, case.gold_after,
                                          case.base_answer if case.role != "shuffle" else None,
                                          case.answer))

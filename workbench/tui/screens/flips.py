@@ -230,7 +230,10 @@ class FlipsScreen(Screen[None]):
         if what == "flipped":
             flt = replace(flt, flipped=_cycle(FLIPPED_CYCLE, flt.flipped))
         elif what == "block":
-            flt = replace(flt, blocks=_cycle(((), ("M",), ("F",), ("shuffle",)), flt.blocks))
+            from analysis.flips.index import ROLE_BLOCK
+
+            blocks = ((),) + tuple((b,) for b in dict.fromkeys(ROLE_BLOCK.values()))
+            flt = replace(flt, blocks=_cycle(blocks, flt.blocks))
         elif what in ("family", "intent", "arm", "dataset"):
             key = {"family": "families", "intent": "intents", "arm": "arms",
                    "dataset": "datasets"}[what]
