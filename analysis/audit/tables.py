@@ -93,13 +93,10 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
                       str(arm.template))
         s = r.stats
         s["acc"] = metrics.accuracy(ctx, cot)
-        s["afr_d"] = metrics.afr_group(ctx, obs, "D")
-        s["afr_p"] = metrics.afr_group(ctx, obs, "P")
-        s["fcs"] = metrics.fcs(s["afr_d"], s["afr_p"])
         s["ecr"] = metrics.ecr(ctx, obs, cot)
         s["chs"] = metrics.chs(ctx, obs)
         s["dfg"], r.dfg_conditions = metrics.dfg(ctx, obs, cot)
-        s["mfc"] = metrics.mfc(s["ecr"], s["fcs"], s["chs"], s["dfg"])
+        _reading_stats(s, ctx, obs)
         r.joint_token = joint.token_table(ctx, obs)
         r.joint_judge = joint.judge_tables(ctx, obs, frames.judgements)
         s["cdr"] = r.joint_token.cdr
@@ -115,6 +112,25 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
     return AuditResult(frames, results, n_boot, seed)
 
 
+READING_STATS: tuple[str, ...] = ("afr_d", "afr_p", "fcs", "mfc")
+"""Stats computed under each AFR reading: `name_<key>` for every key of
+`definitions.AFR_READINGS`, and `name` itself for the default reading `AFR_READING`."""
+
+
+def _reading_stats(s: dict[str, Stat | None], ctx: ArmContext, obs: pd.DataFrame) -> None:
+    """AFR_D, AFR_P, FCS and MFC under both readings (F-block only; F+M), plus M-only for
+    the Appendix G ablation; the unsuffixed names are the default reading's."""
+    readings = {key: families for key, (_, families) in d.AFR_READINGS.items()}
+    readings["m"] = d.M_FAMILIES
+    for key, families in readings.items():
+        s[f"afr_d_{key}"] = metrics.afr_group(ctx, obs, "D", families=families)
+        s[f"afr_p_{key}"] = metrics.afr_group(ctx, obs, "P", families=families)
+        s[f"fcs_{key}"] = metrics.fcs(s[f"afr_d_{key}"], s[f"afr_p_{key}"])
+        s[f"mfc_{key}"] = metrics.mfc(s["ecr"], s[f"fcs_{key}"], s["chs"], s["dfg"])
+    for name in READING_STATS:
+        s[name] = s[f"{name}_{d.AFR_READING}"]
+
+
 def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
                       cot: pd.DataFrame) -> None:
     """The Appendix G inputs of one arm: macro-averaged AFR, F-only / M-only FCS, the F4
@@ -124,11 +140,8 @@ def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
     s["afr_d_macro"] = metrics.afr_group(ctx, obs, "D", pooling="macro")
     s["afr_p_macro"] = metrics.afr_group(ctx, obs, "P", pooling="macro")
     s["fcs_macro"] = metrics.fcs(s["afr_d_macro"], s["afr_p_macro"])
-    for block, families in (("f", d.F_FAMILIES), ("m", d.M_FAMILIES)):
-        afr_d = metrics.afr_group(ctx, obs, "D", families=families)
-        afr_p = metrics.afr_group(ctx, obs, "P", families=families)
-        s[f"fcs_{block}"] = metrics.fcs(afr_d, afr_p)
-    without_m6 = tuple(f for f in d.F_FAMILIES + d.M_FAMILIES if f != "M6")
+    # M6 enters FCS only under the F+M reading, so its leave-one-out is taken there.
+    without_m6 = tuple(f for f in d.AFR_READINGS["fm"][1] if f != "M6")
     s["fcs_no_m6"] = metrics.fcs(metrics.afr_group(ctx, obs, "D", families=without_m6),
                                  metrics.afr_group(ctx, obs, "P", families=without_m6))
     s["delta_f_no_f4"] = metrics.fblock_delta(ctx, obs, cot, exclude=("F4 insert",))[2]
