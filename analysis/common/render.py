@@ -7,7 +7,9 @@ NaN and None are shown as "–" (the paper's "not computable"). Numbers are roun
 keeps every number separately, with NaN as null.
 
 A builder may set on a frame's `attrs`: `decimals` {column: places or "p"}, `headers`
-{column: display header}, `row_marks` {row label: mark appended to it on display, e.g. a
+{column: display header}, `n_of` {column: the table's own count column for it} (the
+superscript count is left out where it equals that column, so a table whose rates share one
+"n" column stays compact), `row_marks` {row label: mark appended to it on display, e.g. a
 significance "∗"} and `bold` [(row label, column)] cells set in bold in Markdown and HTML
 (the paper's bold extrema).
 """
@@ -163,6 +165,7 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     # below do not fit (effects of 0.003, p-values).
     overrides = frame.attrs.get("decimals", {})
     headers = frame.attrs.get("headers", {})
+    n_of = frame.attrs.get("n_of", {})
     shown: dict[str, list[str]] = {}
     for column in columns:
         if _companion(column, columns):
@@ -171,6 +174,7 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
         values = frame[column].tolist()
         low_name, high_name = f"{column}_low", f"{column}_high"
         counts = frame[f"{column}_n"].tolist() if f"{column}_n" in columns else None
+        covered = frame[n_of[column]].tolist() if n_of.get(column) in columns else None
         cells = []
         for i, v in enumerate(values):
             text = format_number(v, decimals)
@@ -178,7 +182,8 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
                 lo, hi = frame[low_name].iloc[i], frame[high_name].iloc[i]
                 if not _is_missing(lo) and not _is_missing(hi):
                     text += f" [{format_number(lo, decimals)}, {format_number(hi, decimals)}]"
-            if counts is not None and not _is_missing(v) and count_mark(counts[i]):
+            if counts is not None and not _is_missing(v) and count_mark(counts[i]) and not (
+                    covered is not None and covered[i] == counts[i]):
                 text += " " + count_mark(counts[i])
             cells.append(text)
         shown[headers.get(column, header(column))] = cells

@@ -19,6 +19,7 @@ A zero result is always +0: nothing prints as "-0.0".
 from __future__ import annotations
 
 import math
+import numbers
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
@@ -41,32 +42,34 @@ def rounded(value: float | int | Fraction | Decimal, decimals: int) -> Decimal:
         ValueError: `value` is NaN or infinite.
     """
     quantum = Decimal(1).scaleb(-decimals)
+    if isinstance(value, numbers.Integral):
+        value = Fraction(int(value))
     if isinstance(value, Fraction):
         scaled = abs(value) * 10 ** decimals
         whole = math.floor(scaled + Fraction(1, 2))
         result = Decimal(whole if value >= 0 else -whole).scaleb(-decimals)
     else:
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"cannot round {value!r}")
-        exact = value if isinstance(value, Decimal) else Decimal(repr(value)) if isinstance(
-            value, float) else Decimal(int(value))
-        if isinstance(value, float):
-            exact = exact.quantize(Decimal(1).scaleb(-NOISE_DECIMALS), ROUND_HALF_EVEN)
-        result = exact.quantize(quantum, ROUND_HALF_UP)
+        if not isinstance(value, Decimal):
+            value = float(value)  # numpy scalars too
+            if not math.isfinite(value):
+                raise ValueError(f"cannot round {value!r}")
+            value = Decimal(repr(value)).quantize(Decimal(1).scaleb(-NOISE_DECIMALS),
+                                                  ROUND_HALF_EVEN)
+        result = value.quantize(quantum, ROUND_HALF_UP)
     result = result.quantize(quantum)
     return result.copy_abs() if result == 0 else result
 
 
 def rounded_float(value: float | int | Fraction, decimals: int) -> float:
     """`rounded(value, decimals)` as a float; NaN stays NaN (undefined stays undefined)."""
-    if isinstance(value, float) and math.isnan(value):
+    if not isinstance(value, (Fraction, Decimal, numbers.Integral)) and math.isnan(value):
         return math.nan
     return float(rounded(value, decimals))
 
 
 def sign_at(value: float | int | Fraction, decimals: int) -> int:
     """−1, 0 or +1: the sign of `value` as printed with `decimals` places (0 for NaN)."""
-    if isinstance(value, float) and math.isnan(value):
+    if not isinstance(value, (Fraction, Decimal, numbers.Integral)) and math.isnan(value):
         return 0
     r = rounded(value, decimals)
     return 0 if r == 0 else (1 if r > 0 else -1)
