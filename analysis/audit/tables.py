@@ -329,8 +329,10 @@ def operators_table(result: AuditResult) -> pd.DataFrame:
             stat_columns(row, "afr", stat)
             row["n"] = stat.n
             rows.append(row)
-    return table_frame(rows, columns=["arm", "operator", "family", "intent", "afr", "afr_low",
-                                 "afr_high", "n"])
+    frame = table_frame(rows, columns=["arm", "operator", "family", "intent", "afr",
+                                       "afr_low", "afr_high", "afr_n", "n"])
+    frame.attrs["n_of"] = {"afr": "n"}
+    return frame
 
 
 def _operator_tags(frames: AuditFrames) -> dict[str, dict[str, Any]]:

@@ -61,6 +61,10 @@ HEADERS: dict[str, str] = {
     "acc_direct_pct": "Acc. direct (%)", "gap_pp": "CoT − direct (pp)",
     "acc_orig_pct": "Acc. orig. (%)", "acc_shuffled_pct": "Acc. shuf. (%)",
     "same_content_pct": "Same content (%)", "n_unscored": "n unscored",
+    "n_datasets": "n datasets", "n_models": "n models", "ci_excludes_0": "CI excludes 0",
+    "fcs_medical": "FCS medical", "fcs_ood": "FCS out of domain", "delta_fcs": "ΔFCS",
+    "ecr_ood": "ECR out of domain", "prompt_swap_fcs": "prompt swap (FCS)",
+    "fire_pct": "fired (%)",
 }
 """Display headers for table columns (others are shown as named)."""
 
