@@ -94,8 +94,8 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     n_edits = panel_cdr.n if panel_cdr else 0
     rows = [
         ("models × datasets", len(panel.models),
-         f"{len(panel.models)} models, {len(panel.datasets)} datasets, "
-         f"{len(panel.cells)} cells"),
+         (f"{len(panel.models)} models, {len(panel.datasets)} datasets, "
+          f"{len(panel.cells)} cells")),
         ("CDR, panel-wide (%)", _pct(panel_cdr),
          f"{n_edits} destructive M2/M4/M5 edits (paper: 72.9)"),
     ]
@@ -106,8 +106,9 @@ def overview_table(panel: Panel) -> pd.DataFrame:
                      f"{judged.n if judged else 0} judged edits (paper: 74.3)"))
     rows += [
         ("CDR without the chain-compressed models (%)", _pct(cdr_kept),
-         f"{cdr_kept.n if cdr_kept else 0} edits; left out (ECR 0.00 on every cell): "
-         f"{', '.join(compressed) or 'none'} (paper: 68.5, BioMistral-7B and OpenBioLLM-8B)"),
+         (f"{cdr_kept.n if cdr_kept else 0} edits; left out (ECR 0.00 on every cell): "
+          f"{', '.join(compressed) or 'none'} (paper: 68.5, BioMistral-7B and "
+          "OpenBioLLM-8B)")),
         ("chains that mention the new token (%)", _pct(mention),
          f"cells (a) + (b) of {n_edits} edits (paper: 10.5)"),
         ("median ΔAcc over models (pp)", _median([t[0] for t in triples]), "paper: ≈ 0"),

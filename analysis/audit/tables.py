@@ -8,6 +8,7 @@ Rates are fractions in [0, 1]; accuracy deltas and gaps are percentage points, a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -130,7 +131,7 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
 def _whole(value: Any) -> int | None:
     """An int from a DataFrame cell that may hold None or NaN."""
     try:
-        return None if value is None or value != value else int(value)
+        return None if value is None or math.isnan(float(value)) else int(value)
     except (TypeError, ValueError):
         return None
 
@@ -171,9 +172,9 @@ def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
     r.chs_counts = metrics.chs_class_counts(ctx, obs)
     perturbed = obs[obs["role"].isin(d.PERTURBED_ROLES)]
     fired = perturbed["excluded"] != "not_fired"
-    r.firing = {str(family): (int(fired[group.index].sum()), int(len(group)))
+    r.firing = {str(family): (int(fired[group.index].sum()), len(group))
                 for family, group in perturbed.groupby("family", sort=True)}
-    r.firing_ops = {str(op): (int(fired[group.index].sum()), int(len(group)))
+    r.firing_ops = {str(op): (int(fired[group.index].sum()), len(group))
                     for op, group in perturbed.groupby("operator_id", sort=True)}
     outputs = cot.loc[cot["generated"], "output"]
     words = [len(text.split()) for text in outputs if isinstance(text, str)]

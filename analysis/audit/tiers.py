@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analysis.audit.arm import Stat, mean_stat
-from analysis.audit.tables import ArmResult
 from analysis.audit.columns import reading_headers, stat_columns, table_frame
+from analysis.audit.tables import ArmResult
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -28,7 +28,7 @@ NOISE_DECIMALS: int = 12
 reports' magnitudes, rates in [0, 1] and percentages up to 100, is below 1e-13)."""
 
 
-def rounded(value: float | int | Fraction | Decimal, decimals: int) -> Decimal:
+def rounded(value: float | Fraction | Decimal, decimals: int) -> Decimal:
     """`value` rounded half away from zero to `decimals` places (see the module docstring).
 
     Args:
@@ -60,14 +60,14 @@ def rounded(value: float | int | Fraction | Decimal, decimals: int) -> Decimal:
     return result.copy_abs() if result == 0 else result
 
 
-def rounded_float(value: float | int | Fraction, decimals: int) -> float:
+def rounded_float(value: float | Fraction, decimals: int) -> float:
     """`rounded(value, decimals)` as a float; NaN stays NaN (undefined stays undefined)."""
     if not isinstance(value, (Fraction, Decimal, numbers.Integral)) and math.isnan(value):
         return math.nan
     return float(rounded(value, decimals))
 
 
-def sign_at(value: float | int | Fraction, decimals: int) -> int:
+def sign_at(value: float | Fraction, decimals: int) -> int:
     """−1, 0 or +1: the sign of `value` as printed with `decimals` places (0 for NaN)."""
     if not isinstance(value, (Fraction, Decimal, numbers.Integral)) and math.isnan(value):
         return 0
@@ -75,6 +75,6 @@ def sign_at(value: float | int | Fraction, decimals: int) -> int:
     return 0 if r == 0 else (1 if r > 0 else -1)
 
 
-def format_rounded(value: float | int | Fraction, decimals: int) -> str:
+def format_rounded(value: float | Fraction, decimals: int) -> str:
     """The printed text of `value` with `decimals` places under the rounding rule."""
     return f"{rounded(value, decimals):.{decimals}f}"

@@ -246,3 +246,64 @@ def test_paw_report_ood_needs_a_panel(db_path, capsys):
                                         "med · gsm8k · mean"}
     assert Fraction(rows[0]["delta_fcs"]).limit_denominator(8) in (Fraction(1, 4),
                                                                    Fraction(-1, 4))
+
+
+# Table 6 (seed 002), rows as printed: n = 965 each, (a) (b) (c) (d) in %.
+TABLE6 = {"BioMistral-7B": (0.0, 0.0, 95.9, 4.1), "Qwen2.5-7B": (0.2, 0.2, 94.0, 5.6),
+          "OpenBioLLM-8B": (1.9, 0.9, 88.9, 8.3), "Mistral-7B": (3.6, 3.0, 79.9, 13.5),
+          "HuatuoGPT-o1": (3.6, 0.7, 79.5, 16.2), "Gemma-2-9B": (14.4, 2.1, 75.2, 8.3),
+          "Qwen2.5-14B": (14.2, 2.4, 72.1, 11.3), "Llama-3.1-8B": (12.8, 3.7, 71.9, 11.5),
+          "Med42-8B": (13.3, 3.2, 68.1, 15.4), "DeepSeek-R1-D": (5.9, 7.5, 50.9, 35.8),
+          "Meditron-7B": (13.5, 8.4, 25.6, 52.5)}
+
+
+def test_the_section_6_2_shares_from_table6():
+    """§6.2: "The chain mentions the new token in only 10.5% of cases panel-wide, and the
+    'chain reads change and answer responds' cell is just 2.9%. cdr … is 72.9% panel-wide
+    (68.5% excluding the two chain-compressed models BioMistral-7B and OpenBioLLM-8B)"."""
+    from analysis.audit.joint import JointTable
+    from analysis.audit.joint_tables import pooled_share
+
+    tables = {}
+    for model, shares in TABLE6.items():
+        counts = dict(zip("abcd", (round(9.65 * s) for s in shares)))  # of 965 edits
+        assert sum(counts.values()) == 965
+        tables[model] = JointTable("token", counts, {}, 965, 0)
+    every = list(tables.values())
+    assert sum(t.n for t in every) == 10_615  # Table 6's "Panel 10,615"
+    # c: 7739/10615 = 72.9 %; a + b: (805 + 310)/10615 = 10.5 %; b: 310/10615 = 2.9 %.
+    assert pooled_share(every, ("c",), ci=False).exact == Fraction(7739, 10615)
+    assert round(100 * float(pooled_share(every, ("a", "b"), ci=False).value), 1) == 10.5
+    assert round(100 * float(pooled_share(every, ("b",), ci=False).value), 1) == 2.9
+    kept = [t for m, t in tables.items() if m not in ("BioMistral-7B", "OpenBioLLM-8B")]
+    # Without the two: 5956/8685 = 68.58 %; the paper prints 68.5 from its unrounded rows
+    # (each printed row ±0.05 pp, so 68.53–68.63).
+    without = pooled_share(kept, ("c",), ci=False)
+    assert without.exact == Fraction(5956, 8685)
+    assert 68.5 <= 100 * float(without.value) <= 68.65
+
+
+def test_cdr_without_the_chain_compressed_models(db):
+    """A model whose ECR prints 0.00 on every cell (every F1 truncation flips: the chain is
+    compressed) is left out of the second panel CDR, as §6.2 leaves out BioMistral-7B and
+    OpenBioLLM-8B."""
+    for dataset in ("medqa", "mmlu"):
+        b = AuditBuilder(db, dataset=dataset, audit=f"cc-{dataset}")
+        short, long_ = b.arm("short/cot"), b.arm("long/cot")
+        for i in range(2):
+            q = b.item(f"{dataset}{i}")
+            for arm in (short, long_):
+                b.baseline(arm, q, answer="A")
+            # short: truncation always flips (ECR 0), M5 kept and silent: (c) twice.
+            b.perturbed(short, q, operator_id="F1_truncate_50", intent="D", answer="B")
+            _m5(b, short, q, flip=False, chain="acute", verdict=None)
+            # long: truncation keeps the answer (ECR 1), M5 flips on item 0: (d), (c).
+            b.perturbed(long_, q, operator_id="F1_truncate_50", intent="D", answer="A")
+            _m5(b, long_, q, flip=i == 0, chain="acute", verdict=None)
+    overview = build_panel_report(db, "all", n_boot=0).section("panel_overview").frame
+    # Panel: short (c) 4 of 4, long (c) 2 of 4 -> 6/8 = 75 %; without short: 2/4 = 50 %.
+    assert overview.loc["CDR, panel-wide (%)", "value"] == pytest.approx(75.0)
+    row = "CDR without the chain-compressed models (%)"
+    assert overview.loc[row, "value"] == pytest.approx(50.0)
+    assert "short/cot" in overview.loc[row, "detail"] and "long/cot" not in overview.loc[
+        row, "detail"].split("left out")[1].split("(paper")[0]

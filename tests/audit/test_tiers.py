@@ -65,8 +65,8 @@ def test_tier_means_reproduce_section_6_2():
 def _tiered_panel(db) -> None:
     """Models gen (tier general, 7e9 parameters) and med (tier medical, 8e9) on two
     datasets; F2 flips on k of 4 items, F4 never: FCS = 1/2 + k/8."""
-    from store.models import model_metadata
     from store.db import dumps
+    from store.models import model_metadata
 
     flips = {("medqa", "gen"): 0, ("mmlu", "gen"): 2, ("medqa", "med"): 4, ("mmlu", "med"): 4}
     for dataset in ("medqa", "mmlu"):
