@@ -59,6 +59,15 @@ def chain_compressed(panel: Panel) -> list[str]:
     return found
 
 
+def _column(frame: pd.DataFrame, name: str) -> list[float]:
+    """A column's values ([] when the frame has no rows, hence no columns)."""
+    return frame[name].tolist() if name in frame.columns else []
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _pct(stat: Stat | None) -> float:
     return 100 * value_of(stat)
 
@@ -69,13 +78,15 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     direct, FCS corridor, median per-cell CI half-widths; `value` is the figure, `detail`
     its k/n or unit."""
     fblock = fblock_table(panel)
-    triples = [(v, lo, hi) for v, lo, hi in zip(fblock["delta_pp"], fblock["delta_pp_low"],
-                                                 fblock["delta_pp_high"]) if not math.isnan(v)]
+    triples = [(v, lo, hi) for v, lo, hi in zip(_column(fblock, "delta_pp"),
+                                                 _column(fblock, "delta_pp_low"),
+                                                 _column(fblock, "delta_pp_high"))
+               if not math.isnan(v)]
     band = Decimal(repr(d.DELTA_BAND_PP))
     within = sum(abs(rounded(v, d.PP_DECIMALS)) <= band for v, _, _ in triples)
     negative = [t for t in triples if sign_at(t[0], d.PP_DECIMALS) < 0]
     significant = sum(significant_gain(*t) for t in negative)
-    gaps = cot_direct_table(panel)["gap_pp"].tolist()
+    gaps = _column(cot_direct_table(panel), "gap_pp")
     defined_gaps = [g for g in gaps if not math.isnan(g)]
     cell_fcs = [c.arm.stats.get("fcs") for c in panel.cells]
     cell_fcs = [s for s in cell_fcs if s is not None and not math.isnan(s.point)]
@@ -94,8 +105,8 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     n_edits = panel_cdr.n if panel_cdr else 0
     rows = [
         ("models × datasets", len(panel.models),
-         (f"{len(panel.models)} models, {len(panel.datasets)} datasets, "
-          f"{len(panel.cells)} cells")),
+         (f"{_count(len(panel.models), 'model')}, "
+          f"{_count(len(panel.datasets), 'dataset')}, {_count(len(panel.cells), 'cell')}")),
         ("CDR, panel-wide (%)", _pct(panel_cdr),
          f"{n_edits} destructive M2/M4/M5 edits (paper: 72.9)"),
     ]
@@ -120,7 +131,7 @@ def overview_table(panel: Panel) -> pd.DataFrame:
          f"{len(defined_gaps)} models (paper: −0.4)"),
         ("mean CoT − direct gap (pp)",
          float(np.mean(defined_gaps)) if defined_gaps else math.nan, "paper: −4.1"),
-        ("median FCS over models", _median(summary_table(panel)["fcs"].tolist()), ""),
+        ("median FCS over models", _median(_column(summary_table(panel), "fcs")), ""),
         (f"cells with FCS in [{low:.2f}, {high:.2f}]", in_band,
          f"{in_band}/{len(cell_fcs)} cells"),
         (f"cells with |FCS − 0.50| ≤ {d.FCS_NEAR_CHANCE}", near_chance,

@@ -120,13 +120,15 @@ def audit_sections(result: AuditResult) -> list[Section]:
         units_of_audit(result), unit_name="arms")
 
 
-MODEL_KEYS: tuple[str, ...] = ("tiers", "fcs_params")
+MODEL_KEYS: tuple[str, ...] = ("overview", "tiers", "fcs_params")
 """Keys of `model_sections`, after the tables of `TABLE_KEYS`."""
 
 
 def model_sections(result: AuditResult) -> list[Section]:
-    """The tier means (§6.2) and Figure 4's data (FCS against parameter count) over the
-    audit's arms."""
+    """The §6 summary, the tier means (§6.2) and Figure 4's data (FCS against parameter
+    count) over the audit's arms (each arm a model on the audit's one dataset)."""
+    from analysis.audit.panel import arrange
+    from analysis.audit.panel_overview import overview_table
     from analysis.audit.tiers import (
         TierUnit,
         fcs_params_table,
@@ -138,7 +140,15 @@ def model_sections(result: AuditResult) -> list[Section]:
     units = [TierUnit(r.label, r.tier, r.stats) for r in result.arms]
     dataset = str(result.frames.audit["dataset"])
     params = fcs_params_table([(r.label, dataset, r) for r in result.arms])
-    return [Section("§6.2 tier means", tier_table(units), tiers_note(units, "arms"),
+    overview = overview_table(arrange([result], result.n_boot, result.seed))
+    return [Section("§6 summary", overview,
+                    "Figures the paper's §6 quotes, computed on this audit's arms (each a "
+                    "model on one dataset; a panel of audits gives the paper's model-level "
+                    "view, `paw report --panel`); 'paper:' gives the seed-002 value for "
+                    "orientation. Chain-compressed = an arm whose ECR prints 0.00. Counts "
+                    "of signs, bands and corridor cells are taken on the printed values.",
+                    key="overview"),
+            Section("§6.2 tier means", tier_table(units), tiers_note(units, "arms"),
                     key="tiers"),
             Section("Figure 4 data: FCS against parameter count", params,
                     params_note(params), key="fcs_params")]

@@ -154,3 +154,16 @@ def test_other_tables_carry_counts_too(db, key):
             assert n is not None and n > 0, (key, column, i)
             if column in n_of:  # the table's own count column holds the same count
                 assert n == frame.loc[i, n_of[column]], (key, column, i)
+
+
+def test_the_audit_report_has_the_section_6_summary_over_its_arms(db):
+    from tests.audit.test_report import build_full_audit
+
+    build_full_audit(db)
+    report = build_report(db, n_boot=20)
+    overview = report.section("overview").frame
+    table7 = report.section("cdr_rules").frame
+    # Both pool the two arms' 30 destructive M2/M4/M5 edits: 16 in cell (c) -> 53.3 %.
+    assert overview.loc["CDR, panel-wide (%)", "value"] == pytest.approx(
+        table7.loc["Panel", "cdr_token_pct"]) == pytest.approx(1600 / 30)
+    assert overview.loc["models × datasets", "detail"] == "2 models, 1 dataset, 2 cells"
