@@ -128,7 +128,7 @@ def joint_bars_png(table6: pd.DataFrame, title: str = "") -> bytes:
     from analysis.audit.joint import CELL_TITLES, CELLS
 
     bars = joint_bars(table6)
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(bars), 2) + 1.4), dpi=120)
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(bars), 2) + 1.9), dpi=120)
     try:
         labels = [label for label, _ in bars][::-1]
         for j, cell in enumerate(CELLS):
@@ -142,10 +142,10 @@ def joint_bars_png(table6: pd.DataFrame, title: str = "") -> bytes:
         ax.set_xlim(0, 100)
         ax.set_xlabel("share of destructive M2/M4/M5 edits (%)")
         ax.set_title(title or "Chain update × answer flip")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.02 if not title else 1.08),
-                  ncol=4, fontsize=7, frameon=False)
+        fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7,
+                   frameon=False)
+        fig.tight_layout(rect=(0, 0.07, 1, 1))
         buffer = io.BytesIO()
-        fig.tight_layout()
         fig.savefig(buffer, format="png")
         return buffer.getvalue()
     finally:
