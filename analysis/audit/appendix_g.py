@@ -31,6 +31,7 @@ import numpy as np
 from analysis.audit import definitions as d
 from analysis.audit.arm import Stat
 from analysis.audit import metrics
+from analysis.common.rounding import sign_at
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,7 +125,7 @@ def pearson(a: list[float], b: list[float]) -> tuple[float, float, int]:
 
 def _scheme_table(units: list[Unit], schemes, value) -> tuple[pd.DataFrame, int]:
     """Per scheme: its weights, Kendall τ of the units' ranking vs the first (default)."""
-    from analysis.audit.tables import table_frame
+    from analysis.audit.columns import table_frame
 
     by_scheme = {name: [unit_value(u, lambda c, w=w: value(c, w)) for u in units]
                  for name, w in schemes}
@@ -154,14 +155,15 @@ def mfc_sensitivity_table(units: list[Unit]) -> tuple[pd.DataFrame, int]:
 
 
 INPUT_COLUMNS: tuple[str, ...] = (
-    "unit", "n_cells", "chain_words", "fcs", "fcs_macro", "fcs_f", "fcs_m", "fcs_no_m6",
+    "unit", "n_cells", "chain_words", "fcs", "fcs_macro", "fcs_f", "fcs_fm", "fcs_m",
+    "fcs_no_m6",
     "delta_pp", "delta_no_f4_pp", "ecr", "chs", "m6_fire_pct")
 """Columns of `inputs_table`."""
 
 
 def inputs_table(units: list[Unit]) -> pd.DataFrame:
     """Per unit: the values the Appendix G analyses compare."""
-    from analysis.audit.tables import table_frame
+    from analysis.audit.columns import table_frame
 
     def mean(u: Unit, name: str, scale: float = 1.0) -> float:
         return unit_value(u, lambda cell: scale * _point(cell.stats.get(name)))
@@ -174,7 +176,7 @@ def inputs_table(units: list[Unit]) -> pd.DataFrame:
             "unit": u.label, "n_cells": len(u.cells),
             "chain_words": unit_value(u, lambda cell: cell.chain_words),
             "fcs": mean(u, "fcs"), "fcs_macro": mean(u, "fcs_macro"),
-            "fcs_f": mean(u, "fcs_f"), "fcs_m": mean(u, "fcs_m"),
+            "fcs_f": mean(u, "fcs_f"), "fcs_fm": mean(u, "fcs_fm"), "fcs_m": mean(u, "fcs_m"),
             "fcs_no_m6": mean(u, "fcs_no_m6"), "delta_pp": mean(u, "delta_f", 100),
             "delta_no_f4_pp": mean(u, "delta_f_no_f4", 100),
             "ecr": mean(u, "ecr"), "chs": mean(u, "chs"),
@@ -184,14 +186,15 @@ def inputs_table(units: list[Unit]) -> pd.DataFrame:
 
 
 def _sign(x: float) -> int:
-    return 0 if x == 0 else (1 if x > 0 else -1)
+    # Δ in pp, signed as Table 4 prints it: a Δ of 0 computed as −5.55e-15 is 0.
+    return sign_at(x, d.PP_DECIMALS)
 
 
 def summary_table(units: list[Unit], chs_table: pd.DataFrame,
                   mfc_table: pd.DataFrame) -> pd.DataFrame:
     """One row per Appendix G claim: the figure here, its n, p where a test applies, and
     the paper's value."""
-    from analysis.audit.tables import mixed_values, table_frame
+    from analysis.audit.columns import mixed_values, table_frame
 
     inputs = inputs_table(units)
     col = {c: inputs[c].tolist() for c in inputs.columns}
@@ -222,14 +225,18 @@ def summary_table(units: list[Unit], chs_table: pd.DataFrame,
     add("F4 left out of Δ: units whose Δ changes sign",
         int(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4))) if len(deltas)
         else math.nan, len(deltas), "0")
-    tau, n = kendall(col["fcs"], col["fcs_no_m6"])
-    add("M6 left out: Kendall τ of the FCS ranking", tau, n, "1.00 (no ranking changes)")
+    tau, n = kendall(col["fcs_fm"], col["fcs_no_m6"])
+    add("M6 left out (F+M reading, the only one M6 enters): Kendall τ of the FCS ranking",
+        tau, n, "1.00 (no ranking changes)")
     fired = sum(c.firing.get("M6", (0, 0))[0] for c in cells)
     planned = sum(c.firing.get("M6", (0, 0))[1] for c in cells)
     add("M6 fire rate (%)", 100 * fired / planned if planned else math.nan, planned, "1.25")
     tau, n = kendall(col["fcs"], col["fcs_macro"])
     add("AFR pooled vs per-operator mean: Kendall τ of the FCS ranking", tau, n,
         "– (PAW: the paper pools)")
+    tau, n = kendall(col["fcs_f"], col["fcs_fm"])
+    add("AFR readings F vs F+M: Kendall τ of the FCS ranking", tau, n,
+        "– (the paper prints one reading)")
     return mixed_values(table_frame(rows, "analysis"), [row["value"] for row in rows])
 
 
@@ -237,7 +244,7 @@ def template_table(cells: list[ArmResult]) -> pd.DataFrame:
     """Table 9: per model × prompt template, FCS, AFR_D, AFR_P, ECR (means over the cells
     of that model and template) and ΔFCS, ΔECR against the model's reference template
     (neutral CoT when audited, else its first template). Only models with ≥ 2 templates."""
-    from analysis.audit.tables import table_frame
+    from analysis.audit.columns import table_frame
 
     groups: dict[str, dict[str, list[ArmResult]]] = {}
     for cell in cells:
@@ -278,7 +285,7 @@ def appendix_g_sections(units: list[Unit], unit_name: str = "arms") -> list[Sect
         unit_name: what a unit is called in the notes ('arms' or 'models').
     """
     from analysis.common.document import Section
-    from analysis.audit.tables import table_frame
+    from analysis.audit.columns import table_frame
 
     chs_table, n_chs = chs_sensitivity_table(units)
     mfc_table, n_mfc = mfc_sensitivity_table(units)
@@ -302,12 +309,15 @@ def appendix_g_sections(units: list[Unit], unit_name: str = "arms") -> list[Sect
                 f"and correlations need ≥ {enough} {unit_name} (cells for chain length) "
                 "with both values defined ('–' otherwise). F4 leave-one-out recomputes "
                 "Table 4's F-pert without F4; M6 leave-one-out recomputes AFR_D/AFR_P and "
-                "FCS without M6 edits.", key="robust_summary"),
+                "FCS of the F+M reading without M6 edits (M6 is a question edit, so it "
+                "never enters the default F reading). A sign is the sign as printed.",
+                key="robust_summary"),
         Section("Appendix G: per-unit inputs", inputs_table(units),
                 f"Per {unit_name[:-1]} (mean over its cells): mean baseline-chain length in "
-                "words, FCS under the pooled (default) and per-operator-mean AFR, F-only "
-                "and M-only FCS, FCS without M6, Table 4 Δ with and without F4 (pp), ECR, "
-                "CHS, and the share of M6 edits that fired.", key="robust_inputs"),
+                "words, FCS under the default reading pooled and as a per-operator mean, FCS "
+                "under the F (chain edits, Table 3), F+M (§4's text) and M-only pools, F+M "
+                "FCS without M6, Table 4 Δ with and without F4 (pp), ECR, CHS, and the "
+                "share of M6 edits that fired.", key="robust_inputs"),
     ]
     cells = [cell for u in units for cell in u.cells]
     templates = template_table(cells)

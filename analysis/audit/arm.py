@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,7 +41,10 @@ class Stat:
 
     A ratio Σ num / Σ den also keeps its numerator and denominator, on the data and per
     replicate, so ratios of independently resampled arms (one model on several datasets)
-    can be pooled exactly (`pooled_stat`).
+    can be pooled exactly (`pooled_stat`). Where the point estimate is a function of whole
+    counts (a flip rate, an accuracy, Table 4's Δ) it is kept as a `Fraction` in `exact` as
+    well, and `point` is that fraction's nearest float: a Δ of exactly 0 is 0.0, not
+    −5.55e-15, and signs and thresholds can be decided on it.
     """
 
     point: float
@@ -50,10 +54,27 @@ class Stat:
     den: float = math.nan
     num_reps: np.ndarray | None = None
     den_reps: np.ndarray | None = None
+    exact: Fraction | None = None
 
     def estimate(self) -> Estimate:
         """The `Estimate` (value, percentile CI, n) of this statistic."""
         return estimate(self.point, self.reps, self.n)
+
+    @property
+    def value(self) -> float | Fraction:
+        """The exact point estimate where there is one, else the float."""
+        return self.exact if self.exact is not None else self.point
+
+
+def exact_ratio(num: float, den: float) -> Fraction | None:
+    """num / den as a Fraction when both are whole numbers and den > 0, else None."""
+    if den > 0 and float(num).is_integer() and float(den).is_integer():
+        return Fraction(int(num), int(den))
+    return None
+
+
+def _integral(values: np.ndarray) -> bool:
+    return bool(np.all(np.mod(values, 1.0) == 0.0)) if values.size else True
 
 
 @dataclass(frozen=True)
@@ -115,9 +136,11 @@ class ArmContext:
         """Σ values / Σ den over the given rows, with replicates."""
         num, den_sum = self.sums(item_ids, values, den)
         point, reps = ratio(num, den_sum, self.weights)
-        return Stat(float(point), reps, int(round(float(den_sum.sum()))),
-                    float(num.sum()), float(den_sum.sum()), self.weights @ num,
-                    self.weights @ den_sum)
+        exact = (exact_ratio(float(num.sum()), float(den_sum.sum()))
+                 if _integral(num) and _integral(den_sum) else None)
+        return Stat(float(exact) if exact is not None else float(point), reps,
+                    int(round(float(den_sum.sum()))), float(num.sum()), float(den_sum.sum()),
+                    self.weights @ num, self.weights @ den_sum, exact)
 
     def per_item_mean(self, item_ids: pd.Series | np.ndarray,
                       values: pd.Series | np.ndarray) -> np.ndarray:
@@ -137,7 +160,10 @@ class ArmContext:
         for values in (np.where(keep, a, 0.0), np.where(keep, b, 0.0),
                        np.where(keep, a - b, 0.0)):
             point, reps = ratio(values, den, self.weights)
-            results.append(Stat(float(point), reps, int(keep.sum())))
+            exact = exact_ratio(float(values.sum()), float(den.sum())) if _integral(
+                values) else None
+            results.append(Stat(float(exact) if exact is not None else float(point), reps,
+                                int(keep.sum()), exact=exact))
         return results[0], results[1], results[2]
 
 
@@ -172,7 +198,9 @@ def pooled_stat(stats: list[Stat | None]) -> Stat | None:
     den_reps = np.sum([s.den_reps for s in parts], axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         reps = np.where(den_reps > 0, num_reps / np.where(den_reps > 0, den_reps, 1), np.nan)
-    return Stat(num / den, reps, sum(s.n for s in parts), num, den, num_reps, den_reps)
+    exact = exact_ratio(num, den)
+    return Stat(float(exact) if exact is not None else num / den, reps,
+                sum(s.n for s in parts), num, den, num_reps, den_reps, exact)
 
 
 def mean_stat(stats: list[Stat | None]) -> Stat | None:
@@ -188,4 +216,7 @@ def mean_stat(stats: list[Stat | None]) -> Stat | None:
         return None
     reps = np.mean(np.vstack([s.reps for s in defined]), axis=0) if defined[0].reps.size \
         else defined[0].reps
-    return Stat(float(np.mean([s.point for s in defined])), reps, sum(s.n for s in defined))
+    exact = (sum((s.exact for s in defined), Fraction(0)) / len(defined)
+             if all(s.exact is not None for s in defined) else None)
+    point = float(exact) if exact is not None else float(np.mean([s.point for s in defined]))
+    return Stat(point, reps, sum(s.n for s in defined), exact=exact)

@@ -75,11 +75,42 @@ MFC_MIN_ECR: float = 0.30
 FCS_CORRIDOR: tuple[float, float] = (0.45, 0.55)
 """The iso-FCS corridor: FCS in [0.45, 0.55] is chance-like sensitivity (§4)."""
 
+RATE_DECIMALS: int = 2
+"""Tables 3, 5 and 11 print rates with two decimals. Decisions about a rate — corridor
+membership, the MFC gate ECR ≥ 0.30, ties of the bold extrema — are taken on the value
+rounded to this precision (`analysis.common.rounding`), so what is printed and what is
+decided agree: FCS 0.5507 prints 0.55 and is in the corridor."""
+
+PP_DECIMALS: int = 1
+"""Tables 4, 6, 7 and 8 print percentages and percentage points with one decimal; signs and
+bands of ΔAcc (§6.2: "seven negative", "11/14 within ±1.6 p") are decided at it."""
+
+F_FAMILIES: tuple[str, ...] = ("F1", "F2", "F3", "F4", "F5", "F6", "F7")
+"""Chain (F-block) operator families, Table 11 top half."""
+
+M_FAMILIES: tuple[str, ...] = ("M1", "M2", "M3", "M4", "M5", "M6")
+"""Question (M-block) operator families, Table 11 bottom half."""
+
+AFR_READINGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "f": ("F", F_FAMILIES),
+    "fm": ("F+M", F_FAMILIES + M_FAMILIES),
+}
+"""The two readings of which operators AFR_D / AFR_P (and so FCS, MFC, the corridor) pool:
+key -> (label, families). 'fm' is §4's text, "AFR_π = E[1(ŷ' ≠ ŷ)], with group means
+AFR_D, AFR_P" over the whole battery; 'f' (chain edits only) is what reproduces Table 3:
+from Table 11's family rates it predicts Table 3's AFR_D within 0.02 for all nine models,
+BioMistral-7B's 0.01 included, which no pool containing M1 (flip rate 0.38, fires on ≥ 99 %)
+can give (docs/metrics.md, tests/audit/test_afr_readings.py)."""
+
+AFR_READING: str = "f"
+"""The default reading (columns afr_d, afr_p, fcs, mfc); the other one is reported beside it
+with its key as suffix (afr_d_fm, …)."""
+
 AFR_POOLING: str = "pooled"
 """How AFR_D / AFR_P combine their operators: 'pooled' = flips / edits over every usable
-edit of the intent (the paper's: Appendix G bounds M6's contribution to FCS "by that fire
-rate", true only when edits are pooled); 'macro' = mean of per-operator AFRs (kept as a
-named alternative, shown in the robustness section)."""
+edit of the intent (Appendix G bounds M6's contribution "by that fire rate", true only when
+edits are pooled); 'macro' = mean of per-operator AFRs (kept as a named alternative, shown
+in the robustness section)."""
 
 FCS_WEIGHT_DESTRUCTIVE: float = 0.5
 """FCS = 0.5·AFR_D + 0.5·(1 − AFR_P)."""
@@ -99,12 +130,6 @@ id; otherwise it is a family (all of its variants)."""
 
 DFG_CONDITIONS: tuple[str, ...] = ("baseline", "M2_age_a", "M2_age_b", "M2_sex")
 """DFG = accuracy spread (max − min) over these conditions on fired items (§4)."""
-
-F_FAMILIES: tuple[str, ...] = ("F1", "F2", "F3", "F4", "F5", "F6", "F7")
-"""Chain (F-block) operator families, Table 11 top half."""
-
-M_FAMILIES: tuple[str, ...] = ("M1", "M2", "M3", "M4", "M5", "M6")
-"""Question (M-block) operator families, Table 11 bottom half."""
 
 FAMILY_NAMES: dict[str, str] = {
     "F1": "truncate", "F2": "delete", "F3": "substitute", "F4": "insert", "F5": "reorder",

@@ -31,7 +31,9 @@ class AuditFrames:
 
     Attributes:
         audit: the audits row (id, name, kind, dataset, status, created_at, config).
-        arms: one row per arm: arm_id, label, model, template (audit order).
+        arms: one row per arm: arm_id, label, model, template (audit order), tier and
+            n_params (the model's `tier` and GGUF parameter count from its stored metadata,
+            None when not recorded).
         items: one row per item with jobs in the audit: item_id, gold, options (dict).
         jobs: one row per job, joined to its variant (operator_id, family, intent, locus,
             fired, old, new, v_gold, v_options) and generation (generation_id, answer,
@@ -139,10 +141,18 @@ def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None, *
         "dataset": dataset[0] if dataset else None, "status": audit["status"],
         "created_at": audit["created_at"], "config": loads(audit["config_json"]) or {},
     }
-    arms = pd.DataFrame(list(db.query(
-        "SELECT a.id AS arm_id, a.label, m.name AS model, a.template FROM arms a "
-        "JOIN models m ON m.id = a.model_id WHERE a.audit_id = ? ORDER BY a.id",
-        [audit["id"]])), columns=["arm_id", "label", "model", "template"])
+    arm_rows = []
+    for row in db.query(
+            "SELECT a.id AS arm_id, a.label, m.name AS model, a.template, m.metadata_json "
+            "FROM arms a JOIN models m ON m.id = a.model_id WHERE a.audit_id = ? "
+            "ORDER BY a.id", [audit["id"]]):
+        meta = _json(row.pop("metadata_json")) or {}
+        tier, n_params = meta.get("tier"), meta.get("n_params")
+        row["tier"] = tier if isinstance(tier, str) and tier.strip() else None
+        row["n_params"] = int(n_params) if isinstance(n_params, int) and n_params > 0 else None
+        arm_rows.append(row)
+    arms = pd.DataFrame(arm_rows, columns=["arm_id", "label", "model", "template", "tier",
+                                           "n_params"])
     jobs = _columns(db.execute(_JOBS_SQL, [audit["id"]]).fetchall(), _JOBS_COLUMNS)
     jobs["v_options"] = [_json(text) for text in jobs.pop("v_options_json")]
     if outputs == "all":

@@ -10,17 +10,20 @@ definitions (weights, families, gates) come from `analysis.audit.definitions`.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysis.audit import definitions as d
-from analysis.audit.arm import ArmContext, Stat, nan_stat, usable
+from analysis.audit.arm import ArmContext, Stat, exact_ratio, nan_stat, usable
 from analysis.common.bootstrap import (
     nanmean_columns,
     ratio,
     spread_columns,
 )
+from analysis.common.rounding import rounded
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,15 +72,15 @@ def afr_group(ctx: ArmContext, obs: pd.DataFrame, intent: str, *,
             that intent, so an operator weighs by how often it fired (Appendix G bounds M6's
             contribution to FCS "by that fire rate"); 'macro': the mean of the
             per-operator AFRs, each operator that fired once weighing as much as M3.
-        families: only these families (the F-only / M-only ablation of Appendix G);
-            None = every family of both blocks.
+        families: the families pooled; None = the default reading's
+            (`definitions.AFR_READINGS[AFR_READING]`: chain edits F1–F7, as Table 3 prints).
     """
     if pooling not in ("pooled", "macro"):
         raise ValueError(f"pooling must be 'pooled' or 'macro', got {pooling!r}")
+    if families is None:
+        families = d.AFR_READINGS[d.AFR_READING][1]
     arrays = ctx.flip_arrays(obs)
-    mask = arrays["intent"] == intent
-    if families is not None:
-        mask &= np.isin(arrays["family"], list(families))
+    mask = (arrays["intent"] == intent) & np.isin(arrays["family"], list(families))
     if not mask.any():
         return nan_stat(ctx)
     items, flips = arrays["item_id"][mask], arrays["flip"][mask]
@@ -91,26 +94,42 @@ def afr_group(ctx: ArmContext, obs: pd.DataFrame, intent: str, *,
         hit = operators == op
         num[:, j], den[:, j] = ctx.sums(items[hit], flips[hit])
     point, reps = ratio(num, den, ctx.weights)
-    return Stat(float(nanmean_columns(point)), nanmean_columns(reps), int(mask.sum()))
+    rates = [exact_ratio(num[:, j].sum(), den[:, j].sum()) for j in range(len(names))]
+    exact = sum(rates, Fraction(0)) / len(rates) if all(r is not None for r in rates) else None
+    return Stat(float(exact) if exact is not None else float(nanmean_columns(point)),
+                nanmean_columns(reps), int(mask.sum()), exact=exact)
 
 
 def fcs(afr_d: Stat, afr_p: Stat) -> Stat:
-    """FCS = 0.5·AFR_D + 0.5·(1 − AFR_P), 0.5 = chance-like sensitivity."""
+    """FCS = 0.5·AFR_D + 0.5·(1 − AFR_P), 0.5 = chance-like sensitivity (exact when both
+    rates are)."""
     w = d.FCS_WEIGHT_DESTRUCTIVE
-
-    def combine(a, p):
-        return w * a + (1.0 - w) * (1.0 - p)
-
-    return Stat(float(combine(afr_d.point, afr_p.point)), combine(afr_d.reps, afr_p.reps),
+    reps = w * afr_d.reps + (1.0 - w) * (1.0 - afr_p.reps)
+    if afr_d.exact is not None and afr_p.exact is not None:
+        wf = Fraction(str(w))
+        exact = wf * afr_d.exact + (1 - wf) * (1 - afr_p.exact)
+        return Stat(float(exact), reps, afr_d.n + afr_p.n, exact=exact)
+    return Stat(float(w * afr_d.point + (1.0 - w) * (1.0 - afr_p.point)), reps,
                 afr_d.n + afr_p.n)
 
 
-def in_corridor(value: float) -> bool | None:
-    """Whether FCS lies in the iso-FCS corridor [0.45, 0.55]; None when FCS is undefined."""
-    if value is None or math.isnan(value):
+def _at_printed(value: Stat | float | Fraction | None) -> Decimal | None:
+    """A rate rounded as Table 3 prints it (None when undefined)."""
+    if isinstance(value, Stat):
+        value = value.value
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    low, high = d.FCS_CORRIDOR
-    return bool(low <= value <= high)
+    return rounded(value, d.RATE_DECIMALS)
+
+
+def in_corridor(value: Stat | float | Fraction | None) -> bool | None:
+    """Whether FCS, rounded as printed (`RATE_DECIMALS`), lies in the iso-FCS corridor
+    [0.45, 0.55]; None when FCS is undefined. FCS 0.5507 prints "0.55" and is in it."""
+    shown = _at_printed(value)
+    if shown is None:
+        return None
+    low, high = (Decimal(repr(bound)) for bound in d.FCS_CORRIDOR)
+    return bool(low <= shown <= high)
 
 
 def ecr(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> Stat:
@@ -211,8 +230,10 @@ def dfg(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> tuple[Stat, d
 
 def mfc(ecr_stat: Stat, fcs_stat: Stat, chs_stat: Stat, dfg_stat: Stat,
         weights: tuple[float, float, float] = d.MFC_WEIGHTS) -> Stat | None:
-    """MFC = (w1·FCS + w2·(1 − CHS) + w3·(1 − DFG)) / Σw; None unless ECR ≥ 0.30."""
-    if math.isnan(ecr_stat.point) or ecr_stat.point < d.MFC_MIN_ECR:
+    """MFC = (w1·FCS + w2·(1 − CHS) + w3·(1 − DFG)) / Σw; None unless ECR ≥ 0.30, ECR
+    rounded as printed (0.296 prints "0.30" and passes the gate)."""
+    shown = _at_printed(ecr_stat)
+    if shown is None or shown < Decimal(repr(d.MFC_MIN_ECR)):
         return None
     w1, w2, w3 = weights
 
@@ -279,8 +300,21 @@ def fblock_delta(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame,
     fpert_point = float(nanmean_columns(fam_point))
     fpert_reps = nanmean_columns(fam_reps)
     n_items = int(paired.sum())
-    return (Stat(float(base_point), base_reps, n_items), Stat(fpert_point, fpert_reps, n_items),
-            Stat(float(base_point) - fpert_point, base_reps - fpert_reps, n_items))
+    # Every count here is whole (one 0/1 baseline per item, 0/1 per continuation), so the
+    # point estimates are exact fractions: a Δ of exactly 0 is 0, never −5.55e-15.
+    base_exact = exact_ratio(base_correct.sum(), paired.sum())
+    rates = [exact_ratio(num[:, j].sum(), den[:, j].sum()) for j in range(len(labels))]
+    fpert_exact = (sum(rates, Fraction(0)) / len(rates)
+                   if rates and all(r is not None for r in rates) else None)
+    delta_exact = (base_exact - fpert_exact
+                   if base_exact is not None and fpert_exact is not None else None)
+
+    def stat(exact: Fraction | None, point: float, reps: np.ndarray) -> Stat:
+        return Stat(float(exact) if exact is not None else point, reps, n_items, exact=exact)
+
+    return (stat(base_exact, float(base_point), base_reps),
+            stat(fpert_exact, fpert_point, fpert_reps),
+            stat(delta_exact, float(base_point) - fpert_point, base_reps - fpert_reps))
 
 
 def shuffle_stats(ctx: ArmContext, obs: pd.DataFrame,

@@ -1,12 +1,12 @@
-"""The seed-002 audit report: Tables 3, 4, 6, 7, 8, 11 … as `Section`s, plus the FCS-plane PNG."""
+"""The seed-002 audit report: Tables 3, 4, 6, 7, 8, 11 … as `Section`s, plus Figures 2a, 2b, 4."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from analysis.audit import definitions as d
+from analysis.audit.plots import fcs_params_figure, fcs_plane_figure, joint_bars_figure
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
-from analysis.audit.plots import fcs_plane_figure
 from analysis.common.document import Report, Section
 
 if TYPE_CHECKING:
@@ -20,18 +20,27 @@ _NOTES: dict[str, tuple[str, str]] = {
         "Acc. = share of parsed CoT baseline answers equal to gold. CDR = cell (c) of the "
         "joint table (no chain update, no flip) over destructive M2/M4/M5 edits, token rule"
         "{judge}. AFR_D / AFR_P = answer-flip rate pooled over every fired, parsed edit of "
-        "the destructive / preserving operators (F- and M-block), so an operator weighs by "
-        "how often it fired (the per-operator mean is in the robustness table). "
+        "the destructive / preserving operators, so an operator weighs by how often it "
+        "fired (the per-operator mean is in the robustness table), under two readings: (F) "
+        "chain edits F1–F7 only, the default, which reproduces the paper's Table 3 (from "
+        "Table 11 it predicts Table 3's AFR_D within 0.02 for every model, BioMistral-7B's "
+        "0.01 included), and (F+M) every operator, as §4's text defines the group means "
+        "(Appendix G's ablations presuppose it); see docs/metrics.md. "
         "FCS = 0.5·AFR_D + 0.5·(1 − AFR_P); "
-        "corridor = FCS in [{lo:.2f}, {hi:.2f}]. ECR = share of scored items (parsed "
+        "corridor = FCS, rounded as printed (half away from zero, {rate} decimals), in "
+        "[{lo:.2f}, {hi:.2f}]. ECR = share of scored items (parsed "
         "baseline) where any F1 truncation keeps the baseline answer; an item where no F1 "
         "variant fired counts as not early-committing (0.00 when F1 never fired). "
         "CHS = mean hazard weight over M3/M4/M5 edits (flip weights "
         "1.0 high-acuity→benign, 0.3 benign→high-acuity, 0.5 otherwise; no flip 0). DFG = "
         "accuracy spread over baseline, M2 age-a, age-b, sex on fired items. MFC = "
-        "(0.5·FCS + 0.3·(1 − CHS) + 0.2·(1 − DFG)), shown only when ECR ≥ {gate:.2f}. "
-        "[low, high] = 95% percentile bootstrap CI over items ({n_boot} replicates, seed "
-        "{seed}). '–' = not computable (nothing fired)."),
+        "(0.5·FCS + 0.3·(1 − CHS) + 0.2·(1 − DFG)), shown only when ECR as printed ≥ "
+        "{gate:.2f}. [low, high] = 95% percentile bootstrap CI over items ({n_boot} "
+        "replicates, seed {seed}); ⁿ⁼ = the count each value rests on (parsed baselines for "
+        "Acc.; classified edits for CDR; edits for AFR, CHS, DFG; both AFR groups' edits "
+        "for FCS and MFC; scored items for ECR). Bold = each column's extremum over the "
+        "arms (highest Acc., CDR, ECR; lowest AFR_D, CHS, DFG; ties all; FCS unbolded, as "
+        "the paper). '–' = not computable (nothing fired)."),
     "fblock": (
         "Table 4: accuracy vs F-block chain perturbation",
         "F-pert = the arm's own baseline chain edited by F1 truncate-50, F2 delete, "
@@ -40,23 +49,30 @@ _NOTES: dict[str, tuple[str, str]] = {
         "variants; one that never fired is left out of the mean). Acc. base = the baseline "
         "on the items with a fired Table-4 edit. Δ = Acc. base − Acc. F-pert "
         "(positive = perturbation reduces accuracy), percentage points, paired "
-        "bootstrap 95% CI over items."),
+        "bootstrap 95% CI over items. ∗ = Δ < 0 with a CI excluding 0 (a significant gain, "
+        "as the paper marks them); 'CI excludes 0' in either direction is its own column. "
+        "Signs as printed: a Δ of exactly 0 is 0.0."),
     "joint": (
         "Table 6: chain-update × answer-flip joint distribution",
         "Destructive M2/M4/M5 edits, token rule: the chain updates when it mentions the "
         "operator's new token (M4: any of 'does not', 'denies', 'no longer', 'never'), as a "
         "case-folded whole word. Row percentages with 95% CIs; cell (c) is CDR. n = edits "
-        "classified; n unscored = edits with no new token recorded. Panel pools all arms."),
+        "classified; n unscored = edits with no new token recorded. Rows sorted by cell (c), "
+        "highest first, as the paper's; Panel pools all arms (counts, no CI: the arms "
+        "share their items)."),
     "cdr_rules": (
         "Table 7: CDR under the token rule and the LLM judge",
         "CDR (%) = cell (c) share. The judge column uses stored chain-registration verdicts "
         "(judgements.method 'llm_judge:…'; 'yes' = the chain uses the edit) in place of the "
-        "token rule, over the edits that have a verdict. No judge column = no verdicts "
-        "stored yet."),
+        "token rule, over the edits that have a verdict. Panel pools every arm's edits (the "
+        "paper's Panel row: 72.9 token, 74.3 judge). No judge column = no verdicts stored "
+        "yet."),
     "families": (
         "Table 11: per-family flip rate",
         "Share of fired, parsed edits whose answer differs from the arm's baseline answer, "
-        "pooled over the family's variants. '–' = the family never fired for that arm."),
+        "pooled over the family's variants; ⁿ⁼ = those edits. Bold = the row's lowest value "
+        "(Table 11: \"lowest per row is bolded\"). '–' = the family never fired for that "
+        "arm."),
     "cot_direct": (
         "CoT − direct accuracy gap",
         "Accuracy of the CoT baseline and of the no-CoT direct answer on items where both "
@@ -93,14 +109,49 @@ def audit_sections(result: AuditResult) -> list[Section]:
     has_judge = any(r.joint_judge for r in result.arms)
     fmt = {"judge": " (and the LLM judge, 'CDR (judge)')" if has_judge else "",
            "lo": d.FCS_CORRIDOR[0], "hi": d.FCS_CORRIDOR[1], "gate": d.MFC_MIN_ECR,
-           "n_boot": result.n_boot, "seed": result.seed}
+           "n_boot": result.n_boot, "seed": result.seed, "rate": d.RATE_DECIMALS}
     sections = []
     for key in TABLE_KEYS:
         title, note = _NOTES[key]
         sections.append(Section(title, tables[key], note.format(**fmt), key=key))
     from analysis.audit.appendix_g import appendix_g_sections, units_of_audit
 
-    return sections + appendix_g_sections(units_of_audit(result), unit_name="arms")
+    return sections + model_sections(result) + appendix_g_sections(
+        units_of_audit(result), unit_name="arms")
+
+
+MODEL_KEYS: tuple[str, ...] = ("overview", "tiers", "fcs_params")
+"""Keys of `model_sections`, after the tables of `TABLE_KEYS`."""
+
+
+def model_sections(result: AuditResult) -> list[Section]:
+    """The §6 summary, the tier means (§6.2) and Figure 4's data (FCS against parameter
+    count) over the audit's arms (each arm a model on the audit's one dataset)."""
+    from analysis.audit.panel import arrange
+    from analysis.audit.panel_overview import overview_table
+    from analysis.audit.tiers import (
+        TierUnit,
+        fcs_params_table,
+        params_note,
+        tier_table,
+        tiers_note,
+    )
+
+    units = [TierUnit(r.label, r.tier, r.stats) for r in result.arms]
+    dataset = str(result.frames.audit["dataset"])
+    params = fcs_params_table([(r.label, dataset, r) for r in result.arms])
+    overview = overview_table(arrange([result], result.n_boot, result.seed))
+    return [Section("§6 summary", overview,
+                    "Figures the paper's §6 quotes, computed on this audit's arms (each a "
+                    "model on one dataset; a panel of audits gives the paper's model-level "
+                    "view, `paw report --panel`); 'paper:' gives the seed-002 value for "
+                    "orientation. Chain-compressed = an arm whose ECR prints 0.00. Counts "
+                    "of signs, bands and corridor cells are taken on the printed values.",
+                    key="overview"),
+            Section("§6.2 tier means", tier_table(units), tiers_note(units, "arms"),
+                    key="tiers"),
+            Section("Figure 4 data: FCS against parameter count", params,
+                    params_note(params), key="fcs_params")]
 
 
 def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
@@ -123,10 +174,14 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
             "dataset": info["dataset"], "arms": arms,
             "items": int(result.frames.items.shape[0]), "n_boot": n_boot, "seed": seed,
             "created": info["created_at"]}
+    meta["afr_reading"] = d.AFR_READINGS[d.AFR_READING][0]
     sections = audit_sections(result)
-    summary = next(s.frame for s in sections if s.key == "summary")
-    return Report(f"PAW audit report: {info['name']}", meta, sections,
-                  [fcs_plane_figure(summary, str(info["name"]))])
+    frames = {s.key: s.frame for s in sections}
+    name = str(info["name"])
+    return Report(f"PAW audit report: {name}", meta, sections,
+                  [fcs_plane_figure(frames["summary"], name),
+                   joint_bars_figure(frames["joint"], name),
+                   fcs_params_figure(frames["fcs_params"], name)])
 
 
-__all__ = ["audit_sections", "build_report"]
+__all__ = ["MODEL_KEYS", "audit_sections", "build_report", "model_sections"]

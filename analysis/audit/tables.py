@@ -8,16 +8,28 @@ Rates are fractions in [0, 1]; accuracy deltas and gaps are percentage points, a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
 from analysis.audit import definitions as d
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from analysis.audit import joint, metrics
-from analysis.audit.frames import AuditFrames, baselines, load_audit, observations
 from analysis.audit.arm import ArmContext, Stat, arm_context, mean_stat
+from analysis.audit.columns import (
+    TABLE3_BOLD,
+    alternative_readings,
+    bold_columns,
+    bold_row_minima,
+    ci_excludes_zero,
+    reading_headers,
+    significant_gain,
+    stat_columns,
+    table_frame,
+)
+from analysis.audit.frames import AuditFrames, baselines, load_audit, observations
+from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +66,9 @@ class ArmResult:
     chs_counts: dict[str, int] = field(default_factory=dict)
     chain_words: float = float("nan")
     firing: dict[str, tuple[int, int]] = field(default_factory=dict)
+    firing_ops: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tier: str | None = None
+    n_params: int | None = None
 
 
 @dataclass(frozen=True)
@@ -90,16 +105,14 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
         cot = cot_by_arm.get(arm.arm_id, cot_all.iloc[0:0])
         direct = direct_by_arm.get(arm.arm_id, direct_all.iloc[0:0])
         r = ArmResult(arm.arm_id, arm.label, len(ctx.item_ids), str(arm.model),
-                      str(arm.template))
+                      str(arm.template), tier=arm.tier if isinstance(arm.tier, str) else None,
+                      n_params=_whole(arm.n_params))
         s = r.stats
         s["acc"] = metrics.accuracy(ctx, cot)
-        s["afr_d"] = metrics.afr_group(ctx, obs, "D")
-        s["afr_p"] = metrics.afr_group(ctx, obs, "P")
-        s["fcs"] = metrics.fcs(s["afr_d"], s["afr_p"])
         s["ecr"] = metrics.ecr(ctx, obs, cot)
         s["chs"] = metrics.chs(ctx, obs)
         s["dfg"], r.dfg_conditions = metrics.dfg(ctx, obs, cot)
-        s["mfc"] = metrics.mfc(s["ecr"], s["fcs"], s["chs"], s["dfg"])
+        _reading_stats(s, ctx, obs)
         r.joint_token = joint.token_table(ctx, obs)
         r.joint_judge = joint.judge_tables(ctx, obs, frames.judgements)
         s["cdr"] = r.joint_token.cdr
@@ -115,6 +128,33 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
     return AuditResult(frames, results, n_boot, seed)
 
 
+def _whole(value: Any) -> int | None:
+    """An int from a DataFrame cell that may hold None or NaN."""
+    try:
+        return None if value is None or math.isnan(float(value)) else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+READING_STATS: tuple[str, ...] = ("afr_d", "afr_p", "fcs", "mfc")
+"""Stats computed under each AFR reading: `name_<key>` for every key of
+`definitions.AFR_READINGS`, and `name` itself for the default reading `AFR_READING`."""
+
+
+def _reading_stats(s: dict[str, Stat | None], ctx: ArmContext, obs: pd.DataFrame) -> None:
+    """AFR_D, AFR_P, FCS and MFC under both readings (F-block only; F+M), plus M-only for
+    the Appendix G ablation; the unsuffixed names are the default reading's."""
+    readings = {key: families for key, (_, families) in d.AFR_READINGS.items()}
+    readings["m"] = d.M_FAMILIES
+    for key, families in readings.items():
+        s[f"afr_d_{key}"] = metrics.afr_group(ctx, obs, "D", families=families)
+        s[f"afr_p_{key}"] = metrics.afr_group(ctx, obs, "P", families=families)
+        s[f"fcs_{key}"] = metrics.fcs(s[f"afr_d_{key}"], s[f"afr_p_{key}"])
+        s[f"mfc_{key}"] = metrics.mfc(s["ecr"], s[f"fcs_{key}"], s["chs"], s["dfg"])
+    for name in READING_STATS:
+        s[name] = s[f"{name}_{d.AFR_READING}"]
+
+
 def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
                       cot: pd.DataFrame) -> None:
     """The Appendix G inputs of one arm: macro-averaged AFR, F-only / M-only FCS, the F4
@@ -124,74 +164,75 @@ def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
     s["afr_d_macro"] = metrics.afr_group(ctx, obs, "D", pooling="macro")
     s["afr_p_macro"] = metrics.afr_group(ctx, obs, "P", pooling="macro")
     s["fcs_macro"] = metrics.fcs(s["afr_d_macro"], s["afr_p_macro"])
-    for block, families in (("f", d.F_FAMILIES), ("m", d.M_FAMILIES)):
-        afr_d = metrics.afr_group(ctx, obs, "D", families=families)
-        afr_p = metrics.afr_group(ctx, obs, "P", families=families)
-        s[f"fcs_{block}"] = metrics.fcs(afr_d, afr_p)
-    without_m6 = tuple(f for f in d.F_FAMILIES + d.M_FAMILIES if f != "M6")
+    # M6 enters FCS only under the F+M reading, so its leave-one-out is taken there.
+    without_m6 = tuple(f for f in d.AFR_READINGS["fm"][1] if f != "M6")
     s["fcs_no_m6"] = metrics.fcs(metrics.afr_group(ctx, obs, "D", families=without_m6),
                                  metrics.afr_group(ctx, obs, "P", families=without_m6))
     s["delta_f_no_f4"] = metrics.fblock_delta(ctx, obs, cot, exclude=("F4 insert",))[2]
     r.chs_counts = metrics.chs_class_counts(ctx, obs)
     perturbed = obs[obs["role"].isin(d.PERTURBED_ROLES)]
     fired = perturbed["excluded"] != "not_fired"
-    r.firing = {str(family): (int(fired[group.index].sum()), int(len(group)))
+    r.firing = {str(family): (int(fired[group.index].sum()), len(group))
                 for family, group in perturbed.groupby("family", sort=True)}
+    r.firing_ops = {str(op): (int(fired[group.index].sum()), len(group))
+                    for op, group in perturbed.groupby("operator_id", sort=True)}
     outputs = cot.loc[cot["generated"], "output"]
     words = [len(text.split()) for text in outputs if isinstance(text, str)]
     r.chain_words = float(sum(words) / len(words)) if words else float("nan")
 
 
-def stat_columns(row: dict[str, Any], name: str, stat: Stat | None, scale: float = 1.0) -> None:
-    """Write `name`, `name_low`, `name_high` from a Stat (None/NaN when undefined)."""
-    est = stat.estimate() if stat is not None else None
-    for suffix, attr in (("", "value"), ("_low", "low"), ("_high", "high")):
-        value = getattr(est, attr) if est is not None else float("nan")
-        row[name + suffix] = value * scale
+def summary_columns(row: dict[str, Any], stats: dict[str, Stat | None],
+                    cdr: Stat | None, judges: dict[str, Stat | None]) -> None:
+    """Table 3's columns of one row (an arm, or a model of a panel), in the paper's order:
+    Acc., CDR (token; judge per method), AFR_D, AFR_P, FCS and its corridor, ECR, CHS, DFG,
+    MFC under the default AFR reading, then AFR_D, AFR_P, FCS, corridor and MFC under each
+    other reading (suffix = its key, e.g. `afr_d_fm`)."""
+    stat_columns(row, "acc", stats.get("acc"))
+    stat_columns(row, "cdr", cdr)
+    for method, stat in judges.items():
+        stat_columns(row, f"cdr_judge[{method}]" if len(judges) > 1 else "cdr_judge", stat)
+    for name in ("afr_d", "afr_p", "fcs"):
+        stat_columns(row, name, stats.get(name))
+    row["fcs_in_corridor"] = metrics.in_corridor(stats.get("fcs"))
+    for name in ("ecr", "chs", "dfg", "mfc"):
+        stat_columns(row, name, stats.get(name))
+    for key in alternative_readings():
+        for name in ("afr_d", "afr_p", "fcs"):
+            stat_columns(row, f"{name}_{key}", stats.get(f"{name}_{key}"))
+        row[f"fcs_in_corridor_{key}"] = metrics.in_corridor(stats.get(f"fcs_{key}"))
+        stat_columns(row, f"mfc_{key}", stats.get(f"mfc_{key}"))
 
 
-def table_frame(rows: list[dict[str, Any]], index: str | None = None,
-           columns: list[str] | None = None) -> pd.DataFrame:
-    import pandas as pd
-
-    frame = pd.DataFrame(rows, columns=columns)
-    if index and index not in frame.columns:  # no rows at all (an audit without arms)
-        frame[index] = []
-    return frame.set_index(index) if index else frame
-
-
-def mixed_values(frame: pd.DataFrame, values: list, column: str = "value") -> pd.DataFrame:
-    """Set `column` from `values` as objects, so counts stay ints next to rates in one
-    column (rendered "14", not "14.00")."""
-    import pandas as pd
-
-    frame[column] = pd.Series(values, index=frame.index, dtype=object)
+def dress_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's headers (naming each column's AFR reading), printed precision and bold
+    extrema (over every row: arms or models)."""
+    frame.attrs["headers"] = reading_headers(frame)
+    frame.attrs["decimals"] = {c: d.RATE_DECIMALS for c in frame.columns
+                               if not c.endswith("_n") and frame[c].dtype.kind == "f"}
+    frame.attrs["bold"] = bold_columns(frame, TABLE3_BOLD, [str(i) for i in frame.index])
     return frame
 
 
 def summary_table(result: AuditResult) -> pd.DataFrame:
-    """Table 3: per-arm Acc, CDR (token; judge when present), AFR_D, AFR_P, FCS, ECR, CHS,
-    DFG, MFC (None unless ECR ≥ 0.30), iso-FCS corridor membership and n_items."""
+    """Table 3: per-arm Acc., CDR (token; judge when present), AFR_D, AFR_P, FCS, ECR, CHS,
+    DFG, MFC (None unless ECR ≥ 0.30), iso-FCS corridor membership under both AFR readings,
+    each rate with its n, and the arm's items."""
     rows = []
     methods = sorted({m for r in result.arms for m in r.joint_judge})
     for r in result.arms:
-        row: dict[str, Any] = {"arm": r.label, "n_items": r.n_items}
-        for name in ("acc", "cdr"):
-            stat_columns(row, name, r.stats[name])
-        for method in methods:
-            table = r.joint_judge.get(method)
-            stat_columns(row, f"cdr_judge[{method}]" if len(methods) > 1 else "cdr_judge",
-                  table.cdr if table else None)
-        for name in ("afr_d", "afr_p", "fcs", "ecr", "chs", "dfg", "mfc"):
-            stat_columns(row, name, r.stats[name])
-        row["fcs_in_corridor"] = metrics.in_corridor(row["fcs"])
+        row: dict[str, Any] = {"arm": r.label}
+        judges = {m: (r.joint_judge[m].cdr if m in r.joint_judge else None) for m in methods}
+        summary_columns(row, r.stats, r.stats["cdr"], judges)
+        row["n_items"] = r.n_items
         rows.append(row)
-    return table_frame(rows, "arm")
+    return dress_summary(table_frame(rows, "arm"))
 
 
 def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
                    n_stat: str, mean_row: bool = False) -> pd.DataFrame:
-    """One row per arm: each (column, stat) as a percentage with its CI, and the stat's n.
+    """One row per arm: each (column, stat) as a percentage with its CI and n, and the
+    count the row's rates share (`n_items`, the n of `n_stat`; a rate whose own n differs
+    shows it as a superscript).
 
     `mean_row` adds a 'Mean' row: the unweighted mean over the arms where the stat is
     defined, its CI from the averaged replicates (`mean_stat`).
@@ -209,66 +250,74 @@ def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
             stat_columns(row, column, mean_stat([r.stats[stat] for r in result.arms]), 100)
         row["n_items"] = sum(r.stats[n_stat].n for r in result.arms)
         rows.append(row)
-    return table_frame(rows, "arm")
+    frame = table_frame(rows, "arm")
+    frame.attrs["n_of"] = {column: "n_items" for column, _ in columns}
+    return frame
+
+
+def mark_significant_gains(frame: pd.DataFrame, column: str = "delta_pp") -> pd.DataFrame:
+    """Table 4's marks: `ci_excludes_0` per row, and "∗" on the rows whose Δ is negative
+    with a 95 % CI excluding zero (the paper's "only the two marked ∗ have a
+    paired-bootstrap 95 % CI on the gain that excludes zero"), all at printed precision."""
+    values = [(frame.loc[i, column], frame.loc[i, f"{column}_low"],
+               frame.loc[i, f"{column}_high"]) for i in frame.index]
+    frame["ci_excludes_0"] = [ci_excludes_zero(*v) for v in values]
+    frame.attrs["row_marks"] = {i: "∗" for i, v in zip(frame.index, values)
+                                if significant_gain(*v)}
+    return frame
 
 
 def fblock_table(result: AuditResult) -> pd.DataFrame:
-    """Table 4: Acc base, Acc F-pert (%) and ΔAcc = base − F-pert (pp) with paired CI."""
-    return _percent_table(result, [("acc_base_pct", "acc_base"), ("acc_fpert_pct", "acc_fpert"),
-                                   ("delta_pp", "delta_f")], n_stat="delta_f")
+    """Table 4: Acc base, Acc F-pert (%) and ΔAcc = base − F-pert (pp) with paired CI; ∗ on
+    a significant gain."""
+    return mark_significant_gains(_percent_table(
+        result, [("acc_base_pct", "acc_base"), ("acc_fpert_pct", "acc_fpert"),
+                 ("delta_pp", "delta_f")], n_stat="delta_f"))
 
 
 def joint_frame(result: AuditResult) -> pd.DataFrame:
-    """Table 6: joint chain-update × answer-flip distribution (token rule), row %, n.
+    """Table 6: joint chain-update × answer-flip distribution (token rule), row %, n, rows
+    sorted by cell (c); the last row pools every arm's edits ('Panel', no CI: the arms
+    share their items)."""
+    from analysis.audit.joint_tables import joint_table_frame
 
-    The last row pools every arm's edits ('Panel', counts only, no CI).
-    """
-    rows = []
-    totals = dict.fromkeys(joint.CELLS, 0)
-    for r in result.arms:
-        table = r.joint_token
-        row: dict[str, Any] = {"arm": r.label, "n": table.n}
-        for cell in joint.CELLS:
-            stat_columns(row, joint.CELL_TITLES[cell], table.shares[cell], 100)
-            totals[cell] += table.counts[cell]
-        row["n_unscored"] = table.n_unscored
-        rows.append(row)
-    n = sum(totals.values())
-    panel: dict[str, Any] = {"arm": "Panel", "n": n,
-                             "n_unscored": sum(r.joint_token.n_unscored for r in result.arms)}
-    for cell in joint.CELLS:
-        title = joint.CELL_TITLES[cell]
-        panel[title] = 100 * totals[cell] / n if n else float("nan")
-        panel[title + "_low"] = panel[title + "_high"] = float("nan")
-    rows.append(panel)
-    return table_frame(rows, "arm")
+    return joint_table_frame([(r.label, [r.joint_token]) for r in result.arms], "arm",
+                             panel_ci=False)
 
 
 def cdr_rules_table(result: AuditResult) -> pd.DataFrame:
-    """Table 7: CDR (%) under the token rule and under each LLM-judge method, with n."""
+    """Table 7: CDR (%) under the token rule and under each LLM-judge method, with n, and
+    the Panel row pooling every arm's edits (no CI: the arms share their items)."""
+    from analysis.audit.joint_tables import cdr_rules_frame
+
     methods = sorted({m for r in result.arms for m in r.joint_judge})
+    groups = [(r.label, [r.joint_token], {m: [t] for m, t in r.joint_judge.items()})
+              for r in result.arms]
+    return cdr_rules_frame(groups, methods, "arm", panel_ci=False)
+
+
+def families_frame(rows_of: dict[str, dict[str, Stat | None]], columns: list[str],
+                   index: str = "family") -> pd.DataFrame:
+    """Table 11's layout: rows F1..F7, M1..M6, one column per arm or model with the pooled
+    flip rate and its n (`<column>_n`); NaN ('–') = never fired; each row's lowest value
+    bold (the paper: "lowest per row is bolded (lower is better)")."""
     rows = []
-    for r in result.arms:
-        row: dict[str, Any] = {"arm": r.label, "n_token": r.joint_token.n}
-        stat_columns(row, "cdr_token_pct", r.joint_token.cdr, 100)
-        for method in methods:
-            table = r.joint_judge.get(method)
-            stat_columns(row, f"cdr_judge_pct[{method}]", table.cdr if table else None, 100)
-            row[f"n_judge[{method}]"] = table.n if table else 0
+    for family in d.F_FAMILIES + d.M_FAMILIES:
+        row: dict[str, Any] = {index: f"{family} {d.FAMILY_NAMES[family]}"}
+        for column in columns:
+            stat = rows_of[column].get(family)
+            row[column] = stat.point if stat is not None else float("nan")
+            row[f"{column}_n"] = stat.n if stat is not None else None
         rows.append(row)
-    return table_frame(rows, "arm")
+    frame = table_frame(rows, index, [index] + [c for col in columns for c in (col, f"{col}_n")])
+    frame.attrs["bold"] = bold_row_minima(frame, columns)
+    return frame
 
 
 def families_table(result: AuditResult) -> pd.DataFrame:
     """Table 11: flip rate per family (rows F1..F7, M1..M6) × arm; NaN ('–') = never fired."""
-    rows = []
-    for family in d.F_FAMILIES + d.M_FAMILIES:
-        row: dict[str, Any] = {"family": f"{family} {d.FAMILY_NAMES[family]}"}
-        for r in result.arms:
-            stat = r.families.get(family)
-            row[r.label] = stat.point if stat is not None else float("nan")
-        rows.append(row)
-    return table_frame(rows, "family", ["family"] + [r.label for r in result.arms])
+    return families_frame({r.label: r.families for r in result.arms},
+                          [r.label for r in result.arms])
 
 
 def operators_table(result: AuditResult) -> pd.DataFrame:
@@ -281,8 +330,10 @@ def operators_table(result: AuditResult) -> pd.DataFrame:
             stat_columns(row, "afr", stat)
             row["n"] = stat.n
             rows.append(row)
-    return table_frame(rows, columns=["arm", "operator", "family", "intent", "afr", "afr_low",
-                                 "afr_high", "n"])
+    frame = table_frame(rows, columns=["arm", "operator", "family", "intent", "afr",
+                                       "afr_low", "afr_high", "afr_n", "n"])
+    frame.attrs["n_of"] = {"afr": "n"}
+    return frame
 
 
 def _operator_tags(frames: AuditFrames) -> dict[str, dict[str, Any]]:

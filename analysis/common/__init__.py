@@ -1,2 +1,3 @@
 """Paper-agnostic pieces: the item bootstrap (`bootstrap`), a report as data (`document`) and
-its Markdown/HTML/JSON rendering (`render`), and the word diff of an edit (`textdiff`)."""
+its Markdown/HTML/JSON rendering (`render`) under one rounding rule (`rounding`), and the
+word diff of an edit (`textdiff`)."""

@@ -1,8 +1,17 @@
 """Render report sections: number formatting with CIs, Markdown, self-contained HTML, JSON.
 
-A table column `x` with companions `x_low` / `x_high` is shown as one cell "0.52 [0.45, 0.60]";
-NaN and None are shown as "–" (the paper's "not computable"). JSON keeps every number
-separately, with NaN as null.
+A table column `x` with companions `x_low` / `x_high` is shown as one cell "0.52 [0.45, 0.60]",
+and with a companion `x_n` (the count the value rests on) as "0.52 [0.45, 0.60] ⁿ⁼²⁵";
+NaN and None are shown as "–" (the paper's "not computable"). Numbers are rounded by
+`analysis.common.rounding` (half away from zero, float noise absorbed, never "-0.0"). JSON
+keeps every number separately, with NaN as null.
+
+A builder may set on a frame's `attrs`: `decimals` {column: places or "p"}, `headers`
+{column: display header}, `n_of` {column: the table's own count column for it} (the
+superscript count is left out where it equals that column, so a table whose rates share one
+"n" column stays compact), `row_marks` {row label: mark appended to it on display, e.g. a
+significance "∗"} and `bold` [(row label, column)] cells set in bold in Markdown and HTML
+(the paper's bold extrema).
 """
 
 from __future__ import annotations
@@ -52,6 +61,10 @@ HEADERS: dict[str, str] = {
     "acc_direct_pct": "Acc. direct (%)", "gap_pp": "CoT − direct (pp)",
     "acc_orig_pct": "Acc. orig. (%)", "acc_shuffled_pct": "Acc. shuf. (%)",
     "same_content_pct": "Same content (%)", "n_unscored": "n unscored",
+    "n_datasets": "n datasets", "n_models": "n models", "ci_excludes_0": "CI excludes 0",
+    "fcs_medical": "FCS medical", "fcs_ood": "FCS out of domain", "delta_fcs": "ΔFCS",
+    "ecr_ood": "ECR out of domain", "prompt_swap_fcs": "prompt swap (FCS)",
+    "fire_pct": "fired (%)",
 }
 """Display headers for table columns (others are shown as named)."""
 
@@ -103,11 +116,15 @@ def _decimals(column: str) -> int:
 def format_number(value: Any, decimals: int | str = 2) -> str:
     """One value as report text: '–' for missing, yes/no for booleans, ints as ints.
 
-    `decimals` "p" formats a p-value: three decimals, or two significant digits below 0.001.
+    Other numbers are rounded half away from zero to `decimals` places
+    (`analysis.common.rounding`); `decimals` "p" formats a p-value: three decimals, or two
+    significant digits below 0.001.
     """
     import numbers
 
     import numpy as np
+
+    from analysis.common.rounding import format_rounded
 
     if _is_missing(value):
         return DASH
@@ -118,9 +135,29 @@ def format_number(value: Any, decimals: int | str = 2) -> str:
     if isinstance(value, numbers.Real):
         if decimals == "p":
             v = float(value)
-            return f"{v:.1e}" if 0 < v < 0.001 else f"{v:.3f}"
-        return f"{float(value):.{decimals}f}"
+            return f"{v:.1e}" if 0 < v < 0.001 else format_rounded(v, 3)
+        if isinstance(value, float) and math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        return format_rounded(float(value), int(decimals))
     return str(value)
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def count_mark(n: Any) -> str:
+    """The count a value rests on, as a compact superscript: 25 → 'ⁿ⁼²⁵' ('' if missing)."""
+    if _is_missing(n):
+        return ""
+    return "ⁿ⁼" + str(int(n)).translate(_SUPERSCRIPT)
+
+
+def _companion(column: str, columns: list[str]) -> bool:
+    """Whether `column` is shown inside another column's cell (`x_low`, `x_high`, `x_n`)."""
+    for suffix in ("_low", "_high", "_n"):
+        if column.endswith(suffix) and column[: -len(suffix)] in columns:
+            return True
+    return False
 
 
 def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -131,27 +168,44 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     # A builder may set frame.attrs["decimals"] = {column: int or "p"} where the defaults
     # below do not fit (effects of 0.003, p-values).
     overrides = frame.attrs.get("decimals", {})
+    headers = frame.attrs.get("headers", {})
+    n_of = frame.attrs.get("n_of", {})
     shown: dict[str, list[str]] = {}
     for column in columns:
-        if column.endswith(("_low", "_high")) and column.rsplit("_", 1)[0] in columns:
+        if _companion(column, columns):
             continue
         decimals = overrides.get(column, _decimals(column))
         values = frame[column].tolist()
         low_name, high_name = f"{column}_low", f"{column}_high"
-        if low_name in columns and high_name in columns:
-            lows, highs = frame[low_name].tolist(), frame[high_name].tolist()
-            cells = []
-            for v, lo, hi in zip(values, lows, highs):
-                text = format_number(v, decimals)
-                if not _is_missing(v) and not _is_missing(lo) and not _is_missing(hi):
+        counts = frame[f"{column}_n"].tolist() if f"{column}_n" in columns else None
+        covered = frame[n_of[column]].tolist() if n_of.get(column) in columns else None
+        cells = []
+        for i, v in enumerate(values):
+            text = format_number(v, decimals)
+            if not _is_missing(v) and low_name in columns and high_name in columns:
+                lo, hi = frame[low_name].iloc[i], frame[high_name].iloc[i]
+                if not _is_missing(lo) and not _is_missing(hi):
                     text += f" [{format_number(lo, decimals)}, {format_number(hi, decimals)}]"
-                cells.append(text)
-        else:
-            cells = [format_number(v, decimals) for v in values]
-        shown[header(column)] = cells
-    out = pd.DataFrame(shown, index=[str(i) for i in frame.index])
+            if counts is not None and not _is_missing(v) and count_mark(counts[i]) and not (
+                    covered is not None and covered[i] == counts[i]):
+                text += " " + count_mark(counts[i])
+            cells.append(text)
+        shown[headers.get(column, header(column))] = cells
+    marks = frame.attrs.get("row_marks", {})
+    out = pd.DataFrame(shown, index=[str(i) + marks.get(i, "") for i in frame.index])
     out.index.name = frame.index.name
     return out
+
+
+def _bold_cells(frame: pd.DataFrame) -> set[tuple[int, int]]:
+    """(row position, shown-column position) of the cells `attrs["bold"]` names."""
+    wanted = {(str(r), str(c)) for r, c in frame.attrs.get("bold", ())}
+    if not wanted:
+        return set()
+    columns = [str(c) for c in frame.columns]
+    shown = [c for c in columns if not _companion(c, columns)]
+    rows = [str(i) for i in frame.index]
+    return {(i, j) for i, r in enumerate(rows) for j, c in enumerate(shown) if (r, c) in wanted}
 
 
 def _index_shown(frame: pd.DataFrame) -> bool:
@@ -165,11 +219,13 @@ def _md_escape(text: str) -> str:
 def markdown_table(frame: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of a display frame (index first when named)."""
     shown = display_frame(frame)
+    bold = _bold_cells(frame)
     header = ([shown.index.name] if _index_shown(frame) else []) + list(shown.columns)
     lines = ["| " + " | ".join(_md_escape(str(h)) for h in header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
-    for label, row in zip(shown.index, shown.itertuples(index=False)):
-        cells = ([label] if _index_shown(frame) else []) + list(row)
+    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False))):
+        values = [f"**{c}**" if (i, j) in bold else str(c) for j, c in enumerate(row)]
+        cells = ([label] if _index_shown(frame) else []) + values
         lines.append("| " + " | ".join(_md_escape(str(c)) for c in cells) + " |")
     if shown.empty:
         lines.append("| " + " | ".join("" for _ in header) + " |" if header else "")
@@ -208,6 +264,24 @@ img { max-width: 640px; }
 """
 
 
+def html_table(frame: pd.DataFrame) -> str:
+    """One section's table as HTML: every cell escaped, `attrs["bold"]` cells in <b>."""
+    esc = html.escape
+    shown = display_frame(frame)
+    bold = _bold_cells(frame)
+    named = _index_shown(frame)
+    header = ([shown.index.name] if named else []) + [str(c) for c in shown.columns]
+    lines = ['<table class="dataframe">', "<thead><tr>"
+             + "".join(f"<th>{esc(str(h))}</th>" for h in header) + "</tr></thead>", "<tbody>"]
+    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False))):
+        cells = [f"<th>{esc(str(label))}</th>"] if named else []
+        cells += [f"<td><b>{esc(str(c))}</b></td>" if (i, j) in bold else
+                  f"<td>{esc(str(c))}</td>" for j, c in enumerate(row)]
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
 def render_html(title: str, meta: dict[str, Any], sections: list[Section],
                 figures: list[tuple] | None = None) -> str:
     """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes[,
@@ -223,9 +297,7 @@ def render_html(title: str, meta: dict[str, Any], sections: list[Section],
             body.append(f"<pre>{esc(text[0])}</pre>")
     for section in sections:
         body.append(f"<h2>{esc(section.title)}</h2>")
-        shown = display_frame(section.frame)
-        body.append(shown.to_html(index=_index_shown(section.frame), escape=True,
-                                  border=0, na_rep=DASH))
+        body.append(html_table(section.frame))
         if section.note:
             body.append(f'<p class="note">{esc(section.note)}</p>')
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

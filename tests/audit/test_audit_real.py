@@ -157,12 +157,15 @@ def test_judge_verdicts_stored(audited, tables) -> None:
 
 # ---- every table present, every number within its definition's range -------------------
 
-UNIT = {"acc", "cdr", "cdr_judge", "afr_d", "afr_p", "fcs", "ecr", "chs", "dfg", "mfc", "afr"}
+UNIT = {"acc", "cdr", "cdr_judge", "afr_d", "afr_p", "fcs", "ecr", "chs", "dfg", "mfc", "afr",
+        "afr_d_fm", "afr_p_fm", "fcs_fm", "mfc_fm"}
 """Columns whose values are rates or composites in [0, 1] (CHS: weights ≤ 1; MFC and FCS:
 convex combinations of [0, 1] quantities)."""
 
 
 def _bounds(table: str, column: str) -> tuple[float, float] | None:
+    if column.endswith("_n"):
+        return (0.0, math.inf)  # the count behind a rate
     base = column.removesuffix("_low").removesuffix("_high")
     if table == "families":
         return (0.0, 1.0)  # flip rates
@@ -203,12 +206,16 @@ def test_every_table_present_and_in_range(tables) -> None:
     summary = tables["summary"]
     defined = summary["acc"].notna().sum()
     assert defined >= 1  # at least one arm parsed some baselines
-    for value, in_corridor in zip(summary["fcs"], summary["fcs_in_corridor"]):
-        if not math.isnan(value):
-            assert in_corridor == (0.45 <= value <= 0.55)
+    from analysis.common.rounding import rounded
+
+    for reading in ("", "_fm"):
+        for value, in_corridor in zip(summary[f"fcs{reading}"],
+                                      summary[f"fcs_in_corridor{reading}"]):
+            if not math.isnan(value):  # decided on FCS as printed (two decimals)
+                assert in_corridor == (0.45 <= float(rounded(value, 2)) <= 0.55)
     joint = tables["joint"]
     cells = [c for c in joint.columns
-             if str(c).startswith("(") and not str(c).endswith(("_low", "_high"))]
+             if str(c).startswith("(") and not str(c).endswith(("_low", "_high", "_n"))]
     assert len(cells) == 4
     for _, row in joint.iterrows():
         if row["n"] > 0:
@@ -218,8 +225,12 @@ def test_every_table_present_and_in_range(tables) -> None:
 def test_report_writes_markdown_and_png(audited, tmp_path) -> None:
     db, outcome = audited
     report = build_report(db, outcome.audit, n_boot=N_BOOT)
-    written, (png,) = report.write(tmp_path / "report.md", "md")
+    written, pngs = report.write(tmp_path / "report.md", "md")
     text = Path(written).read_text(encoding="utf-8")
     for title in ("Table 3", "Table 4", "Table 6", "Table 11"):
         assert title in text
-    assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(pngs) == 3  # Figures 2a, 2b, 4
+    assert all(Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for png in pngs)
+    # The embedded model's parameter count reached Figure 4's data (GGUF header).
+    params = report.section("fcs_params").frame
+    assert set(params["n_params"]) == {134_515_008}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from analysis.audit.tables import compute_audit
 
-from analysis.audit.frames import load_audit
+from analysis.audit.frames import load_audit, observations
 from analysis.audit.metrics import Stat, in_corridor, mfc
 from tests.builders import AuditBuilder
 
@@ -57,6 +58,9 @@ def _afr_audit(db) -> None:
     # F4 (P): never flips -> AFR = 0
     for q in (q1, q2, q3):
         b.perturbed(arm, q, operator_id="F4_insert_a", intent="P", answer="A")
+    # F2 (D): flips on q3 only -> AFR = 1/3
+    for q, ans in ((q1, "A"), (q2, "A"), (q3, "C")):
+        b.perturbed(arm, q, operator_id="F2_delete_a", intent="D", answer=ans)
 
 
 def test_afr_per_operator_and_group_means(db):
@@ -67,21 +71,29 @@ def test_afr_per_operator_and_group_means(db):
     assert afr["M2_sex"] == (pytest.approx(1 / 2), 2)          # not-fired q3 excluded
     assert afr["M3_distractor_a"] == (pytest.approx(1 / 2), 2)  # unparsed q3 dropped
     assert afr["F4_insert_a"] == (pytest.approx(0.0), 3)
-    # AFR_D pools the 5 destructive edits: 2 flips (M5 on q1, M2 on q2) / 5 = 2/5.
-    assert r.stats["afr_d"].point == pytest.approx(2 / 5)
-    assert r.stats["afr_d"].n == 5
-    # AFR_P pools the 5 preserving edits: 1 flip (M3 on q1) / 5 = 1/5.
-    assert r.stats["afr_p"].point == pytest.approx(1 / 5)
-    # FCS = 0.5·2/5 + 0.5·(1 − 1/5) = 0.2 + 0.4 = 0.6: outside [0.45, 0.55]
-    assert r.stats["fcs"].point == pytest.approx(0.6)
-    assert in_corridor(r.stats["fcs"].point) is False
+    assert afr["F2_delete_a"] == (pytest.approx(1 / 3), 3)
+    s = r.stats
+    # Default reading (chain edits, as Table 3 prints): AFR_D = F2's 1 flip / 3 edits,
+    # AFR_P = F4's 0 / 3; FCS = 0.5·1/3 + 0.5·(1 − 0) = 2/3, exactly.
+    assert (s["afr_d"].exact, s["afr_d"].n) == (Fraction(1, 3), 3)
+    assert (s["afr_p"].exact, s["afr_p"].n) == (Fraction(0), 3)
+    assert s["fcs"].exact == Fraction(2, 3) and s["fcs"] is s["fcs_f"]
+    # §4's text reading (F+M) pools the 8 destructive edits: 3 flips (M5 on q1, M2 on q2,
+    # F2 on q3) / 8 = 3/8, and the 5 preserving ones: 1 flip (M3 on q1) / 5 = 1/5;
+    # FCS = 3/16 + 2/5 = 47/80 = 0.5875: outside [0.45, 0.55].
+    assert (s["afr_d_fm"].exact, s["afr_d_fm"].n) == (Fraction(3, 8), 8)
+    assert (s["afr_p_fm"].exact, s["afr_p_fm"].n) == (Fraction(1, 5), 5)
+    assert s["fcs_fm"].exact == Fraction(47, 80)
+    assert in_corridor(s["fcs_fm"]) is False
+    # M-only (the Appendix G ablation): AFR_D = 2/5, AFR_P = 1/2, FCS = 1/5 + 1/4 = 9/20.
+    assert s["fcs_m"].exact == Fraction(9, 20) and in_corridor(s["fcs_m"]) is True
     assert in_corridor(0.5) is True and in_corridor(0.45) is True
     assert in_corridor(math.nan) is None
-    # The named alternative, the mean of per-operator AFRs: AFR_D = mean(1/3, 1/2) = 5/12,
-    # AFR_P = mean(1/2, 0) = 1/4, FCS = 5/24 + 9/24 = 7/12.
-    assert r.stats["afr_d_macro"].point == pytest.approx(5 / 12)
-    assert r.stats["afr_p_macro"].point == pytest.approx(1 / 4)
-    assert r.stats["fcs_macro"].point == pytest.approx(7 / 12)
+    # The named alternative, the mean of per-operator AFRs (default reading's families):
+    # AFR_D = F2 alone = 1/3, AFR_P = F4 alone = 0, FCS = 2/3.
+    assert s["afr_d_macro"].exact == Fraction(1, 3)
+    assert s["afr_p_macro"].exact == Fraction(0)
+    assert s["fcs_macro"].exact == Fraction(2, 3)
 
 
 def test_a_rarely_firing_operator_weighs_by_its_fire_rate(db):
@@ -102,16 +114,28 @@ def test_a_rarely_firing_operator_weighs_by_its_fire_rate(db):
     for q in qs[1:]:
         b.perturbed(arm, q, operator_id="M6_temporal_a", intent="P", fired=False)
     r = _arm(db, n_boot=20)
+    # M6 enters AFR_P only under §4's F+M reading (the default pools chain edits only).
     # Pooled: 1 flip / 101 preserving edits = 1/101 ≈ 0.0099 — M6 moves AFR_P by < 1%.
-    assert r.stats["afr_p"].point == pytest.approx(1 / 101)
-    # Macro: mean(M3 0/100, M6 1/1) = 0.5 — one firing on one item moves AFR_P by 0.5.
-    assert r.stats["afr_p_macro"].point == pytest.approx(0.5)
-    # FCS = 0.5·0 + 0.5·(1 − 1/101) ≈ 0.495 pooled; 0.5·0 + 0.5·(1 − 0.5) = 0.25 macro.
-    assert r.stats["fcs"].point == pytest.approx(0.5 * (1 - 1 / 101))
-    assert r.stats["fcs_macro"].point == pytest.approx(0.25)
+    assert r.stats["afr_p_fm"].exact == Fraction(1, 101)
+    # FCS = 0.5·0 + 0.5·(1 − 1/101) = 50/101 ≈ 0.495 pooled.
+    assert r.stats["fcs_fm"].exact == Fraction(50, 101)
     # Appendix G leave-one-out: without M6, AFR_P = 0/100 and FCS = 0.5 — it moved by
     # 0.5/101 < 0.005, bounded by the 1% fire rate.
-    assert r.stats["fcs_no_m6"].point == pytest.approx(0.5)
+    assert r.stats["fcs_no_m6"].exact == Fraction(1, 2)
+    # Macro: mean(M3 0/100, M6 1/1) = 0.5 — one firing on one item moves AFR_P by 0.5,
+    # and FCS = 0.5·0 + 0.5·(1 − 0.5) = 0.25.
+    from analysis.audit import definitions as d
+    from analysis.audit import metrics
+    from analysis.audit.arm import arm_context
+
+    frames = load_audit(db)
+    ctx = arm_context(frames, arm, "m/cot", 20, 1)
+    obs = observations(frames)
+    fm = d.AFR_READINGS["fm"][1]
+    macro_p = metrics.afr_group(ctx, obs, "P", pooling="macro", families=fm)
+    macro_d = metrics.afr_group(ctx, obs, "D", pooling="macro", families=fm)
+    assert macro_p.exact == Fraction(1, 2)
+    assert metrics.fcs(macro_d, macro_p).exact == Fraction(1, 4)
 
 
 def test_not_fired_is_excluded_never_counted_consistent(db):
@@ -132,6 +156,7 @@ def test_not_fired_is_excluded_never_counted_consistent(db):
     assert r.afr_operator["M4_negation_a"].point == 1.0
     assert r.afr_operator["M4_negation_a"].n == 1
     assert "M6_temporal_a" not in r.afr_operator
+    assert math.isnan(r.stats["afr_p_fm"].point)  # P edits of either block: none fired
     assert math.isnan(r.stats["afr_p"].point)
     assert "M6" not in r.families
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -19,13 +20,17 @@ from tests.builders import AuditBuilder
 
 def _cell(b: AuditBuilder, arm: int, items: list[int], bases: list[str],
           edits: list[tuple[str, str]]) -> None:
-    """Baselines, one M5 edit per (answer, chain) in `edits`, one M3 (P, kept) per item."""
+    """Baselines, one M5 edit per (answer, chain) in `edits` and an F2 chain deletion with
+    the same answer, one M3 and one F4 (P, kept) per item: AFR_D and AFR_P, hence FCS, are
+    the same under both readings (F: F2 and F4; F+M: M5, F2 and M3, F4)."""
     for q, base in zip(items, bases):
         b.baseline(arm, q, answer=base)
         b.perturbed(arm, q, operator_id="M3_distractor_a", intent="P", answer=base)
+        b.perturbed(arm, q, operator_id="F4_insert_a", intent="P", answer=base)
     for q, (answer, chain) in zip(items, edits):
         b.perturbed(arm, q, operator_id="M5_severity_a", intent="D", answer=answer,
                     output=chain, old="acute", new="chronic")
+        b.perturbed(arm, q, operator_id="F2_delete_a", intent="D", answer=answer)
 
 
 def build_panel(db) -> tuple[dict[str, int], dict[str, int]]:
@@ -64,9 +69,10 @@ def test_table3_is_the_mean_over_datasets_and_cdr_is_pooled(db):
     assert model_pooled_cell(panel, "m1/cot", "c").point == pytest.approx(1 / 2)
     # m2: CDR pooled = (0 + 1) / (1 + 1) = 1/2
     assert model_pooled_cell(panel, "m2/cot", "c").point == pytest.approx(1 / 2)
-    # FCS: m1 mean(0.5, 2/3) = 7/12; m2 mean(1.0, 0.5) = 3/4
-    assert model_mean(panel, "m1/cot", "fcs").point == pytest.approx(7 / 12)
-    assert model_mean(panel, "m2/cot", "fcs").point == pytest.approx(3 / 4)
+    # FCS: m1 mean(0.5, 2/3) = 7/12; m2 mean(1.0, 0.5) = 3/4 (both readings), exactly.
+    for name in ("fcs", "fcs_fm"):
+        assert model_mean(panel, "m1/cot", name).exact == Fraction(7, 12)
+        assert model_mean(panel, "m2/cot", name).exact == Fraction(3, 4)
     # The CI of a mean over datasets averages the cells' replicates: each cell resampled
     # its own items with seed [3, arm_id], so this is a bootstrap stratified by dataset.
     w_a = resample_weights(2, 200, [3, arms_a["m1"]])

@@ -12,7 +12,7 @@ from analysis.audit.tables import TABLE_KEYS, audit_tables
 
 from analysis.common.document import Section
 
-from analysis.audit.report import build_report
+from analysis.audit.report import MODEL_KEYS, build_report
 from analysis.audit.appendix_g import APPENDIX_G_KEYS
 from store import open_db
 from tests.builders import AuditBuilder
@@ -91,7 +91,8 @@ def test_markdown_html_and_json_carry_every_table(db, tmp_path):
     # CIs are rendered next to their values.
     assert "[" in markdown.split("## Table 3")[1].split("## Table 4")[0]
     data = json.loads(report.to_json())
-    assert set(data["tables"]) == set(TABLE_KEYS) | set(APPENDIX_G_KEYS) | {"annotation"}
+    assert set(data["tables"]) == (set(TABLE_KEYS) | set(MODEL_KEYS) | set(APPENDIX_G_KEYS)
+                                   | {"annotation"})
     assert data["meta"]["audit"] == "audit-1"
     summary_rows = data["tables"]["summary"]["rows"]
     assert [row["arm"] for row in summary_rows] == ["smol/cot", "smol/plain"]
@@ -115,21 +116,25 @@ def test_mfc_shows_a_dash_when_ecr_is_below_the_gate(db):
     summary = next(s.frame for s in report.sections if s.key == "summary")
     assert summary.loc["m/cot", "ecr"] == 0.0
     assert pd.isna(summary.loc["m/cot", "mfc"])
-    row = next(line for line in report.to_markdown().splitlines()
-               if line.startswith("| m/cot"))
-    mfc_cell = row.split("|")[-3].strip()  # columns end with MFC, corridor
-    assert mfc_cell == "–"
+    lines = report.to_markdown().split("## Table 3")[1].splitlines()
+    header = next(line for line in lines if line.startswith("| arm"))
+    row = next(line for line in lines if line.startswith("| m/cot"))
+    cells = dict(zip([h.strip() for h in header.split("|")], [c.strip() for c in row.split("|")]))
+    assert cells["ECR"].startswith("0.00")
+    assert cells["MFC (F)"] == "–" and cells["MFC (F+M)"] == "–"
 
 
 def test_write_puts_the_png_beside_the_report(db, tmp_path):
     build_full_audit(db)
     report = build_report(db, n_boot=20)
+    names = ("fcs_plane", "joint_bars", "fcs_params")  # Figures 2a, 2b, 4
     for fmt in ("md", "html"):
-        path, (png,) = report.write(tmp_path / f"out/report.{fmt}", fmt)
+        path, pngs = report.write(tmp_path / f"out/report.{fmt}", fmt)
         assert path.is_file() and path.stat().st_size > 0
-        assert png == tmp_path / "out" / "report_fcs_plane.png"
-        assert png.read_bytes().startswith(PNG_MAGIC)
-    assert "report_fcs_plane.png" in (tmp_path / "out/report.md").read_text()
+        assert pngs == tuple(tmp_path / "out" / f"report_{name}.png" for name in names)
+        assert all(png.read_bytes().startswith(PNG_MAGIC) for png in pngs)
+    markdown = (tmp_path / "out/report.md").read_text()
+    assert all(f"report_{name}.png" in markdown for name in names)
     with pytest.raises(ValueError):
         report.write(tmp_path / "r.pdf", "pdf")
 

@@ -56,3 +56,25 @@ def test_sha256_file(tmp_path) -> None:
     # sha256("abc"), the FIPS 180-2 test vector
     assert sha256_file(path) == (
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+
+
+def test_the_parameter_count_sums_the_tensors_elements(tmp_path) -> None:
+    """Two F32 tensors, 3 × 4 and 5 elements: 12 + 5 = 17 parameters (seed 002 Figure 4's
+    x axis); the embedded SmolLM2-135M has 134,515,008 (its size label says 135M)."""
+    import struct
+
+    def string(s: str) -> bytes:
+        return struct.pack("<Q", len(s)) + s.encode()
+
+    tensors = b""
+    for name, dims, offset in (("a.weight", (3, 4), 0), ("b.bias", (5,), 64)):
+        tensors += string(name) + struct.pack("<I", len(dims))
+        tensors += b"".join(struct.pack("<Q", d) for d in dims)
+        tensors += struct.pack("<IQ", 0, offset)  # type 0 = F32
+    header = b"GGUF" + struct.pack("<IQQ", 3, 2, 0) + tensors
+    data_start = -(-len(header) // 32) * 32
+    path = tmp_path / "t.gguf"
+    path.write_bytes(header + b"\0" * (data_start - len(header)) + b"\0" * (64 + 5 * 4))
+    assert read_gguf(path).n_params == 17
+    info = read_gguf(embedded_model_path())
+    assert info.n_params == 134_515_008 and info.metadata["general.size_label"] == "135M"

@@ -86,6 +86,10 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Combine audits (comma-separated names or ids, or 'all') into one "
                    "cross-dataset panel: models × datasets (seed 002 Tables 3, 4, 5, 6, 8, "
                    "11 and the §6 summary) with the Appendix G robustness analyses.")
+@click.option("--ood", metavar="DATASETS",
+              help="With --panel: the out-of-domain datasets (comma-separated names, e.g. "
+                   "gsm8k,strategyqa) for seed 002 Appendix H's ΔFCS; every other dataset "
+                   "of the panel counts as medical.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
               help="Document format (default: from --out's suffix, else md).")
 @click.option("--out", type=click.Path(dir_okay=False),
@@ -104,7 +108,8 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Read the coordinator's passphrase from environment variable VAR.")
 @db_option
 def report_command(audit: str | None, study: str | None, dbpa: str | None,
-                   robustness: str | None, panel: str | None, fmt: str | None,
+                   robustness: str | None, panel: str | None, ood: str | None,
+                   fmt: str | None,
                    out: str | None, as_json: bool, n_boot: int | None, seed: int,
                    coordinator: str | None, passphrase_env: str | None,
                    db_path: str) -> None:
@@ -119,12 +124,17 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
 
     ref, kinds = _reference({"audit": audit, "study": study, "dbpa": dbpa,
                              "robustness": robustness, "panel": panel})
+    if ood is not None and panel is None:
+        from store.errors import UserError
+
+        raise UserError("--ood: names the out-of-domain datasets of a panel; use it with "
+                        "--panel AUDITS")
     db = open_store(db_path)
     if panel is not None:
         from analysis.audit.panel_report import build_panel_report
 
         report = build_panel_report(db, panel, n_boot=N_BOOT if n_boot is None else n_boot,
-                                    seed=seed)
+                                    seed=seed, ood=ood)
         audit_ids = [int(a) for a in report.meta["audit_ids"]]
     else:
         report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)

@@ -68,6 +68,7 @@ class GGUFInfo:
     eos_token: str | None
     name: str | None
     n_tensors: int
+    n_params: int
     prefix_cache_safe: bool
     prefix_cache_reason: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -152,6 +153,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
             elif value is not None:
                 metadata[key] = value
         data_needed = 0
+        n_params = 0  # the model's parameter count: every tensor's elements (Figure 4)
         for _ in range(n_tensors):
             reader.string()
             n_dims = reader.unpack("<I")
@@ -160,6 +162,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
             elements = 1
             for d in dims:
                 elements *= d
+            n_params += elements
             block, block_bytes = _GGML_TYPE_SIZES.get(ggml_type, (1, 0))
             data_needed = max(data_needed, offset + elements // block * block_bytes)
         alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT))
@@ -170,7 +173,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
             f"{where}: truncated GGUF: tensor data needs {data_start + data_needed} bytes, "
             f"file has {size}"
         )
-    return _info(where, size, version, n_tensors, metadata, tokens)
+    return _info(where, size, version, n_tensors, metadata, tokens, n_params)
 
 
 def _token(tokens: list[str] | None, metadata: dict[str, Any], key: str) -> str | None:
@@ -181,7 +184,7 @@ def _token(tokens: list[str] | None, metadata: dict[str, Any], key: str) -> str 
 
 
 def _info(where: str, size: int, version: int, n_tensors: int, metadata: dict[str, Any],
-          tokens: list[str] | None) -> GGUFInfo:
+          tokens: list[str] | None, n_params: int = 0) -> GGUFInfo:
     arch = metadata.get("general.architecture")
     context = metadata.get(f"{arch}.context_length") if arch else None
     file_type = metadata.get("general.file_type")
@@ -202,7 +205,8 @@ def _info(where: str, size: int, version: int, n_tensors: int, metadata: dict[st
         chat_template=metadata.get("tokenizer.chat_template"),
         bos_token=_token(tokens, metadata, "tokenizer.ggml.bos_token_id"),
         eos_token=_token(tokens, metadata, "tokenizer.ggml.eos_token_id"),
-        name=metadata.get("general.name"), n_tensors=n_tensors, prefix_cache_safe=safe,
+        name=metadata.get("general.name"), n_tensors=n_tensors, n_params=n_params,
+        prefix_cache_safe=safe,
         prefix_cache_reason=reason, metadata=small,
     )
 

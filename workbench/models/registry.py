@@ -63,10 +63,11 @@ def register_model(db: sqlite_utils.Database, path: str | Path,
     if existing is not None and existing.path == resolved and \
             existing.size_bytes == info.size_bytes:
         check_model_file(existing)  # same place and size; still the same content?
+        record_n_params(db, existing, info.n_params)
         return existing
     metadata = {
         "bos_token": info.bos_token, "eos_token": info.eos_token, "gguf_version": info.version,
-        "general_name": info.name, "n_tensors": info.n_tensors,
+        "general_name": info.name, "n_tensors": info.n_tensors, "n_params": info.n_params,
         "prefix_cache_reason": info.prefix_cache_reason, "gguf": info.metadata,
     }
     state = _state(file)
@@ -78,6 +79,17 @@ def register_model(db: sqlite_utils.Database, path: str | Path,
         context_length=info.context_length, chat_template=info.chat_template,
         prefix_cache_safe=info.prefix_cache_safe, metadata=metadata,
     )
+
+
+def record_n_params(db: sqlite_utils.Database, model: ModelRecord, n_params: int) -> None:
+    """Store the GGUF parameter count (`n_params`, the sum of the tensors' elements) in a
+    model's metadata when it is not there yet: models registered before PAW recorded it
+    get it when registered again (seed 002 Figure 4 plots FCS against it)."""
+    metadata = model_metadata(db, model.id)
+    if metadata.get("n_params") == n_params or n_params <= 0:
+        return
+    metadata["n_params"] = n_params
+    db.execute("UPDATE models SET metadata_json = ? WHERE id = ?", [dumps(metadata), model.id])
 
 
 def default_model(db: sqlite_utils.Database) -> ModelRecord:
