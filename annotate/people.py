@@ -27,9 +27,6 @@ from store.errors import NotFound, UserError
 Role = Literal["rater", "coordinator"]
 ROLES: tuple[str, ...] = ("rater", "coordinator")
 
-MIN_PASSPHRASE_CHARS = 8
-"""Shortest passphrase accepted at registration."""
-
 
 def coordinator_exists(db: Any) -> bool:
     """True once a coordinator is registered (in the table or in the signed record)."""
@@ -46,9 +43,9 @@ def _validate(name: str, role: str, passphrase: str) -> None:
         raise UserError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
     if not name or not all(c.isalnum() or c in "-_." for c in name):
         raise UserError(f"name: expected letters, digits, '-', '_' or '.', got {name!r}")
-    if len(passphrase) < MIN_PASSPHRASE_CHARS:
-        raise UserError(f"passphrase: expected at least {MIN_PASSPHRASE_CHARS} characters, "
-                        f"got {len(passphrase)}")
+    from annotate.passphrase import check
+
+    check(passphrase, name)
 
 
 def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *,
@@ -59,7 +56,8 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
         db: the store.
         name: unique person name (letters, digits, '-', '_', '.').
         role: 'rater' or 'coordinator'.
-        passphrase: at least `MIN_PASSPHRASE_CHARS` characters.
+        passphrase: at least 8 characters and zxcvbn strength 3 of 4
+            (`annotate.passphrase`).
         by: the authenticated coordinator registering them; required once a coordinator
             exists. Without one (a new database), the person signs their own entry.
 
