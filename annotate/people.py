@@ -105,11 +105,13 @@ def _person_row(db: Any, name: str) -> dict[str, Any]:
     return found[0]
 
 
-def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Person:
+def authenticate(db: sqlite_utils.Database, name: str, passphrase: str, *,
+                 write: bool = True) -> Person:
     """Check a passphrase, unseal the person's signing key and return the `Person`.
 
     A hash made at a lower cost than today's (or by PAW 0.1) is re-made at the current
     cost; a PAW 0.1 person gets their signing key here, recorded as a `person_key` entry.
+    With `write=False` (a read-only store: `paw verify`) nothing is re-made or recorded.
     The person must be in the signed record as they are in the table (a row inserted or
     edited by hand is refused).
 
@@ -125,6 +127,9 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Perso
     if row["kdf_json"] is None:
         if not hmac.compare_digest(keys.legacy_tag(passphrase, salt), bytes(row["pass_hash"])):
             raise UserError(f"{name}: wrong passphrase")
+        if not write:
+            raise UserError(f"{name}: registered by PAW 0.1 and has no signing key yet; "
+                            "sign in once on the writable store first")
         return _upgrade_legacy(db, row, passphrase)
     params = loads(row["kdf_json"])
     master = keys.stretch(passphrase, salt, params)
@@ -138,7 +143,7 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Perso
     problem = check_person(db, int(row["id"]))
     if problem:
         raise UserError(f"{name}: refused: {problem}")
-    if keys.weaker_than_current(params):
+    if write and keys.weaker_than_current(params):
         _rewrap(db, row, passphrase, private)
     return issue(int(row["id"]), name, row["role"], private)
 

@@ -54,8 +54,11 @@ def read_passphrase(name: str, env: str | None, *, confirm: bool = False,
                         err=True)
 
 
-def login(db: Any, name: str, env: str | None, role: str | None = None):
+def login(db: Any, name: str, env: str | None, role: str | None = None, *,
+          write: bool = True):
     """Authenticate `name` (optionally requiring `role`) with bounded attempts.
+
+    `write=False` on a read-only store (`paw verify`): nothing is re-made at sign-in.
 
     From an environment variable there is one attempt (a script has nothing else to try);
     at the prompt `MAX_ATTEMPTS`, with a growing delay after each failure.
@@ -72,7 +75,8 @@ def login(db: Any, name: str, env: str | None, role: str | None = None):
     attempts = 1 if env else MAX_ATTEMPTS
     for attempt in range(attempts):
         try:
-            return require(authenticate(db, name, read_passphrase(name, env)), role)
+            return require(authenticate(db, name, read_passphrase(name, env), write=write),
+                           role)
         except NotFound:
             raise
         except UserError as exc:
@@ -86,7 +90,8 @@ def login(db: Any, name: str, env: str | None, role: str | None = None):
     raise UserError(f"{name}: wrong passphrase {attempts} times; stopped")
 
 
-def login_coordinator(db: Any, name: str | None, env: str | None, what: str):
+def login_coordinator(db: Any, name: str | None, env: str | None, what: str, *,
+                      write: bool = True):
     """The authenticated coordinator `name`, required for `what`.
 
     Raises:
@@ -95,7 +100,7 @@ def login_coordinator(db: Any, name: str | None, env: str | None, what: str):
     if not name:
         raise UserError(f"{what} is the coordinator's: add --coordinator NAME (their "
                         "passphrase is asked for, or read from --passphrase-env VAR)")
-    return login(db, name, env, "coordinator")
+    return login(db, name, env, "coordinator", write=write)
 
 
 def split_pair(text: str) -> tuple[str, str]:

@@ -43,18 +43,21 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
     record holds each person's public key, tied to the coordinator who registered them and
     to the set that names them), and every people row, set, case list, text shown to the
     raters, label event and adjudication against the entry that attests it. Without
-    --details only the verdict and counts are printed.
+    --details only the verdict and counts are printed. The file is opened read-only and
+    never changed (a read-only file, folder or mount works; a `paw backup` copy keeps its
+    sha256).
     """
     from annotate.verify import resolve_head, verify_record
 
-    db = open_store(db_path)
+    db = open_store(db_path, readonly=True)  # never changes the file it verifies
     if details and person:
         raise UserError("--details, --person: expected one of them")
     who = None
     if details:
-        who = login_coordinator(db, coordinator, passphrase_env, "verify --details")
+        who = login_coordinator(db, coordinator, passphrase_env, "verify --details",
+                                write=False)
     elif person:
-        who = login(db, person, passphrase_env)
+        who = login(db, person, passphrase_env, write=False)
     anchored = resolve_head(db, head) if head else None
     report = verify_record(db, head=anchored)
     problems = [*report.labels.problems, *report.problems]
