@@ -38,6 +38,15 @@ def coordinator_exists(db: Any) -> bool:
         "json_extract(content_json, '$.role') = 'coordinator' LIMIT 1").fetchone() is not None
 
 
+def people_registered(db: Any) -> bool:
+    """True once anyone is registered (in the table or in the signed record): from then on
+    the auditor's workbench opens only for a coordinator (`paw ui`'s sign-in gate)."""
+    if db.execute("SELECT 1 FROM people LIMIT 1").fetchone():
+        return True
+    return db.execute("SELECT 1 FROM record_log WHERE ref_table = 'people' LIMIT 1"
+                      ).fetchone() is not None
+
+
 def _validate(name: str, role: str, passphrase: str) -> None:
     if role not in ROLES:
         raise UserError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
