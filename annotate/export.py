@@ -172,12 +172,18 @@ class VerifiedExport:
 
 
 def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: str,
-                    shape: str = "long", fmt: str = "csv") -> VerifiedExport:
+                    shape: str = "long", fmt: str = "csv", *,
+                    accept_legacy: bool = False) -> VerifiedExport:
     """The coordinator's export: verify the signed record, then export, in one snapshot.
 
     The coordinator's own sign-in has already checked that their key is the record's;
     the record ties every rater's key to the set the coordinator signed, so raters'
     signatures are checked here without their passphrases.
+
+    Args:
+        accept_legacy: export although unsigned legacy entries (a store upgraded from PAW
+            0.1) are in the record — they prove nothing, and the coordinator says so by
+            asking; any other problem still stops the export.
 
     Raises:
         UserError: not a coordinator, or the record shows a problem (nothing exported).
@@ -187,10 +193,12 @@ def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: st
     require(coordinator, "coordinator")
     with snapshot(db):
         report = verify_record(db)
-        if not report.ok:
+        if not report.ok and not (accept_legacy and report.ok_except_legacy()):
             counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.counts().items()))
             raise UserError(f"the annotation record does not verify ({counts}); nothing "
                             f"exported — see `paw verify --details --coordinator "
-                            f"{coordinator.name}`")
+                            f"{coordinator.name}`"
+                            + ("; unsigned legacy entries only: `--accept-legacy` exports "
+                               "anyway" if report.ok_except_legacy() else ""))
         text = export_labels(db, set_name, shape, fmt)
     return VerifiedExport(text, report.head_hash, report.n_entries)

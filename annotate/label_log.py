@@ -120,7 +120,9 @@ class PairTables:
             i, j = self._index[key].get(va), self._index[key].get(vb)
             if i is None or j is None:
                 raise UserError(f"{name}: value outside {table_categories(key)}: "
-                                f"{(va, vb)} (case {case.code})")
+                                f"{(va, vb)} (case {case.code}): the label log holds an "
+                                "event PAW never writes; a coordinator should run `paw "
+                                "verify --details`")
             cells.append((key, i, j))
         tables = self._by_stratum.setdefault(case.stratum, {})
         for key, i, j in cells:

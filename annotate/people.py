@@ -139,7 +139,11 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str, *,
         if not write:
             raise UserError(f"{name}: registered by PAW 0.1 and has no signing key yet; "
                             "sign in once on the writable store first")
-        return _upgrade_legacy(db, row, passphrase)
+        if row["role"] != "coordinator" or _keyed_coordinator(db):
+            raise UserError(f"{name}: registered by PAW 0.1 and has no signing key yet; a "
+                            f"coordinator makes it with them: `paw raters upgrade {name} "
+                            "--coordinator NAME`")
+        return _upgrade_legacy(db, row, passphrase, None)
     params = loads(row["kdf_json"])
     master = keys.stretch(passphrase, salt, params)
     if not hmac.compare_digest(keys.auth_tag(master), bytes(row["pass_hash"])):
@@ -167,14 +171,46 @@ def _rewrap(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
                                 keys.wrap(private, master, row["name"]), row["id"]])
 
 
-def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str) -> Person:
-    """First sign-in of a PAW 0.1 person: today's hash cost, a new key, a `person_key` entry."""
+def _keyed_coordinator(db: Any) -> bool:
+    """True once a coordinator with a signing key is registered."""
+    return db.execute("SELECT 1 FROM people WHERE role = 'coordinator' AND public_key IS NOT "
+                      "NULL LIMIT 1").fetchone() is not None
+
+
+def upgrade_legacy(db: sqlite_utils.Database, name: str, passphrase: str, *,
+                   by: Person) -> Person:
+    """Make a PAW 0.1 person's signing key with a coordinator (`paw raters upgrade`).
+
+    The person types their own (old) passphrase; the coordinator, signed in, signs the
+    `person_key` entry, so nobody can claim a not-yet-upgraded person's key alone.
+
+    Raises:
+        UserError: `by` is not a coordinator, a wrong passphrase, or a person who already
+            has a key.
+    """
+    require(by, "coordinator")
+    row = _person_row(db, name)
+    if row["kdf_json"] is not None:
+        raise UserError(f"{name}: already has a signing key (nothing to upgrade)")
+    if not hmac.compare_digest(keys.legacy_tag(passphrase, bytes(row["pass_salt"])),
+                               bytes(row["pass_hash"])):
+        raise UserError(f"{name}: wrong passphrase")
+    return _upgrade_legacy(db, row, passphrase, by)
+
+
+def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
+                    by: Person | None) -> Person:
+    """A PAW 0.1 person's upgrade: today's hash cost, a new key, a `person_key` entry signed
+    by the coordinator `by` (by the person only as the first keyed coordinator)."""
     from annotate import record
 
     params, salt = keys.current_params(), keys.new_salt()
     master = keys.stretch(passphrase, salt, params)
     pair = keys.new_keypair()
     with transaction(db) as conn:
+        if by is None and _keyed_coordinator(conn):  # checked again under the write lock
+            raise UserError(f"{row['name']}: a coordinator makes this key now: `paw raters "
+                            f"upgrade {row['name']} --coordinator NAME`")
         record.seal_legacy(conn)  # the row as it was, before this upgrade changes it
         sealed = [e for e in record.entries(conn, "people", row["id"])]
         if not sealed or sealed[-1]["kind"] != "legacy" or \
@@ -190,7 +226,7 @@ def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: 
         person = issue(int(row["id"]), row["name"], row["role"], pair.private)
         fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person_key", "people", person.id, record.person_content(fresh),
-                      person)
+                      by or person)
     return person
 
 

@@ -111,7 +111,11 @@ def shown_digests(conn: Any, set_id: int) -> dict[int, str]:
 
 
 def set_content(conn: Any, set_id: int) -> dict[str, Any]:
-    """What a `set` entry attests: the set row, its raters' keys, and every case."""
+    """What a `set` entry attests: the set row, its raters' keys, and every case with a
+    digest of its shown texts and its inputs to the clinician tables
+    (`annotate.record_inputs`)."""
+    from annotate.record_inputs import SET_CONTENT_VERSION, case_inputs
+
     the_set = rows(conn, f"SELECT {', '.join(SET_COLUMNS)} FROM annotation_sets WHERE id = ?",
                    [set_id])[0]
     raters = []
@@ -121,10 +125,11 @@ def set_content(conn: Any, set_id: int) -> dict[str, Any]:
                           [the_set[key]])[0]
             raters.append({k: plain(v) for k, v in person.items()})
     shown = shown_digests(conn, set_id)
-    cases = [{**case, "shown_sha256": shown.get(case["id"])} for case in rows(
-        conn, f"SELECT {', '.join(CASE_COLUMNS)} FROM annotation_cases WHERE set_id = ? "
-        "ORDER BY id", [set_id])]
-    return {"set": the_set, "raters": raters, "cases": cases}
+    inputs = case_inputs(conn, set_id)
+    cases = [{**case, "shown_sha256": shown.get(case["id"]), "inputs": inputs.get(case["id"])}
+             for case in rows(conn, f"SELECT {', '.join(CASE_COLUMNS)} FROM annotation_cases "
+                              "WHERE set_id = ? ORDER BY id", [set_id])]
+    return {"v": SET_CONTENT_VERSION, "set": the_set, "raters": raters, "cases": cases}
 
 
 # ---- appending ----------------------------------------------------------------------------
@@ -250,6 +255,9 @@ class RecordState:
         """person id -> recorded name."""
         self.coordinator_seen = False
         """True once any coordinator is recorded (self-registration then ends)."""
+        self.keyed_coordinator_seen = False
+        """True once a coordinator with a signing key is recorded (from then on a legacy
+        person's first key is made with a coordinator, never by the person alone)."""
         self.legacy_people: set[int] = set()
         """People sealed as legacy who have not yet recorded a key."""
 
@@ -261,9 +269,12 @@ class RecordState:
 def person_entry_problem(state: RecordState, entry: dict[str, Any]) -> str | None:
     """Why a people entry is not valid given what precedes it (None when it is).
 
-    Rules: a `legacy` entry is unsigned; a `person_key` is signed by the (legacy) person
-    themself, once; a self-signed `person` entry is valid only while no coordinator is
-    recorded; any other `person` entry is signed by the coordinator it names as registrar.
+    Rules: a `legacy` entry is unsigned; a `person_key` (a legacy person's first key,
+    once) is signed by a coordinator who has a key — or by the person themself only when
+    they are a coordinator and no coordinator has a key yet (the first upgraded
+    coordinator, like the setup); a self-signed `person` entry is valid only while no
+    coordinator is recorded; any other `person` entry is signed by the coordinator it
+    names as registrar.
     """
     from annotate.keys import signature_valid
 
@@ -274,9 +285,15 @@ def person_entry_problem(state: RecordState, entry: dict[str, Any]) -> str | Non
     if kind == "person_key":
         if subject not in state.legacy_people:
             return "a key recorded for a person who already has one or was never sealed"
-        key = bytes.fromhex(content.get("public_key") or "")
-        if signer != subject:
-            return "a person's first key signed by someone else"
+        if signer == subject:
+            if content.get("role") != "coordinator" or state.keyed_coordinator_seen:
+                return ("a legacy person's first key signed by that person alone (a "
+                        "coordinator makes it: `paw raters upgrade`)")
+            key = bytes.fromhex(content.get("public_key") or "")
+        else:
+            if state.roles.get(signer) != "coordinator" or signer not in state.keys:
+                return "a legacy person's first key signed by someone who is not a coordinator"
+            key = state.keys[signer]
     elif kind == "person":
         registrar = content.get("registered_by")
         if registrar is None:
@@ -312,6 +329,8 @@ def advance(state: RecordState, entry: dict[str, Any]) -> None:
         state.legacy_people.discard(subject)
         if content.get("public_key"):
             state.keys[subject] = bytes.fromhex(content["public_key"])
+            if content.get("role") == "coordinator":
+                state.keyed_coordinator_seen = True
 
 
 def check_person(conn: Any, person_id: int) -> str | None:

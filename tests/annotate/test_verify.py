@@ -100,7 +100,7 @@ def test_a_truncated_record_is_caught_by_the_anchored_head_in_any_case_and_prefi
     assert paw_verify(chain_file).returncode == 0
     result = paw_verify(chain_file, "--head", head.upper(), "--details", *COORDINATOR)
     assert result.returncode == 1
-    assert f"anchored head {head[:16]}" in result.stdout
+    assert f"anchored record head {head[:16]}" in result.stdout
 
 
 def test_head_prefixes_must_be_hex_long_enough_and_unique(db, chain_file):

@@ -91,6 +91,30 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
     click.echo(f"registered {person.role} {person.name}{vouched}")
 
 
+@raters_group.command("upgrade")
+@click.argument("name")
+@click.option("--coordinator", required=True, metavar="NAME",
+              help="The coordinator who makes the key with NAME (their passphrase is asked "
+                   "for).")
+@_passphrase_env
+@_coordinator_passphrase_env
+@db_option
+def raters_upgrade(name: str, coordinator: str, passphrase_env: str | None,
+                   coordinator_passphrase_env: str | None, db_path: str) -> None:
+    """Make the signing key of NAME, registered by PAW 0.1, with a coordinator.
+
+    NAME types their old passphrase; the coordinator signs the record entry, so nobody can
+    claim a not-yet-upgraded person's key alone. (The first coordinator of a PAW 0.1 store
+    gets their key at their first sign-in, while no coordinator has one.)
+    """
+    from annotate.people import upgrade_legacy
+
+    db = open_store(db_path)
+    by = login(db, coordinator, coordinator_passphrase_env, "coordinator")
+    person = upgrade_legacy(db, name, read_passphrase(name, passphrase_env), by=by)
+    click.echo(f"{person.name}: signing key made, recorded by {by.name}")
+
+
 @raters_group.command("list")
 @db_option
 def raters_list(db_path: str) -> None:
@@ -225,11 +249,15 @@ def annotate_assign(set_name: str, raters: str, coordinator: str, passphrase_env
               help="csv (header row) or jsonl (one JSON object per line).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@click.option("--accept-legacy", is_flag=True,
+              help="Export although the record holds unsigned legacy entries (a store "
+                   "upgraded from PAW 0.1); any other problem still stops the export.")
 @coordinator_option
 @_passphrase_env
 @db_option
 def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
-                    coordinator: str | None, passphrase_env: str | None, db_path: str) -> None:
+                    accept_legacy: bool, coordinator: str | None, passphrase_env: str | None,
+                    db_path: str) -> None:
     """Export labels (coordinator only: unblinded, every rater's labels).
 
     The signed record is verified first (nothing is exported if it shows a problem), and
@@ -241,7 +269,8 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
 
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
-    export = export_verified(db, person, resolve_set(db, set_name), shape, fmt)
+    export = export_verified(db, person, resolve_set(db, set_name), shape, fmt,
+                             accept_legacy=accept_legacy)
     if out is None:
         click.echo(export.text, nl=False)
     else:
