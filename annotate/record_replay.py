@@ -251,15 +251,28 @@ class Checker:
                               "'m005_signed_annotation_record'").fetchone()
         if row is None:
             return
-        since = str(row[0])
+        since = _when(row[0])
         for entry in self.db.execute(
                 "SELECT id, ref_table, ref_id, json_extract(content_json, '$.created_at') "
                 "FROM record_log WHERE person_id IS NULL ORDER BY id").fetchall():
-            created = entry[3]
-            if isinstance(created, str) and created[:19] > since[:19]:
+            created = _when(entry[3])
+            # Whole seconds: the migration's time is stored to the second.
+            if since is not None and created is not None and \
+                    created.replace(microsecond=0) > since:
                 self.add(entry[0], "forged", f"record entry {entry[0]} (legacy, {entry[1]} "
-                         f"{entry[2]}): unsigned, yet its row was made {created}, after the "
-                         f"signed record was introduced ({since})")
+                         f"{entry[2]}): unsigned, yet its row was made {entry[3]}, after the "
+                         f"signed record was introduced ({row[0]})")
+
+
+def _when(text: Any) -> Any:
+    """An ISO time as an aware datetime (UTC when naive), None when it is not one."""
+    from datetime import datetime, timezone
+
+    try:
+        stamp = datetime.fromisoformat(str(text))
+    except (TypeError, ValueError):
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
 
 
 def _flat(inputs: dict | None) -> dict:
