@@ -111,7 +111,15 @@ def plain_opener(row: dict[str, Any]) -> tuple[str, str | None] | None:
     return row["field"], row["value"]
 
 
-def check_events(db: Any, opener: Opener = plain_opener,
+def sealed_opener(row: dict[str, Any]) -> tuple[str, str | None] | None:
+    """The default opener: clear events as they are, sealed ones with the keys this process
+    holds (`annotate.sealing.open_row`)."""
+    from annotate.sealing import open_row
+
+    return open_row(row)
+
+
+def check_events(db: Any, opener: Opener = sealed_opener,
                  now: datetime | None = None) -> ContentReport:
     """Replay every label event against the codebook, its case, its session and the clock.
 

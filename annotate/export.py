@@ -47,13 +47,17 @@ def _cases(db: sqlite_utils.Database, set_id: int) -> list[dict]:
 
 
 def _current_events(db: sqlite_utils.Database, set_id: int) -> list[dict]:
-    """The latest event per (case, rater, field) whose value is not cleared."""
-    return list(db.query(
-        "SELECT e.*, p.name AS rater FROM label_events e JOIN people p ON p.id = e.person_id "
-        "JOIN (SELECT case_id, person_id, field, MAX(id) AS last_id FROM label_events "
-        "      GROUP BY case_id, person_id, field) m ON m.last_id = e.id "
-        "JOIN annotation_cases c ON c.id = e.case_id "
-        "WHERE c.set_id = ? AND e.value IS NOT NULL ORDER BY e.id", [set_id]))
+    """The latest event per (case, rater, field) whose value is not cleared (sealed values
+    opened: the coordinator's session)."""
+    from annotate.labels import opened_events
+
+    names = {r[0]: r[1] for r in db.execute("SELECT id, name FROM people")}
+    latest: dict[tuple[int, int, str], dict] = {}
+    for row in opened_events(db, "c.set_id = ?", [set_id]):
+        latest[(row["case_id"], row["person_id"], row["field"])] = row
+    return [{**row, "rater": names.get(row["person_id"])}
+            for row in sorted(latest.values(), key=lambda r: r["id"])
+            if row["value"] is not None]
 
 
 def long_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ import sqlite_utils
 
 from annotate import keys
 from annotate.identity import Person, issue, require
+from annotate.sealing import box_public
 from store.db import loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -95,9 +96,11 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
             raise UserError(f"name: {name!r} is already registered")
         cursor = conn.execute(
             "INSERT INTO people (name, role, pass_salt, pass_hash, kdf_json, public_key, "
-            "wrapped_key, registered_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "wrapped_key, registered_by, created_at, box_public_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [name, role, salt, keys.auth_tag(master), keys.params_json(params), pair.public,
-             keys.wrap(pair.private, master, name), by.id if by else None, utcnow()])
+             keys.wrap(pair.private, master, name), by.id if by else None, utcnow(),
+             box_public(pair.private)])
         person = issue(int(cursor.lastrowid), name, role, pair.private)
         row = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person", "people", person.id, record.person_content(row),
@@ -158,7 +161,23 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str, *,
         raise UserError(f"{name}: refused: {problem}")
     if write and keys.weaker_than_current(params):
         _rewrap(db, row, passphrase, private)
-    return issue(int(row["id"]), name, row["role"], private)
+    person = issue(int(row["id"]), name, row["role"], private)
+    if write and row.get("box_public_key") is None:
+        _add_box_key(db, person)
+    return person
+
+
+def _add_box_key(db: sqlite_utils.Database, person: Person) -> None:
+    """A person registered before m009 gets the key sealed label values are encrypted to
+    (derived from their signing key), recorded in a `person_box` entry they sign."""
+    from annotate import record
+
+    with transaction(db) as conn:
+        conn.execute("UPDATE people SET box_public_key = ? WHERE id = ? AND box_public_key "
+                     "IS NULL", [box_public(person.signing_key), person.id])
+        fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
+        record.append(conn, "person_box", "people", person.id, record.person_content(fresh),
+                      person)
 
 
 def _rewrap(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
@@ -220,9 +239,10 @@ def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: 
                             "--details`)")
         conn.execute(
             "UPDATE people SET pass_salt = ?, pass_hash = ?, kdf_json = ?, public_key = ?, "
-            "wrapped_key = ? WHERE id = ?",
+            "wrapped_key = ?, box_public_key = ? WHERE id = ?",
             [salt, keys.auth_tag(master), keys.params_json(params), pair.public,
-             keys.wrap(pair.private, master, row["name"]), row["id"]])
+             keys.wrap(pair.private, master, row["name"]), box_public(pair.private),
+             row["id"]])
         person = issue(int(row["id"]), row["name"], row["role"], pair.private)
         fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person_key", "people", person.id, record.person_content(fresh),

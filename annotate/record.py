@@ -6,7 +6,8 @@ the same transaction as the row it attests:
 | kind | attests | signed by |
 |---|---|---|
 | `person` | a `people` row (name, role, public key, registered by) | the registering coordinator; the person themself before any coordinator exists |
-| `person_key` | the key a pre-m005 person got at their first sign-in after the upgrade | that person |
+| `person_key` | the key a pre-m005 person got at their upgrade | a coordinator (the first coordinator: themself) |
+| `person_box` | the receiving key (sealed label values) a pre-m009 person got at sign-in | that person |
 | `set` | a set's two raters (with their public keys), its case list, each case's variant and generations, and a digest of every text the raters are shown | the coordinator who named the raters |
 | `label` | a `label_events` row | the rater |
 | `adjudication` | an `adjudications` row | the coordinator |
@@ -83,8 +84,12 @@ def entry_hash(entry: dict[str, Any]) -> str:
 # ---- what each kind attests ---------------------------------------------------------------
 
 def person_content(row: dict[str, Any]) -> dict[str, Any]:
-    """What a `person`/`person_key` entry attests of a `people` row."""
-    return {c: plain(row.get(c)) for c in PERSON_COLUMNS}
+    """What a `person`/`person_key`/`person_box` entry attests of a `people` row (the
+    receiving key only once the row has one: entries made before m009 have none)."""
+    content = {c: plain(row.get(c)) for c in PERSON_COLUMNS}
+    if row.get("box_public_key") is not None:
+        content["box_public_key"] = plain(row["box_public_key"])
+    return content
 
 
 def legacy_person_content(row: dict[str, Any]) -> dict[str, Any]:
@@ -282,7 +287,15 @@ def person_entry_problem(state: RecordState, entry: dict[str, Any]) -> str | Non
     subject = entry["ref_id"]
     if kind == "legacy":
         return None
-    if kind == "person_key":
+    if kind == "person_box":
+        if signer != subject or subject not in state.keys:
+            return "a receiving key recorded by someone other than its person"
+        if content.get("public_key") != state.keys[subject].hex() or \
+                content.get("role") != state.roles.get(subject) or \
+                not content.get("box_public_key"):
+            return "a receiving-key entry that changes more than the receiving key"
+        key = state.keys[subject]
+    elif kind == "person_key":
         if subject not in state.legacy_people:
             return "a key recorded for a person who already has one or was never sealed"
         if signer == subject:

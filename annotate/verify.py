@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from annotate.events import GENESIS_HASH, HASHED_COLUMNS, event_hash
-from annotate.content_check import Opener, check_events, plain_opener
+from annotate.content_check import Opener, check_events, sealed_opener
 from annotate.record_replay import Checker, RecordProblem
 
 
@@ -67,9 +67,9 @@ def verify_chain(db: sqlite_utils.Database, head: str | None = None) -> ChainRep
     previous_id, previous_hash = 0, GENESIS_HASH
     seen_hashes: set[str] = set()
     n = 0
-    columns = ", ".join([*HASHED_COLUMNS, "hash"])
-    for values in db.execute(f"SELECT {columns} FROM label_events ORDER BY id"):
-        row = dict(zip([*HASHED_COLUMNS, "hash"], values))
+    names = [*HASHED_COLUMNS, "sealed_json", "hash"]
+    for values in db.execute(f"SELECT {', '.join(names)} FROM label_events ORDER BY id"):
+        row = dict(zip(names, values))
         n += 1
         event_id = row["id"]
         if event_hash(row) != row["hash"]:
@@ -229,8 +229,9 @@ def verify_record(db: sqlite_utils.Database, head: str | None = None,
 
 
 def default_opener() -> Opener:
-    """How verification reads label values: in clear (sealed values: see annotate.sealing)."""
-    return plain_opener
+    """How verification reads label values: clear ones as they are, sealed ones with the
+    keys this process holds (a coordinator signed in: all of them)."""
+    return sealed_opener
 
 
 def _fp(key: bytes) -> str:
