@@ -140,6 +140,8 @@ def check_events(db: Any, opener: Opener = sealed_opener,
         "SELECT id, person_id, set_id FROM annotation_sessions")}
     starts = _set_starts(db)
     replay = _Replay(cases, sessions, starts, now)
+    # Merged rater-file events are committed at the merge, long after their own time.
+    replay.merged = {r[0] for r in db.execute("SELECT label_event_id FROM merged_events")}
     cursor = db.execute("SELECT * FROM label_events ORDER BY id")
     names = [d[0] for d in cursor.description]
     for values in cursor:
@@ -166,6 +168,7 @@ class _Replay:
         self.rater_time: dict[int, datetime] = {}
         self.previous_time: datetime | None = None
         self.checked = self.unopened = 0
+        self.merged: set[int] = set()
 
     def add(self, row: dict, kind: str, message: str, warning: bool = False) -> None:
         case = self.cases.get(row["case_id"], {})
@@ -193,6 +196,9 @@ class _Replay:
         elif mine is not None and (stamp - mine).total_seconds() > FAR_GAP_S:
             self.add(row, "time", f"{(stamp - mine).days} days after the same rater's "
                      "previous event", warning=True)
+        if row["id"] in self.merged:
+            self.rater_time[row["person_id"]] = max(stamp, mine) if mine else stamp
+            return
         if self.previous_time is not None and stamp < self.previous_time - skew:
             self.add(row, "time", f"stamped {row['created_at']}, more than "
                      f"{CLOCK_SKEW_S // 60} minutes before the event committed just before "

@@ -178,10 +178,24 @@ def _event(row: dict) -> LabelEvent:
                          "field": field_name, "value": value})
 
 
-def _append(conn, values: dict[str, Any], person: Person, set_id: int) -> dict[str, Any]:
+def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int, *,
+                 kind: str = "label", sealed_extra: dict[str, str] | None = None,
+                 offline: dict[str, Any] | None = None) -> dict[str, Any]:
     """Insert one event, its field and value sealed, inside an open BEGIN IMMEDIATE
     transaction, with its signed record entry; returns the row with the field and value
-    in clear."""
+    in clear.
+
+    Args:
+        conn: the connection inside the transaction.
+        values: the event's columns (field and value in clear).
+        signer: who signs the record entry: the rater (kind 'label'), or the coordinator
+            merging a rater file (kind 'merged_label', whose entry also carries the
+            rater's own signed event, `offline`).
+        set_id: the case's set (its coordinator receives the sealed value).
+        kind: the record entry's kind.
+        sealed_extra: more to seal with the value (a merged event's commitment salt).
+        offline: the rater file's signed event, for a 'merged_label' entry.
+    """
     from annotate import record
     from annotate.sealing import SEALED_FIELD, seal
 
@@ -192,14 +206,17 @@ def _append(conn, values: dict[str, Any], person: Person, set_id: int) -> dict[s
     clear = (row["field"], row["value"])
     row["sealed_json"] = seal(*clear, event_id=row["id"], case_id=row["case_id"],
                               person_id=row["person_id"],
-                              recipients=recipients(conn, set_id, row["person_id"]))
+                              recipients=recipients(conn, set_id, row["person_id"]),
+                              extra=sealed_extra)
     row["field"], row["value"] = SEALED_FIELD, None
     row["hash"] = event_hash(row)
     columns = [*HASHED_COLUMNS, "sealed_json", "hash"]
     conn.execute(f"INSERT INTO label_events ({', '.join(columns)}) VALUES "
                  f"({', '.join('?' * len(columns))})", [row[c] for c in columns])
-    record.append(conn, "label", "label_events", row["id"],
-                  record.row_content(conn, "label_events", row["id"]) or {}, person)
+    content = record.row_content(conn, "label_events", row["id"]) or {}
+    if offline is not None:
+        content = {"row": content, "offline": offline}
+    record.append(conn, kind, "label_events", row["id"], content, signer)
     row["field"], row["value"] = clear
     return row
 
@@ -253,7 +270,7 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
     with transaction(db) as conn:
         previous = [e["id"] for e in own_events(conn, person.id, case["id"])
                     if e["field"] == field_name]
-        row = _append(conn, {
+        row = append_event(conn, {
             "case_id": case["id"], "person_id": person.id, "session_id": session.id,
             "field": field_name, "value": clean,
             "supersedes_id": previous[-1] if previous else None, "undoes_id": None,
@@ -289,7 +306,7 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
         field_name = mine[target_id]["field"]
         restored = mine[replaced]["value"] if replaced is not None else None
         current = [i for i, e in mine.items() if e["field"] == field_name][-1]
-        row = _append(conn, {
+        row = append_event(conn, {
             "case_id": case_id, "person_id": person.id, "session_id": session.id,
             "field": field_name, "value": restored, "supersedes_id": current,
             "undoes_id": target_id, "time_on_item_ms": None,

@@ -139,8 +139,40 @@ class Checker:
             the_set = ((set_entry or {}).get("content") or {}).get("set", {})
             if signer not in (the_set.get("rater_a_id"), the_set.get("rater_b_id")):
                 return f"an event by {self.who(signer)}, who is not a named rater of its set"
+        elif e["kind"] == "pack":
+            if role != "coordinator" or content.get("packed_by") != signer:
+                return f"a rater file packed by {self.who(signer)}, not a coordinator"
+        elif e["kind"] == "merged_label":
+            return self.merged_authority(signer, role, content)
         else:
             return f"an entry of unknown kind {e['kind']!r}"
+        return None
+
+    def merged_authority(self, signer: int, role: str | None, content: dict) -> str | None:
+        """A rater-file event merged by a coordinator: the rater's own signature on the
+        offline event must verify under the rater's recorded key, and the row must be the
+        one that event describes (case, rater, times, links)."""
+        from annotate.keys import signature_valid
+        from annotate.rater_file import event_hash
+
+        row, offline = content.get("row") or {}, content.get("offline") or {}
+        rater = row.get("person_id")
+        if role != "coordinator":
+            return f"a rater-file event merged by {self.who(signer)}, not a coordinator"
+        set_entry = self.latest.get(("annotation_sets",
+                                     self.set_of_case.get(row.get("case_id"), -1)))
+        the_set = ((set_entry or {}).get("content") or {}).get("set", {})
+        if rater not in (the_set.get("rater_a_id"), the_set.get("rater_b_id")):
+            return f"a merged event of {self.who(rater)}, who is not a named rater of its set"
+        if event_hash(offline.get("file_id", ""), offline) != offline.get("hash") or \
+                not signature_valid(self.state.keys.get(rater), bytes.fromhex(
+                    offline.get("signature") or ""), offline.get("hash") or ""):
+            return f"a merged event whose offline signature is not {self.who(rater)}'s"
+        for ours, theirs in (("time_on_item_ms", "time_on_item_ms"),
+                             ("created_at", "created_at"), ("app_version", "app_version"),
+                             ("codebook_version", "codebook_version")):
+            if row.get(ours) != offline.get(theirs):
+                return f"a merged event whose {ours} is not the one {self.who(rater)} signed"
         return None
 
     # -- every live row against its entry
@@ -179,16 +211,47 @@ class Checker:
                              "(inserted outside PAW, or its entry is invalid)",
                              content.get("person_id"))
                     continue
-                diff = _diff(entry["content"], {k: content.get(k) for k in entry["content"]})
+                attested = entry["content"]
+                if entry["kind"] == "merged_label":
+                    attested = attested.get("row") or {}
+                    self.check_commitment(entry, table, row_id)
+                diff = _diff(attested, {k: content.get(k) for k in attested})
                 if diff:
                     self.add(entry["id"], "altered", f"{noun} {row_id}: differs from its "
                              f"signed record entry ({diff})", content.get("person_id"))
+        for row in record.rows(db, "SELECT * FROM rater_files ORDER BY id"):
+            entry = self.latest.get(("rater_files", row["id"]))
+            live = {k: record.plain(v) for k, v in row.items()}
+            if entry is None:
+                self.add(None, "unrecorded", f"rater file {row['file_id'][:8]}…: not in the "
+                         "signed record")
+            elif _diff(entry["content"], live):
+                self.add(entry["id"], "altered", f"rater file {row['file_id'][:8]}…: differs "
+                         f"from the record ({_diff(entry['content'], live)})")
         for (table, row_id), entry in self.latest.items():
-            if table in ("label_events", "adjudications", "people", "annotation_sets"):
+            if table in ("label_events", "adjudications", "people", "annotation_sets",
+                         "rater_files"):
                 exists = db.execute(f"SELECT 1 FROM {table} WHERE id = ?", [row_id]).fetchone()
                 if not exists:
                     self.add(entry["id"], "deleted", f"{table} row {row_id}: deleted (record "
                              f"entry {entry['id']} attests it)", entry["person_id"])
+
+    def check_commitment(self, entry: dict, table: str, row_id: int) -> None:
+        """Where this process can open a merged event's sealed value, it must be the field
+        and value the rater committed to in her file (salt sealed with it)."""
+        from annotate import record
+        from annotate.rater_file import commitment
+        from annotate.sealing import open_row_full
+
+        row = record.rows(self.db, f"SELECT * FROM {table} WHERE id = ?", [row_id])
+        if not row or row[0].get("sealed_json") is None:
+            return
+        opened = open_row_full(row[0])
+        offline = entry["content"].get("offline") or {}
+        if opened is not None and commitment(opened.get("salt", ""), opened["field"],
+                                             opened["value"]) != offline.get("commit_sha256"):
+            self.add(entry["id"], "altered", f"label event {row_id}: its sealed value is not "
+                     "the one the rater signed in her file", row[0]["person_id"])
 
     def _has_labels(self, set_id: int) -> bool:
         return self.db.execute(

@@ -42,7 +42,7 @@ _WRAP_INFO = b"paw-seal-wrap-v1"
 _NONCE = 12
 
 _HELD: dict[int, Any] = {}
-_OPENED: dict[str, tuple[str, str | None]] = {}
+_OPENED: dict[str, dict[str, Any]] = {}
 
 
 def box_private(signing_key: Any) -> Any:
@@ -89,7 +89,7 @@ def _wrapping_key(shared: bytes, ephemeral: bytes, recipient: bytes) -> bytes:
 
 
 def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_id: int,
-         recipients: dict[int, bytes]) -> str:
+         recipients: dict[int, bytes], extra: dict[str, str] | None = None) -> str:
     """The sealed form of one label (canonical JSON text for `label_events.sealed_json`).
 
     Args:
@@ -97,6 +97,7 @@ def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_i
         value: its value (None: a cleared label).
         event_id, case_id, person_id: the event it belongs to (bound as associated data).
         recipients: person id -> raw X25519 public key (the rater and the coordinator).
+        extra: more to seal with it (a merged event's commitment salt).
     """
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.x25519 import (
@@ -105,7 +106,7 @@ def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_i
     )
     from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
-    plain = json.dumps({"field": field, "value": value}, sort_keys=True,
+    plain = json.dumps({**(extra or {}), "field": field, "value": value}, sort_keys=True,
                        separators=(",", ":"), ensure_ascii=False).encode()
     plain += b" " * (-len(plain) % PAD_BYTES)
     aad = _aad(event_id, case_id, person_id)
@@ -134,6 +135,12 @@ def open_sealed(sealed_json: str, *, event_id: int, case_id: int,
                 person_id: int) -> tuple[str, str | None] | None:
     """(field, value) of a sealed label, or None when this process holds no recipient's key
     (or the ciphertext was altered: the signed record names that)."""
+    data = _open(sealed_json, event_id=event_id, case_id=case_id, person_id=person_id)
+    return None if data is None else (str(data["field"]), data["value"])
+
+
+def _open(sealed_json: str, *, event_id: int, case_id: int,
+          person_id: int) -> dict[str, Any] | None:
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
@@ -155,8 +162,7 @@ def open_sealed(sealed_json: str, *, event_id: int, case_id: int,
                                                         bytes.fromhex(wrapped["k"]), aad)
             plain = ChaCha20Poly1305(content_key).decrypt(bytes.fromhex(blob["n"]),
                                                           bytes.fromhex(blob["ct"]), aad)
-            data = json.loads(plain.decode())
-            return str(data["field"]), data["value"]
+            return json.loads(plain.decode())
     except (InvalidTag, ValueError, KeyError, TypeError, AttributeError):
         return None
     return None
@@ -165,15 +171,22 @@ def open_sealed(sealed_json: str, *, event_id: int, case_id: int,
 def open_row(row: dict[str, Any]) -> tuple[str, str | None] | None:
     """(field, value) of a `label_events` row: in clear for an unsealed (older) event,
     opened with a held key for a sealed one; None when it cannot be opened here."""
-    sealed = row.get("sealed_json")
-    if sealed is None:
+    if row.get("sealed_json") is None:
         return row["field"], row["value"]
+    data = open_row_full(row)
+    return None if data is None else (str(data["field"]), data["value"])
+
+
+def open_row_full(row: dict[str, Any]) -> dict[str, Any] | None:
+    """Everything sealed in a sealed `label_events` row (field, value and any extra), or
+    None when it cannot be opened here."""
+    sealed = row["sealed_json"]
     cache_key = f"{row['id']}:{row['case_id']}:{row['person_id']}:" + \
         hashlib.sha256(sealed.encode()).hexdigest()
     if cache_key in _OPENED:
         return _OPENED[cache_key]
-    opened = open_sealed(sealed, event_id=row["id"], case_id=row["case_id"],
-                         person_id=row["person_id"])
+    opened = _open(sealed, event_id=row["id"], case_id=row["case_id"],
+                   person_id=row["person_id"])
     if opened is not None:
         _OPENED[cache_key] = opened
     return opened

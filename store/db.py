@@ -206,14 +206,15 @@ def open_db(path: str | Path | None = None, *, memory: bool = False,
     return db
 
 
-def open_readonly(path: str | Path) -> sqlite_utils.Database:
+def open_readonly(path: str | Path, *, schema: bool = True) -> sqlite_utils.Database:
     """Open a store for reading only; nothing is ever written to it (verifying archives).
 
     A file with no pending `-wal` (a `paw backup` copy, a closed store) is opened
     `immutable`: SQLite then takes no lock and creates no `-wal`/`-shm`, so it works on a
     read-only file, folder or mount and the file's bytes never change. A WAL file whose
     newest commits are still in its `-wal` is opened `mode=ro`, which reads them (SQLite
-    needs to create or use `-shm` beside it for that). No migration is applied.
+    needs to create or use `-shm` beside it for that). No migration is applied; with
+    `schema=False` the file need not be a PAW store at all (a rater file).
 
     Raises:
         UserError: a missing file, not a SQLite database, a schema other than this PAW's
@@ -239,7 +240,8 @@ def open_readonly(path: str | Path) -> sqlite_utils.Database:
     except sqlite3.Error as exc:
         raise UserError(describe_sqlite_error(exc, where)) from None
     try:
-        check_schema_version(conn, where)
+        if schema:
+            check_schema_version(conn, where)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
@@ -253,7 +255,7 @@ def open_readonly(path: str | Path) -> sqlite_utils.Database:
     except UserError:
         conn.close()
         raise
-    if version != SCHEMA_VERSION:
+    if schema and version != SCHEMA_VERSION:
         conn.close()
         raise UserError(f"{where}: schema version {version}, this PAW's is {SCHEMA_VERSION}; "
                         "a read-only file cannot be upgraded: make a copy (`paw backup COPY`), "

@@ -24,6 +24,7 @@ from store.migrations import (
     m007_flip_index,
     m008_jobs_index_with_key,
     m009_sealed_label_values,
+    m010_rater_files,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -38,6 +39,7 @@ MIGRATIONS: list[Migration] = [
     m007_flip_index.m007_flip_index,
     m008_jobs_index_with_key.m008_jobs_index_with_key,
     m009_sealed_label_values.m009_sealed_label_values,
+    m010_rater_files.m010_rater_files,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 
