@@ -258,7 +258,8 @@ RATER_FILE_SUFFIXES = (".paw-rater", ".db", ".sqlite")
 
 def merge_folder(db: Any, folder: str | Path, coordinator: Person,
                  set_name: str | None = None) -> list[Merged | str]:
-    """Merge every rater file of a folder (optionally only those of one set).
+    """Merge every rater file of a folder (optionally only those of one set); other files,
+    SQLite or not, are left alone.
 
     Returns:
         Per file, what `merge` did, or the one-line reason it was refused (a refused file
@@ -271,13 +272,16 @@ def merge_folder(db: Any, folder: str | Path, coordinator: Person,
         if path.suffix not in RATER_FILE_SUFFIXES or not path.is_file():
             continue
         try:
-            if set_name is not None:
-                conn = open_file(path, readonly=True)
-                try:
-                    if meta(conn).get("set") != set_name:
-                        continue
-                finally:
-                    conn.close()
+            conn = open_file(path, readonly=True)
+        except UserError:
+            continue  # another SQLite file (the store itself, say): not a rater file
+        try:
+            other_set = set_name is not None and meta(conn).get("set") != set_name
+        finally:
+            conn.close()
+        if other_set:
+            continue
+        try:
             out.append(merge(db, path, coordinator))
         except UserError as exc:
             out.append(str(exc))

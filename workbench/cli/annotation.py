@@ -16,6 +16,7 @@ from store.errors import UserError
 from workbench.cli.options import db_option, open_store
 from workbench.cli.signin import (
     coordinator_option,
+    coordinator_passphrase_env_option,
     login,
     login_coordinator,
     passphrase_env_option,
@@ -24,9 +25,7 @@ from workbench.cli.signin import (
 )
 
 _passphrase_env = passphrase_env_option
-_coordinator_passphrase_env = click.option(
-    "--coordinator-passphrase-env", metavar="VAR",
-    help="Read the coordinator's passphrase from environment variable VAR (scripts).")
+_coordinator_passphrase_env = coordinator_passphrase_env_option
 
 
 def _audit_id(db, audit: str) -> int:
@@ -91,30 +90,6 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
     click.echo(f"registered {person.role} {person.name}{vouched}")
 
 
-@raters_group.command("upgrade")
-@click.argument("name")
-@click.option("--coordinator", required=True, metavar="NAME",
-              help="The coordinator who makes the key with NAME (their passphrase is asked "
-                   "for).")
-@_passphrase_env
-@_coordinator_passphrase_env
-@db_option
-def raters_upgrade(name: str, coordinator: str, passphrase_env: str | None,
-                   coordinator_passphrase_env: str | None, db_path: str) -> None:
-    """Make the signing key of NAME, registered by PAW 0.1, with a coordinator.
-
-    NAME types their old passphrase; the coordinator signs the record entry, so nobody can
-    claim a not-yet-upgraded person's key alone. (The first coordinator of a PAW 0.1 store
-    gets their key at their first sign-in, while no coordinator has one.)
-    """
-    from annotate.people import upgrade_legacy
-
-    db = open_store(db_path)
-    by = login(db, coordinator, coordinator_passphrase_env, "coordinator")
-    person = upgrade_legacy(db, name, read_passphrase(name, passphrase_env), by=by)
-    click.echo(f"{person.name}: signing key made, recorded by {by.name}")
-
-
 @raters_group.command("list")
 @db_option
 def raters_list(db_path: str) -> None:
@@ -129,14 +104,25 @@ def raters_list(db_path: str) -> None:
 
 @click.group("annotate", invoke_without_command=True)
 @click.option("--rater", help="Start RATER's blinded labelling session (Textual UI).")
+@click.option("--file", "rater_file", type=click.Path(dir_okay=False),
+              help="Label your own rater file offline (from `paw annotate pack`) instead of "
+                   "the shared database.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
 @_passphrase_env
 @db_option
 @click.pass_context
-def annotate_group(ctx: click.Context, rater: str | None, set_name: str | None,
-                   passphrase_env: str | None, db_path: str) -> None:
-    """Label an annotation set as RATER (`paw annotate --rater NAME`), or create/export sets."""
+def annotate_group(ctx: click.Context, rater: str | None, rater_file: str | None,
+                   set_name: str | None, passphrase_env: str | None, db_path: str) -> None:
+    """Label an annotation set as RATER (`paw annotate --rater NAME`) or your own file
+    (`paw annotate --file FILE`), or create, pack, merge and export sets."""
     if ctx.invoked_subcommand is not None:
+        return
+    if rater_file is not None:
+        from workbench.cli.signin import login_file
+
+        run = _tui("run_rater_file")
+        conn, person = login_file(rater_file, passphrase_env)
+        run(rater_file, person, conn)
         return
     if rater is None:
         click.echo(ctx.get_help())
@@ -286,9 +272,13 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
 @click.command("coordinate")
 @click.option("--coordinator", "name", required=True, help="Coordinator name.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@click.option("--watch", type=click.Path(file_okay=False, exists=True),
+              help="A folder of rater files (`paw annotate pack`): each is merged, checked, "
+                   "before every recomputation, so agreement stays live without a shared "
+                   "database.")
 @_passphrase_env
 @db_option
-def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
+def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_env: str | None,
                db_path: str) -> None:
     """Open the coordinator's live progress and agreement view (Textual UI)."""
     from annotate.sets import resolve_set
@@ -297,7 +287,7 @@ def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
     person = login(db, name, passphrase_env, "coordinator")
     chosen = resolve_set(db, set_name)
     db.conn.close()
-    _tui("run_coordinator")(db_path, person, chosen)
+    _tui("run_coordinator")(db_path, person, chosen, watch=watch)
 
 
 @click.command("label")

@@ -32,6 +32,11 @@ passphrase_env_option = click.option(
          "never pass a passphrase itself as an argument).")
 """`--passphrase-env VAR` for the person acting."""
 
+coordinator_passphrase_env_option = click.option(
+    "--coordinator-passphrase-env", metavar="VAR",
+    help="Read the coordinator's passphrase from environment variable VAR (scripts).")
+"""`--coordinator-passphrase-env VAR` where a coordinator authorises someone else's action."""
+
 coordinator_option = click.option(
     "--coordinator", "coordinator", metavar="NAME",
     help="Coordinator authorising this (their passphrase is asked for).")
@@ -88,6 +93,38 @@ def login(db: Any, name: str, env: str | None, role: str | None = None, *,
     if attempts == 1:
         raise UserError(f"{name}: wrong passphrase")
     raise UserError(f"{name}: wrong passphrase {attempts} times; stopped")
+
+
+def login_file(path: str, env: str | None) -> tuple[Any, Any]:
+    """Sign a rater in against her own rater file, with bounded attempts.
+
+    Returns:
+        (the file's open connection, the authenticated rater).
+
+    Raises:
+        UserError: not a rater file, an altered one, or the wrong passphrase.
+    """
+    from annotate.rater_file import check_statement, open_file, sign_in
+
+    conn = open_file(path)
+    try:
+        check_statement(conn, path)
+        name = conn.execute("SELECT name FROM rater").fetchone()[0]
+        attempts = 1 if env else MAX_ATTEMPTS
+        for attempt in range(attempts):
+            try:
+                return conn, sign_in(conn, path, read_passphrase(name, env))
+            except UserError as exc:
+                if "wrong passphrase" not in str(exc):
+                    raise
+                _sleep(FAILURE_DELAYS_S[min(attempt, len(FAILURE_DELAYS_S) - 1)])
+                if attempt + 1 < attempts:
+                    click.echo(f"{exc}; try again", err=True)
+        raise UserError(f"{name}: wrong passphrase" + (f" {attempts} times; stopped"
+                                                       if attempts > 1 else ""))
+    except BaseException:
+        conn.close()
+        raise
 
 
 def login_coordinator(db: Any, name: str | None, env: str | None, what: str, *,

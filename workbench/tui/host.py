@@ -37,6 +37,10 @@ class SessionHost(Protocol):
         """Show an error modal."""
         ...
 
+    def open_labelling(self, app: str) -> Any:
+        """The rater's `annotate.labelling.Labelling` (the store, or their own file)."""
+        ...
+
 
 class WorkbenchHost(SessionHost, Protocol):
     """`SessionHost` plus the auditor's workbench state shared across its screens."""
