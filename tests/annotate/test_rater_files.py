@@ -224,3 +224,35 @@ def test_the_coordinators_live_view_merges_a_watched_folder(db, people, packed, 
     alice_progress = next(p for p in report.progress if p.name == "alice")
     assert alice_progress.started == 3 and report.watched == ()
     assert merge_folder(open_db(path), folder, people["carol"])[0].already == 6
+
+
+def test_a_coordinator_cannot_merge_a_value_the_rater_did_not_sign(db, people, packed):
+    # A dishonest coordinator imports alice's signed event with another value: her
+    # signature still verifies (it covers only the commitment), but the sealed value does
+    # not match the commitment, and verify (which opens it) says so.
+    from annotate.events import append_event
+    from annotate.rater_file import SIGNED_COLUMNS
+    from store.db import transaction
+
+    alice = open_as_alice(packed["path"])
+    code = alice.queue()[0].code
+    alice.record(code, "validity", "valid")
+    event = dict(zip([d[0] for d in alice.conn.execute("SELECT * FROM events").description],
+                     alice.conn.execute("SELECT * FROM events").fetchone()))
+    set_id, case_id = db.execute("SELECT set_id, id FROM annotation_cases WHERE code = ?",
+                                 [code]).fetchone()
+    offline = {**{c: event[c] for c in SIGNED_COLUMNS}, "file_id": packed["file_id"],
+               "hash": event["hash"], "signature": bytes(event["signature"]).hex()}
+    with transaction(db) as conn:
+        append_event(conn, {"case_id": case_id, "person_id": people["alice"].id,
+                            "session_id": None, "field": "validity", "value": "invalid",
+                            "supersedes_id": None, "undoes_id": None,
+                            "time_on_item_ms": event["time_on_item_ms"],
+                            "app_version": event["app_version"],
+                            "codebook_version": event["codebook_version"],
+                            "created_at": event["created_at"]},
+                     people["carol"], set_id, kind="merged_label",
+                     sealed_extra={"salt": event["salt"]}, offline=offline)
+    messages = [p.message for p in verify_record(db).problems]
+    assert any("its sealed value is not the one the rater signed" in m for m in messages), \
+        messages
