@@ -8,6 +8,7 @@ the coordinator's merge brings them into the store.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +81,25 @@ async def test_labelling_a_rater_file_with_the_same_screen(annotation_db, rater_
     assert events(annotation_db.db_path, "alice") == [
         (code, "gold_shift", "no_shift"), (code, "gold_shift", None),
         (code, "gold_shift", "ambiguous")]
+
+
+async def test_the_coordinator_app_watches_a_folder_of_rater_files(annotation_db, rater_file):
+    from annotate.rater_labelling import FileLabelling
+    from tests.tui.helpers import screen_text, wait_until
+    from workbench.tui.app import CoordinatorApp
+
+    conn = open_file(rater_file)
+    labelling = FileLabelling(conn, sign_in(conn, rater_file, PASSPHRASE))
+    labelling.start()
+    for view in labelling.queue()[:2]:
+        labelling.record(view.code, "gold_shift", "no_shift")
+    app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME,
+                         watch=str(Path(rater_file).parent))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.report is not None, seconds=30)
+        alice = next(p for p in app.screen.report.progress if p.name == "alice")
+        assert alice.started == 2 and "refused" not in screen_text(app)
+        labelling.record(labelling.queue()[2].code, "gold_shift", "ambiguous")  # she goes on
+        await wait_until(pilot, lambda: next(p for p in app.screen.report.progress
+                                             if p.name == "alice").started == 3, seconds=30)
+    conn.close()

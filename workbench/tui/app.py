@@ -135,7 +135,7 @@ class CoordinatorApp(PawApp):
         super().__init__(db_path, person, set_name)
         self.adjudicate_first = adjudicate
         """Start on the adjudication screen (esc leads to the agreement view)."""
-        self.watch = watch
+        self.watch_folder = watch
         """A folder of rater files merged before each recomputation (`--watch`)."""
 
     def on_mount(self) -> None:

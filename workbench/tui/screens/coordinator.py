@@ -110,7 +110,7 @@ class CoordinatorScreen(Screen[None]):
     def recompute(self, dimension: str, previous: tuple[int, ...] | None) -> None:
         """Compute the report from the store (own connection) and post it to the screen."""
         report = compute_report(self.paw.db_path, self.paw.set_name, dimension, previous,
-                                self._cache, watch=getattr(self.app, "watch", None),
+                                self._cache, watch=getattr(self.app, "watch_folder", None),
                                 coordinator=self.paw.person)
         if report is not None and not get_current_worker().is_cancelled:
             self.post_message(AgreementComputed(report))
