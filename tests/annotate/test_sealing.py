@@ -141,5 +141,8 @@ def test_verify_checks_sealed_content_only_where_it_can_open_it(shared, people, 
     assert "24 sealed label values not opened, their content unchecked" in plain.stdout
     details = paw_verify(path, "--details", *COORDINATOR)
     assert details.returncode == 0 and "not opened" not in details.stdout
+    signed_in = paw_verify(path, *COORDINATOR)  # the verdict only, every value checked
+    assert signed_in.returncode == 0 and "not opened" not in signed_in.stdout
+    assert "TAMPERED" not in signed_in.stdout and "key alice" not in signed_in.stdout
     own = paw_verify(path, "--person", "bob", "--passphrase-env", "PAW_TEST_PW")
     assert "16 sealed label values not opened" in own.stdout  # alice's stay closed to bob

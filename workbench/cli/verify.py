@@ -69,6 +69,8 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
                                 write=False)
     elif person:
         who = login(db, person, passphrase_env, write=False)
+    elif coordinator:  # signed in only to open the sealed values (content checks)
+        who = login_coordinator(db, coordinator, passphrase_env, "verify", write=False)
     anchored = resolve_head(db, head) if head else None
     report = verify_record(db, head=anchored)
     problems = [*report.labels.problems, *report.problems]
