@@ -15,7 +15,7 @@ import sqlite_utils
 from annotate.agreement import agreements_from, rater_pair, set_cases
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
 from annotate.identity import Person, require
-from annotate.labels import all_current_labels, derive_labels
+from annotate.labels import all_current_labels, derive_labels, opened_events
 from annotate.sets import get_set
 from store.db import utcnow
 from store.errors import UserError
@@ -80,9 +80,8 @@ def rater_labels(db: sqlite_utils.Database, set_name: str, code: str,
     case_id = case_row(db, code)["id"]
     out = []
     for person_id, name in pair:
-        rows = db.execute("SELECT field, value FROM label_events WHERE case_id = ? AND "
-                          "person_id = ? ORDER BY id", [case_id, person_id]).fetchall()
-        out.append(RaterLabels(name, derive_labels({f: v for f, v in rows})))
+        rows = opened_events(db, "e.case_id = ? AND e.person_id = ?", [case_id, person_id])
+        out.append(RaterLabels(name, derive_labels({r["field"]: r["value"] for r in rows})))
     return out[0], out[1]
 
 

@@ -1,6 +1,8 @@
 """Append-only label events: one transaction per keypress, relabel supersedes, hash-chained.
 
-Nothing here updates or deletes a `label_events` row. The current label of a (case, rater,
+Nothing here updates or deletes a `label_events` row. Each event's field and value are
+sealed to the rater and the set's coordinator (`annotate.sealing`: the row holds field
+'*', value NULL and `sealed_json`); events from before m009 are in clear. The current label of a (case, rater,
 field) is the value of its latest event; a relabel is a new event whose `supersedes_id`
 names the one it replaces; an undo is a new event (`undoes_id` set) restoring the value
 before the undone event. Each event's `hash` covers its content and the previous event's
@@ -51,8 +53,60 @@ def app_version(app: str = "paw") -> str:
 
 
 def event_hash(row: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of an event's `HASHED_COLUMNS`."""
-    return hashlib.sha256(dumps({c: row.get(c) for c in HASHED_COLUMNS}).encode()).hexdigest()
+    """SHA-256 of the canonical JSON of an event's `HASHED_COLUMNS`, and of its sealed
+    form when it has one (older events' hashes stay as they were)."""
+    content = {c: row.get(c) for c in HASHED_COLUMNS}
+    if row.get("sealed_json") is not None:
+        content["sealed_json"] = row["sealed_json"]
+    return hashlib.sha256(dumps(content).encode()).hexdigest()
+
+
+def recipients(conn: Any, set_id: int, rater_id: int) -> dict[int, bytes]:
+    """person id -> receiving key of the rater and the set's coordinator, each checked
+    against the signed record first (a key swapped in by hand would receive the labels).
+
+    Raises:
+        UserError: either has no receiving key yet, or the record does not vouch for them.
+    """
+    from annotate.record import check_person
+
+    coordinator = conn.execute("SELECT raters_named_by FROM annotation_sets WHERE id = ?",
+                               [set_id]).fetchone()
+    out: dict[int, bytes] = {}
+    for pid in (rater_id, coordinator[0] if coordinator else None):
+        row = conn.execute("SELECT name, box_public_key FROM people WHERE id = ?",
+                           [pid]).fetchone() if pid is not None else None
+        if row is None:
+            raise UserError(f"set {set_id}: no coordinator to seal its labels to")
+        if row[1] is None:
+            raise UserError(f"{row[0]}: has no key for sealed labels yet (registered before "
+                            f"PAW sealed labels): {row[0]} signs in once on this store, e.g. "
+                            "`paw annotate --rater NAME` or `paw coordinate --coordinator "
+                            "NAME`")
+        problem = check_person(conn, int(pid))
+        if problem:
+            raise UserError(f"{row[0]}: labels are not sealed to them: {problem}")
+        out[int(pid)] = bytes(row[1])
+    return out
+
+
+def own_events(conn: Any, person_id: int, case_id: int) -> list[dict[str, Any]]:
+    """One rater's events on one case in id order, field and value opened (their own: the
+    rater's process holds their key)."""
+    from annotate.sealing import require_open
+
+    out = []
+    for row in _rows(conn, "SELECT * FROM label_events WHERE case_id = ? AND person_id = ? "
+                     "ORDER BY id", [case_id, person_id]):
+        row["field"], row["value"] = require_open(row)
+        out.append(row)
+    return out
+
+
+def _rows(conn: Any, sql: str, params: list) -> list[dict[str, Any]]:
+    cursor = conn.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, values)) for values in cursor.fetchall()]
 
 
 @dataclass(frozen=True)
@@ -116,24 +170,54 @@ _EVENT_SQL = (
 
 
 def _event(row: dict) -> LabelEvent:
-    return LabelEvent(**{k: row[k] for k in LabelEvent.__dataclass_fields__})
+    from annotate.sealing import SEALED_FIELD, require_open
+
+    field_name, value = (require_open(row) if row["field"] == SEALED_FIELD
+                         else (row["field"], row["value"]))
+    return LabelEvent(**{**{k: row[k] for k in LabelEvent.__dataclass_fields__},
+                         "field": field_name, "value": value})
 
 
-def _append(conn, values: dict[str, Any], person: Person) -> dict[str, Any]:
-    """Insert one event inside an open BEGIN IMMEDIATE transaction, with its signed record
-    entry; returns the full row."""
+def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int, *,
+                 kind: str = "label", sealed_extra: dict[str, str] | None = None,
+                 offline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Insert one event, its field and value sealed, inside an open BEGIN IMMEDIATE
+    transaction, with its signed record entry; returns the row with the field and value
+    in clear.
+
+    Args:
+        conn: the connection inside the transaction.
+        values: the event's columns (field and value in clear).
+        signer: who signs the record entry: the rater (kind 'label'), or the coordinator
+            merging a rater file (kind 'merged_label', whose entry also carries the
+            rater's own signed event, `offline`).
+        set_id: the case's set (its coordinator receives the sealed value).
+        kind: the record entry's kind.
+        sealed_extra: more to seal with the value (a merged event's commitment salt).
+        offline: the rater file's signed event, for a 'merged_label' entry.
+    """
     from annotate import record
+    from annotate.sealing import SEALED_FIELD, seal
 
     last = conn.execute("SELECT id, hash FROM label_events ORDER BY id DESC LIMIT 1").fetchone()
     row = dict(values)
     row["id"] = (last[0] + 1) if last else 1
     row["prev_hash"] = last[1] if last else GENESIS_HASH
+    clear = (row["field"], row["value"])
+    row["sealed_json"] = seal(*clear, event_id=row["id"], case_id=row["case_id"],
+                              person_id=row["person_id"],
+                              recipients=recipients(conn, set_id, row["person_id"]),
+                              extra=sealed_extra)
+    row["field"], row["value"] = SEALED_FIELD, None
     row["hash"] = event_hash(row)
-    columns = [*HASHED_COLUMNS, "hash"]
+    columns = [*HASHED_COLUMNS, "sealed_json", "hash"]
     conn.execute(f"INSERT INTO label_events ({', '.join(columns)}) VALUES "
                  f"({', '.join('?' * len(columns))})", [row[c] for c in columns])
-    record.append(conn, "label", "label_events", row["id"],
-                  record.row_content(conn, "label_events", row["id"]) or {}, person)
+    content = record.row_content(conn, "label_events", row["id"]) or {}
+    if offline is not None:
+        content = {"row": content, "offline": offline}
+    record.append(conn, kind, "label_events", row["id"], content, signer)
+    row["field"], row["value"] = clear
     return row
 
 
@@ -184,16 +268,15 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
     if time_on_item_ms is not None and time_on_item_ms < 0:
         raise UserError(f"time_on_item_ms: expected >= 0, got {time_on_item_ms}")
     with transaction(db) as conn:
-        previous = conn.execute(
-            "SELECT id FROM label_events WHERE case_id = ? AND person_id = ? AND field = ? "
-            "ORDER BY id DESC LIMIT 1", [case["id"], person.id, field_name]).fetchone()
-        row = _append(conn, {
+        previous = [e["id"] for e in own_events(conn, person.id, case["id"])
+                    if e["field"] == field_name]
+        row = append_event(conn, {
             "case_id": case["id"], "person_id": person.id, "session_id": session.id,
             "field": field_name, "value": clean,
-            "supersedes_id": previous[0] if previous else None, "undoes_id": None,
+            "supersedes_id": previous[-1] if previous else None, "undoes_id": None,
             "time_on_item_ms": time_on_item_ms, "app_version": session.app_version,
             "codebook_version": CODEBOOK_VERSION, "created_at": utcnow(),
-        }, person)
+        }, person, case["set_id"])
     return _event({**row, "code": code})
 
 
@@ -218,21 +301,18 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
             "ORDER BY e.id DESC LIMIT 1", [session.id, person.id]).fetchone()
         if target is None:
             return None
-        target_id, case_id, field_name, replaced = target
-        restored = None
-        if replaced is not None:
-            restored = conn.execute("SELECT value FROM label_events WHERE id = ?",
-                                    [replaced]).fetchone()[0]
-        current = conn.execute(
-            "SELECT id FROM label_events WHERE case_id = ? AND person_id = ? AND field = ? "
-            "ORDER BY id DESC LIMIT 1", [case_id, person.id, field_name]).fetchone()[0]
-        row = _append(conn, {
+        target_id, case_id, _, replaced = target
+        mine = {e["id"]: e for e in own_events(conn, person.id, case_id)}
+        field_name = mine[target_id]["field"]
+        restored = mine[replaced]["value"] if replaced is not None else None
+        current = [i for i, e in mine.items() if e["field"] == field_name][-1]
+        row = append_event(conn, {
             "case_id": case_id, "person_id": person.id, "session_id": session.id,
             "field": field_name, "value": restored, "supersedes_id": current,
             "undoes_id": target_id, "time_on_item_ms": None,
             "app_version": session.app_version, "codebook_version": CODEBOOK_VERSION,
             "created_at": utcnow(),
-        }, person)
+        }, person, session.set_id)
         code = conn.execute("SELECT code FROM annotation_cases WHERE id = ?",
                             [case_id]).fetchone()[0]
     return _event({**row, "code": code})

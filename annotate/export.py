@@ -47,13 +47,17 @@ def _cases(db: sqlite_utils.Database, set_id: int) -> list[dict]:
 
 
 def _current_events(db: sqlite_utils.Database, set_id: int) -> list[dict]:
-    """The latest event per (case, rater, field) whose value is not cleared."""
-    return list(db.query(
-        "SELECT e.*, p.name AS rater FROM label_events e JOIN people p ON p.id = e.person_id "
-        "JOIN (SELECT case_id, person_id, field, MAX(id) AS last_id FROM label_events "
-        "      GROUP BY case_id, person_id, field) m ON m.last_id = e.id "
-        "JOIN annotation_cases c ON c.id = e.case_id "
-        "WHERE c.set_id = ? AND e.value IS NOT NULL ORDER BY e.id", [set_id]))
+    """The latest event per (case, rater, field) whose value is not cleared (sealed values
+    opened: the coordinator's session)."""
+    from annotate.labels import opened_events
+
+    names = {r[0]: r[1] for r in db.execute("SELECT id, name FROM people")}
+    latest: dict[tuple[int, int, str], dict] = {}
+    for row in opened_events(db, "c.set_id = ?", [set_id]):
+        latest[(row["case_id"], row["person_id"], row["field"])] = row
+    return [{**row, "rater": names.get(row["person_id"])}
+            for row in sorted(latest.values(), key=lambda r: r["id"])
+            if row["value"] is not None]
 
 
 def long_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
@@ -172,12 +176,18 @@ class VerifiedExport:
 
 
 def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: str,
-                    shape: str = "long", fmt: str = "csv") -> VerifiedExport:
+                    shape: str = "long", fmt: str = "csv", *,
+                    accept_legacy: bool = False) -> VerifiedExport:
     """The coordinator's export: verify the signed record, then export, in one snapshot.
 
     The coordinator's own sign-in has already checked that their key is the record's;
     the record ties every rater's key to the set the coordinator signed, so raters'
     signatures are checked here without their passphrases.
+
+    Args:
+        accept_legacy: export although unsigned legacy entries (a store upgraded from PAW
+            0.1) are in the record — they prove nothing, and the coordinator says so by
+            asking; any other problem still stops the export.
 
     Raises:
         UserError: not a coordinator, or the record shows a problem (nothing exported).
@@ -187,10 +197,12 @@ def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: st
     require(coordinator, "coordinator")
     with snapshot(db):
         report = verify_record(db)
-        if not report.ok:
+        if not report.ok and not (accept_legacy and report.ok_except_legacy()):
             counts = ", ".join(f"{n} {kind}" for kind, n in sorted(report.counts().items()))
             raise UserError(f"the annotation record does not verify ({counts}); nothing "
                             f"exported — see `paw verify --details --coordinator "
-                            f"{coordinator.name}`")
+                            f"{coordinator.name}`"
+                            + ("; unsigned legacy entries only: `--accept-legacy` exports "
+                               "anyway" if report.ok_except_legacy() else ""))
         text = export_labels(db, set_name, shape, fmt)
     return VerifiedExport(text, report.head_hash, report.n_entries)

@@ -52,7 +52,11 @@ class Person:
 
 def issue(person_id: int, name: str, role: str, signing_key: Any) -> Person:
     """A `Person` with its proof; only `annotate.people` calls this, once the person has
-    registered or their passphrase has been checked."""
+    registered or their passphrase has been checked. From then on this process can open
+    the label values sealed to them (`annotate.sealing.hold`)."""
+    from annotate.sealing import hold
+
+    hold(person_id, signing_key)
     return Person(person_id, name, role, _proof(person_id, name, role), signing_key)
 
 

@@ -120,7 +120,9 @@ class PairTables:
             i, j = self._index[key].get(va), self._index[key].get(vb)
             if i is None or j is None:
                 raise UserError(f"{name}: value outside {table_categories(key)}: "
-                                f"{(va, vb)} (case {case.code})")
+                                f"{(va, vb)} (case {case.code}): the label log holds an "
+                                "event PAW never writes; a coordinator should run `paw "
+                                "verify --details`")
             cells.append((key, i, j))
         tables = self._by_stratum.setdefault(case.stratum, {})
         for key, i, j in cells:
@@ -187,10 +189,11 @@ class LabelLog:
         self.cases(db)
         touched: set[tuple[int, int]] = set()
         count = 0
-        for event_id, case_id, person_id, name, value, created in db.execute(
-                "SELECT e.id, e.case_id, e.person_id, e.field, e.value, e.created_at "
-                "FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
-                "WHERE c.set_id = ? AND e.id > ? ORDER BY e.id", [self.set_id, self.last_id]):
+        from annotate.labels import opened_events
+
+        for row in opened_events(db, "c.set_id = ? AND e.id > ?", [self.set_id, self.last_id]):
+            event_id, case_id, person_id = row["id"], row["case_id"], row["person_id"]
+            name, value, created = row["field"], row["value"], row["created_at"]
             key = (case_id, person_id)
             self._raw.setdefault(key, {})[name] = value
             touched.add(key)

@@ -4,9 +4,13 @@ The current label of a (case, rater, field) is the value of its latest event (ev
 written by `annotate.events`, append-only); a cleared field is absent, and the alternative
 letter counts only while gold_shift is 'shifted' (`derive_labels`). The rater's own view,
 agreement (`annotate.label_log`), adjudication and the statistics all apply this one rule.
+Events are read through `opened_events`, which opens sealed values with the keys this
+process holds (`annotate.sealing`): a rater's own, or the coordinator's for everyone's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import sqlite_utils
 
@@ -22,16 +26,40 @@ def derive_labels(pairs: dict[str, str | None]) -> dict[str, str]:
     return labels
 
 
+def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, Any]]:
+    """Label events (joined to their case: `code`, `set_id`) in id order, with `field` and
+    `value` in clear.
+
+    Args:
+        db: the store.
+        where: an SQL condition on `e` (the event) and `c` (its case).
+        params: its parameters.
+
+    Raises:
+        UserError: an event sealed to people whose keys this process does not hold.
+    """
+    from annotate.sealing import require_open
+
+    cursor = db.execute(
+        "SELECT e.*, c.code, c.set_id FROM label_events e JOIN annotation_cases c "
+        f"ON c.id = e.case_id WHERE {where} ORDER BY e.id", list(params))
+    names = [d[0] for d in cursor.description]
+    out = []
+    for values in cursor.fetchall():
+        row = dict(zip(names, values))
+        row["field"], row["value"] = require_open(row)
+        out.append(row)
+    return out
+
+
 def current_labels(db: sqlite_utils.Database, person: Person, code: str) -> dict[str, str]:
     """`person`'s own current labels for case `code` (field -> value; cleared fields absent).
 
     Only the asking person's labels are ever returned: a rater never sees another's.
     """
     require(person)
-    rows = db.execute(
-        "SELECT e.field, e.value FROM label_events e JOIN annotation_cases c ON c.id = e.case_id "
-        "WHERE c.code = ? AND e.person_id = ? ORDER BY e.id", [code, person.id]).fetchall()
-    return derive_labels({f: v for f, v in rows})
+    rows = opened_events(db, "c.code = ? AND e.person_id = ?", [code, person.id])
+    return derive_labels({r["field"]: r["value"] for r in rows})
 
 
 def labels_by_case(db: sqlite_utils.Database, person: Person,
@@ -39,25 +67,20 @@ def labels_by_case(db: sqlite_utils.Database, person: Person,
     """`person`'s own current labels for every case of a set: code -> field -> value."""
     require(person)
     by_case: dict[str, dict[str, str | None]] = {}
-    for code, field_name, value in db.execute(
-            "SELECT c.code, e.field, e.value FROM label_events e JOIN annotation_cases c "
-            "ON c.id = e.case_id WHERE c.set_id = ? AND e.person_id = ? ORDER BY e.id",
-            [set_id, person.id]):
-        by_case.setdefault(code, {})[field_name] = value
+    for row in opened_events(db, "c.set_id = ? AND e.person_id = ?", [set_id, person.id]):
+        by_case.setdefault(row["code"], {})[row["field"]] = row["value"]
     return {code: derive_labels(pairs) for code, pairs in by_case.items()}
 
 
 def all_current_labels(db: sqlite_utils.Database,
                        set_id: int) -> dict[tuple[int, int], dict[str, str]]:
-    """Every rater's current labels in a set, for agreement and export (coordinator side).
+    """Every rater's current labels in a set, for agreement and export (coordinator side:
+    opening them needs the coordinator's key, held once they signed in).
 
     Returns:
         (case_id, person_id) -> field -> value.
     """
     pairs: dict[tuple[int, int], dict[str, str | None]] = {}
-    for case_id, person_id, field_name, value in db.execute(
-            "SELECT e.case_id, e.person_id, e.field, e.value FROM label_events e "
-            "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY e.id",
-            [set_id]):
-        pairs.setdefault((case_id, person_id), {})[field_name] = value
+    for row in opened_events(db, "c.set_id = ?", [set_id]):
+        pairs.setdefault((row["case_id"], row["person_id"]), {})[row["field"]] = row["value"]
     return {key: derive_labels(p) for key, p in pairs.items()}

@@ -21,14 +21,12 @@ import sqlite_utils
 
 from annotate import keys
 from annotate.identity import Person, issue, require
+from annotate.sealing import box_public
 from store.db import loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
 Role = Literal["rater", "coordinator"]
 ROLES: tuple[str, ...] = ("rater", "coordinator")
-
-MIN_PASSPHRASE_CHARS = 8
-"""Shortest passphrase accepted at registration."""
 
 
 def coordinator_exists(db: Any) -> bool:
@@ -41,14 +39,23 @@ def coordinator_exists(db: Any) -> bool:
         "json_extract(content_json, '$.role') = 'coordinator' LIMIT 1").fetchone() is not None
 
 
+def people_registered(db: Any) -> bool:
+    """True once anyone is registered (in the table or in the signed record): from then on
+    the auditor's workbench opens only for a coordinator (`paw ui`'s sign-in gate)."""
+    if db.execute("SELECT 1 FROM people LIMIT 1").fetchone():
+        return True
+    return db.execute("SELECT 1 FROM record_log WHERE ref_table = 'people' LIMIT 1"
+                      ).fetchone() is not None
+
+
 def _validate(name: str, role: str, passphrase: str) -> None:
     if role not in ROLES:
         raise UserError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
     if not name or not all(c.isalnum() or c in "-_." for c in name):
         raise UserError(f"name: expected letters, digits, '-', '_' or '.', got {name!r}")
-    if len(passphrase) < MIN_PASSPHRASE_CHARS:
-        raise UserError(f"passphrase: expected at least {MIN_PASSPHRASE_CHARS} characters, "
-                        f"got {len(passphrase)}")
+    from annotate.passphrase import check
+
+    check(passphrase, name)
 
 
 def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *,
@@ -59,7 +66,8 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
         db: the store.
         name: unique person name (letters, digits, '-', '_', '.').
         role: 'rater' or 'coordinator'.
-        passphrase: at least `MIN_PASSPHRASE_CHARS` characters.
+        passphrase: at least 8 characters and zxcvbn strength 3 of 4
+            (`annotate.passphrase`).
         by: the authenticated coordinator registering them; required once a coordinator
             exists. Without one (a new database), the person signs their own entry.
 
@@ -88,9 +96,11 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
             raise UserError(f"name: {name!r} is already registered")
         cursor = conn.execute(
             "INSERT INTO people (name, role, pass_salt, pass_hash, kdf_json, public_key, "
-            "wrapped_key, registered_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "wrapped_key, registered_by, created_at, box_public_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [name, role, salt, keys.auth_tag(master), keys.params_json(params), pair.public,
-             keys.wrap(pair.private, master, name), by.id if by else None, utcnow()])
+             keys.wrap(pair.private, master, name), by.id if by else None, utcnow(),
+             box_public(pair.private)])
         person = issue(int(cursor.lastrowid), name, role, pair.private)
         row = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person", "people", person.id, record.person_content(row),
@@ -107,11 +117,13 @@ def _person_row(db: Any, name: str) -> dict[str, Any]:
     return found[0]
 
 
-def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Person:
+def authenticate(db: sqlite_utils.Database, name: str, passphrase: str, *,
+                 write: bool = True) -> Person:
     """Check a passphrase, unseal the person's signing key and return the `Person`.
 
     A hash made at a lower cost than today's (or by PAW 0.1) is re-made at the current
     cost; a PAW 0.1 person gets their signing key here, recorded as a `person_key` entry.
+    With `write=False` (a read-only store: `paw verify`) nothing is re-made or recorded.
     The person must be in the signed record as they are in the table (a row inserted or
     edited by hand is refused).
 
@@ -127,7 +139,14 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Perso
     if row["kdf_json"] is None:
         if not hmac.compare_digest(keys.legacy_tag(passphrase, salt), bytes(row["pass_hash"])):
             raise UserError(f"{name}: wrong passphrase")
-        return _upgrade_legacy(db, row, passphrase)
+        if not write:
+            raise UserError(f"{name}: registered by PAW 0.1 and has no signing key yet; "
+                            "sign in once on the writable store first")
+        if row["role"] != "coordinator" or _keyed_coordinator(db):
+            raise UserError(f"{name}: registered by PAW 0.1 and has no signing key yet; a "
+                            f"coordinator makes it with them: `paw raters upgrade {name} "
+                            "--coordinator NAME`")
+        return _upgrade_legacy(db, row, passphrase, None)
     params = loads(row["kdf_json"])
     master = keys.stretch(passphrase, salt, params)
     if not hmac.compare_digest(keys.auth_tag(master), bytes(row["pass_hash"])):
@@ -140,9 +159,25 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str) -> Perso
     problem = check_person(db, int(row["id"]))
     if problem:
         raise UserError(f"{name}: refused: {problem}")
-    if keys.weaker_than_current(params):
+    if write and keys.weaker_than_current(params):
         _rewrap(db, row, passphrase, private)
-    return issue(int(row["id"]), name, row["role"], private)
+    person = issue(int(row["id"]), name, row["role"], private)
+    if write and row.get("box_public_key") is None:
+        _add_box_key(db, person)
+    return person
+
+
+def _add_box_key(db: sqlite_utils.Database, person: Person) -> None:
+    """A person registered before m009 gets the key sealed label values are encrypted to
+    (derived from their signing key), recorded in a `person_box` entry they sign."""
+    from annotate import record
+
+    with transaction(db) as conn:
+        conn.execute("UPDATE people SET box_public_key = ? WHERE id = ? AND box_public_key "
+                     "IS NULL", [box_public(person.signing_key), person.id])
+        fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
+        record.append(conn, "person_box", "people", person.id, record.person_content(fresh),
+                      person)
 
 
 def _rewrap(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
@@ -155,14 +190,46 @@ def _rewrap(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
                                 keys.wrap(private, master, row["name"]), row["id"]])
 
 
-def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str) -> Person:
-    """First sign-in of a PAW 0.1 person: today's hash cost, a new key, a `person_key` entry."""
+def _keyed_coordinator(db: Any) -> bool:
+    """True once a coordinator with a signing key is registered."""
+    return db.execute("SELECT 1 FROM people WHERE role = 'coordinator' AND public_key IS NOT "
+                      "NULL LIMIT 1").fetchone() is not None
+
+
+def upgrade_legacy(db: sqlite_utils.Database, name: str, passphrase: str, *,
+                   by: Person) -> Person:
+    """Make a PAW 0.1 person's signing key with a coordinator (`paw raters upgrade`).
+
+    The person types their own (old) passphrase; the coordinator, signed in, signs the
+    `person_key` entry, so nobody can claim a not-yet-upgraded person's key alone.
+
+    Raises:
+        UserError: `by` is not a coordinator, a wrong passphrase, or a person who already
+            has a key.
+    """
+    require(by, "coordinator")
+    row = _person_row(db, name)
+    if row["kdf_json"] is not None:
+        raise UserError(f"{name}: already has a signing key (nothing to upgrade)")
+    if not hmac.compare_digest(keys.legacy_tag(passphrase, bytes(row["pass_salt"])),
+                               bytes(row["pass_hash"])):
+        raise UserError(f"{name}: wrong passphrase")
+    return _upgrade_legacy(db, row, passphrase, by)
+
+
+def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: str,
+                    by: Person | None) -> Person:
+    """A PAW 0.1 person's upgrade: today's hash cost, a new key, a `person_key` entry signed
+    by the coordinator `by` (by the person only as the first keyed coordinator)."""
     from annotate import record
 
     params, salt = keys.current_params(), keys.new_salt()
     master = keys.stretch(passphrase, salt, params)
     pair = keys.new_keypair()
     with transaction(db) as conn:
+        if by is None and _keyed_coordinator(conn):  # checked again under the write lock
+            raise UserError(f"{row['name']}: a coordinator makes this key now: `paw raters "
+                            f"upgrade {row['name']} --coordinator NAME`")
         record.seal_legacy(conn)  # the row as it was, before this upgrade changes it
         sealed = [e for e in record.entries(conn, "people", row["id"])]
         if not sealed or sealed[-1]["kind"] != "legacy" or \
@@ -172,13 +239,14 @@ def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: 
                             "--details`)")
         conn.execute(
             "UPDATE people SET pass_salt = ?, pass_hash = ?, kdf_json = ?, public_key = ?, "
-            "wrapped_key = ? WHERE id = ?",
+            "wrapped_key = ?, box_public_key = ? WHERE id = ?",
             [salt, keys.auth_tag(master), keys.params_json(params), pair.public,
-             keys.wrap(pair.private, master, row["name"]), row["id"]])
+             keys.wrap(pair.private, master, row["name"]), box_public(pair.private),
+             row["id"]])
         person = issue(int(row["id"]), row["name"], row["role"], pair.private)
         fresh = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person_key", "people", person.id, record.person_content(fresh),
-                      person)
+                      by or person)
     return person
 
 

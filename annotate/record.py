@@ -6,7 +6,8 @@ the same transaction as the row it attests:
 | kind | attests | signed by |
 |---|---|---|
 | `person` | a `people` row (name, role, public key, registered by) | the registering coordinator; the person themself before any coordinator exists |
-| `person_key` | the key a pre-m005 person got at their first sign-in after the upgrade | that person |
+| `person_key` | the key a pre-m005 person got at their upgrade | a coordinator (the first coordinator: themself) |
+| `person_box` | the receiving key (sealed label values) a pre-m009 person got at sign-in | that person |
 | `set` | a set's two raters (with their public keys), its case list, each case's variant and generations, and a digest of every text the raters are shown | the coordinator who named the raters |
 | `label` | a `label_events` row | the rater |
 | `adjudication` | an `adjudications` row | the coordinator |
@@ -83,8 +84,12 @@ def entry_hash(entry: dict[str, Any]) -> str:
 # ---- what each kind attests ---------------------------------------------------------------
 
 def person_content(row: dict[str, Any]) -> dict[str, Any]:
-    """What a `person`/`person_key` entry attests of a `people` row."""
-    return {c: plain(row.get(c)) for c in PERSON_COLUMNS}
+    """What a `person`/`person_key`/`person_box` entry attests of a `people` row (the
+    receiving key only once the row has one: entries made before m009 have none)."""
+    content = {c: plain(row.get(c)) for c in PERSON_COLUMNS}
+    if row.get("box_public_key") is not None:
+        content["box_public_key"] = plain(row["box_public_key"])
+    return content
 
 
 def legacy_person_content(row: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +116,11 @@ def shown_digests(conn: Any, set_id: int) -> dict[int, str]:
 
 
 def set_content(conn: Any, set_id: int) -> dict[str, Any]:
-    """What a `set` entry attests: the set row, its raters' keys, and every case."""
+    """What a `set` entry attests: the set row, its raters' keys, and every case with a
+    digest of its shown texts and its inputs to the clinician tables
+    (`annotate.record_inputs`)."""
+    from annotate.record_inputs import SET_CONTENT_VERSION, case_inputs
+
     the_set = rows(conn, f"SELECT {', '.join(SET_COLUMNS)} FROM annotation_sets WHERE id = ?",
                    [set_id])[0]
     raters = []
@@ -121,10 +130,11 @@ def set_content(conn: Any, set_id: int) -> dict[str, Any]:
                           [the_set[key]])[0]
             raters.append({k: plain(v) for k, v in person.items()})
     shown = shown_digests(conn, set_id)
-    cases = [{**case, "shown_sha256": shown.get(case["id"])} for case in rows(
-        conn, f"SELECT {', '.join(CASE_COLUMNS)} FROM annotation_cases WHERE set_id = ? "
-        "ORDER BY id", [set_id])]
-    return {"set": the_set, "raters": raters, "cases": cases}
+    inputs = case_inputs(conn, set_id)
+    cases = [{**case, "shown_sha256": shown.get(case["id"]), "inputs": inputs.get(case["id"])}
+             for case in rows(conn, f"SELECT {', '.join(CASE_COLUMNS)} FROM annotation_cases "
+                              "WHERE set_id = ? ORDER BY id", [set_id])]
+    return {"v": SET_CONTENT_VERSION, "set": the_set, "raters": raters, "cases": cases}
 
 
 # ---- appending ----------------------------------------------------------------------------
@@ -250,6 +260,9 @@ class RecordState:
         """person id -> recorded name."""
         self.coordinator_seen = False
         """True once any coordinator is recorded (self-registration then ends)."""
+        self.keyed_coordinator_seen = False
+        """True once a coordinator with a signing key is recorded (from then on a legacy
+        person's first key is made with a coordinator, never by the person alone)."""
         self.legacy_people: set[int] = set()
         """People sealed as legacy who have not yet recorded a key."""
 
@@ -261,9 +274,12 @@ class RecordState:
 def person_entry_problem(state: RecordState, entry: dict[str, Any]) -> str | None:
     """Why a people entry is not valid given what precedes it (None when it is).
 
-    Rules: a `legacy` entry is unsigned; a `person_key` is signed by the (legacy) person
-    themself, once; a self-signed `person` entry is valid only while no coordinator is
-    recorded; any other `person` entry is signed by the coordinator it names as registrar.
+    Rules: a `legacy` entry is unsigned; a `person_key` (a legacy person's first key,
+    once) is signed by a coordinator who has a key — or by the person themself only when
+    they are a coordinator and no coordinator has a key yet (the first upgraded
+    coordinator, like the setup); a self-signed `person` entry is valid only while no
+    coordinator is recorded; any other `person` entry is signed by the coordinator it
+    names as registrar.
     """
     from annotate.keys import signature_valid
 
@@ -271,12 +287,26 @@ def person_entry_problem(state: RecordState, entry: dict[str, Any]) -> str | Non
     subject = entry["ref_id"]
     if kind == "legacy":
         return None
-    if kind == "person_key":
+    if kind == "person_box":
+        if signer != subject or subject not in state.keys:
+            return "a receiving key recorded by someone other than its person"
+        if content.get("public_key") != state.keys[subject].hex() or \
+                content.get("role") != state.roles.get(subject) or \
+                not content.get("box_public_key"):
+            return "a receiving-key entry that changes more than the receiving key"
+        key = state.keys[subject]
+    elif kind == "person_key":
         if subject not in state.legacy_people:
             return "a key recorded for a person who already has one or was never sealed"
-        key = bytes.fromhex(content.get("public_key") or "")
-        if signer != subject:
-            return "a person's first key signed by someone else"
+        if signer == subject:
+            if content.get("role") != "coordinator" or state.keyed_coordinator_seen:
+                return ("a legacy person's first key signed by that person alone (a "
+                        "coordinator makes it: `paw raters upgrade`)")
+            key = bytes.fromhex(content.get("public_key") or "")
+        else:
+            if state.roles.get(signer) != "coordinator" or signer not in state.keys:
+                return "a legacy person's first key signed by someone who is not a coordinator"
+            key = state.keys[signer]
     elif kind == "person":
         registrar = content.get("registered_by")
         if registrar is None:
@@ -312,6 +342,8 @@ def advance(state: RecordState, entry: dict[str, Any]) -> None:
         state.legacy_people.discard(subject)
         if content.get("public_key"):
             state.keys[subject] = bytes.fromhex(content["public_key"])
+            if content.get("role") == "coordinator":
+                state.keyed_coordinator_seen = True
 
 
 def check_person(conn: Any, person_id: int) -> str | None:

@@ -327,22 +327,31 @@ def resolve_set(db: sqlite_utils.Database, name: str | None) -> str:
     return names[-1]
 
 
-def _ensure_order(db: sqlite_utils.Database, the_set: AnnotationSet, person: Person) -> None:
-    """Create `person`'s seeded order of the set's cases if they have none yet."""
+def ensure_order(db: sqlite_utils.Database, the_set: AnnotationSet, person_id: int,
+                 name: str) -> list[int]:
+    """A person's seeded order of the set's cases (case ids), created if they have none yet
+    (seed: set name, set seed, person name)."""
     have = db.execute("SELECT COUNT(*) FROM annotation_orders WHERE set_id = ? AND person_id = ?",
-                      [the_set.id, person.id]).fetchone()[0]
-    if have == the_set.size:
-        return
+                      [the_set.id, person_id]).fetchone()[0]
+    if have != the_set.size:
+        _write_order(db, the_set, person_id, name)
+    return [r[0] for r in db.execute(
+        "SELECT case_id FROM annotation_orders WHERE set_id = ? AND person_id = ? "
+        "ORDER BY position", [the_set.id, person_id])]
+
+
+def _write_order(db: sqlite_utils.Database, the_set: AnnotationSet, person_id: int,
+                 name: str) -> None:
     case_ids = [r[0] for r in db.execute(
         "SELECT id FROM annotation_cases WHERE set_id = ? ORDER BY id", [the_set.id])]
-    digest = hashlib.sha256(f"{the_set.name}:{the_set.seed}:{person.name}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{the_set.name}:{the_set.seed}:{name}".encode()).hexdigest()
     random.Random(digest).shuffle(case_ids)
     with transaction(db) as conn:
         # INSERT OR IGNORE: two processes of one rater racing here write the same order.
         conn.executemany(
             "INSERT OR IGNORE INTO annotation_orders (set_id, person_id, case_id, position) "
             "VALUES (?, ?, ?, ?)",
-            [(the_set.id, person.id, case_id, pos) for pos, case_id in enumerate(case_ids)])
+            [(the_set.id, person_id, case_id, pos) for pos, case_id in enumerate(case_ids)])
 
 
 def rater_queue(db: sqlite_utils.Database, set_name: str, person: Person) -> list[CaseView]:
@@ -358,5 +367,5 @@ def rater_queue(db: sqlite_utils.Database, set_name: str, person: Person) -> lis
     """
     require(person)
     the_set = get_set(db, set_name)
-    _ensure_order(db, the_set, person)
+    ensure_order(db, the_set, person.id, person.name)
     return views_in_order(db, the_set.id, person)

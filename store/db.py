@@ -206,6 +206,63 @@ def open_db(path: str | Path | None = None, *, memory: bool = False,
     return db
 
 
+def open_readonly(path: str | Path, *, schema: bool = True) -> sqlite_utils.Database:
+    """Open a store for reading only; nothing is ever written to it (verifying archives).
+
+    A file with no pending `-wal` (a `paw backup` copy, a closed store) is opened
+    `immutable`: SQLite then takes no lock and creates no `-wal`/`-shm`, so it works on a
+    read-only file, folder or mount and the file's bytes never change. A WAL file whose
+    newest commits are still in its `-wal` is opened `mode=ro`, which reads them (SQLite
+    needs to create or use `-shm` beside it for that). No migration is applied; with
+    `schema=False` the file need not be a PAW store at all (a rater file).
+
+    Raises:
+        UserError: a missing file, not a SQLite database, a schema other than this PAW's
+            (a newer one, or an older one that would need a migration), or pending commits
+            in a `-wal` that a read-only folder keeps SQLite from reading.
+    """
+    global LAST_OPENED
+    where = str(path)
+    file = Path(where).expanduser()
+    if not file.is_file():
+        raise UserError(f"{where}: no such database (check --db or PAW_DB)")
+    with open(file, "rb") as handle:
+        header = handle.read(100)
+    if not header.startswith(b"SQLite format 3\x00"):
+        raise UserError(f"{where}: not a SQLite database")
+    wal = file.with_name(file.name + "-wal")
+    pending = header[18] == 2 and wal.is_file() and wal.stat().st_size > 0
+    uri = file.resolve().as_uri() + ("?mode=ro" if pending else "?mode=ro&immutable=1")
+    LAST_OPENED = where
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise UserError(describe_sqlite_error(exc, where)) from None
+    try:
+        if schema:
+            check_schema_version(conn, where)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        conn.close()
+        if pending:
+            raise UserError(f"{where}: its newest commits are still in {wal.name}, which "
+                            "SQLite cannot read without writing the -shm file beside it, and "
+                            "the folder is read-only: copy both files to a writable folder "
+                            f"and verify the copy (SQLite said: {exc})") from None
+        raise UserError(describe_sqlite_error(exc, where)) from None
+    except UserError:
+        conn.close()
+        raise
+    if schema and version != SCHEMA_VERSION:
+        conn.close()
+        raise UserError(f"{where}: schema version {version}, this PAW's is {SCHEMA_VERSION}; "
+                        "a read-only file cannot be upgraded: make a copy (`paw backup COPY`), "
+                        "open it once with this PAW, and verify the copy")
+    return sqlite_utils.Database(conn)
+
+
 _savepoints = itertools.count(1)
 
 

@@ -23,6 +23,8 @@ from store.migrations import (
     m006_text_embeddings_and_dbpa_tests,
     m007_flip_index,
     m008_jobs_index_with_key,
+    m009_sealed_label_values,
+    m010_rater_files,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -36,6 +38,8 @@ MIGRATIONS: list[Migration] = [
     m006_text_embeddings_and_dbpa_tests.m006_text_embeddings_and_dbpa_tests,
     m007_flip_index.m007_flip_index,
     m008_jobs_index_with_key.m008_jobs_index_with_key,
+    m009_sealed_label_values.m009_sealed_label_values,
+    m010_rater_files.m010_rater_files,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 

@@ -259,6 +259,6 @@ def test_deleting_the_whole_record_is_detected_and_never_resealed_as_legacy(db, 
         authenticate(db, "carol", PASSPHRASE)
     alice = people["alice"]  # already signed in before the deletion
     session = start_session(db, alice, "s")
-    with pytest.raises(UserError, match="record is empty although people have signing keys"):
+    with pytest.raises(UserError, match="signed record is missing"):
         record_label(db, alice, session, labelled, "validity", "valid")
     assert db.execute("SELECT COUNT(*) FROM record_log").fetchone()[0] == 0

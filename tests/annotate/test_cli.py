@@ -168,7 +168,7 @@ def test_annotate_and_coordinate_launch_the_tui_with_an_authenticated_person(env
     setup_set(env)
     calls = []
 
-    def fake(db_path: str, person: Person, set_name: str) -> None:
+    def fake(db_path: str, person: Person, set_name: str, **options) -> None:
         calls.append((db_path, require(person).name, person.role, set_name))
 
     monkeypatch.setattr(tui, "run_annotation", fake, raising=False)

@@ -47,9 +47,9 @@ def test_sigkill_mid_session_keeps_every_label_reported_committed(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     assert not any(line[0] == "DONE" for line in reported)  # really killed mid-session
     db = open_db(path)
-    stored = {row[0]: (row[1], row[2]) for row in db.execute(
-        "SELECT e.id, c.code, e.value FROM label_events e JOIN annotation_cases c "
-        "ON c.id = e.case_id")}
+    from annotate.labels import opened_events
+
+    stored = {row["id"]: (row["code"], row["value"]) for row in opened_events(db, "1", [])}
     for _, event_id, code, value in reported:
         assert stored.get(int(event_id)) == (code, value)
     assert len(stored) >= len(reported) >= 40

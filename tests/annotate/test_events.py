@@ -29,7 +29,15 @@ def labelled(db, audit, people):
 
 
 def _rows(db):
-    return list(db.query("SELECT * FROM label_events ORDER BY id"))
+    """Stored events with their sealed field and value opened (this process holds the
+    raters' keys: it registered them)."""
+    from annotate.sealing import open_row
+
+    rows = list(db.query("SELECT * FROM label_events ORDER BY id"))
+    for row in rows:
+        assert (row["field"], row["value"]) == ("*", None)  # sealed in the row
+        row["field"], row["value"] = open_row(row)
+    return rows
 
 
 def test_an_event_carries_rater_time_session_item_time_app_and_codebook(db, people, labelled):

@@ -10,7 +10,7 @@ import pytest
 
 from annotate import keys
 from annotate.identity import Person, require
-from annotate.people import authenticate, register
+from annotate.people import authenticate, register, upgrade_legacy
 from annotate.record import entries
 from store.db import loads
 from store.errors import NotFound, UserError
@@ -78,21 +78,44 @@ def test_the_real_cost_is_measurably_slower(db, monkeypatch):
     assert real > 20 * cheap  # 128x the work; a ratio, not a wall-clock bound
 
 
-def test_a_pre_m005_hash_still_verifies_and_is_upgraded_with_a_new_key(db):
-    # A PAW 0.1 row: scrypt n=2**14 of the passphrase itself, no cost, no key.
-    salt = b"s" * 16
+def _paw01_person(db, name: str, role: str) -> bytes:
+    """A PAW 0.1 row: scrypt n=2**14 of the passphrase itself, no cost, no key."""
+    salt = name.encode().ljust(16, b"s")
     old = hashlib.scrypt(PASSPHRASE.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
     db.execute("INSERT INTO people (name, role, pass_salt, pass_hash, created_at) "
-               "VALUES ('olga', 'rater', ?, ?, 't')", [salt, old])
+               "VALUES (?, ?, ?, ?, 't')", [name, role, salt, old])
+    return old
+
+
+def test_a_pre_m005_hash_still_verifies_and_is_upgraded_with_a_coordinator(db):
+    old = _paw01_person(db, "olga", "rater")
     with pytest.raises(UserError, match="wrong passphrase"):
         authenticate(db, "olga", "not her passphrase")
-    olga = authenticate(db, "olga", PASSPHRASE)
+    # Her first key is made with a coordinator, never by her alone (issue 21).
+    with pytest.raises(UserError, match="paw raters upgrade olga --coordinator"):
+        authenticate(db, "olga", PASSPHRASE)
+    carol = register(db, "carol", "coordinator", PASSPHRASE)
+    with pytest.raises(UserError, match="wrong passphrase"):
+        upgrade_legacy(db, "olga", "not her passphrase", by=carol)
+    olga = upgrade_legacy(db, "olga", PASSPHRASE, by=carol)
     row = next(iter(db.query("SELECT * FROM people WHERE name = 'olga'")))
     assert row["kdf_json"] is not None and row["pass_hash"] != old
     assert keys.public_bytes(olga.signing_key) == row["public_key"]
     kinds = [(e["kind"], e["person_id"]) for e in entries(db, "people", olga.id)]
-    assert kinds == [("legacy", None), ("person_key", olga.id)]
+    assert kinds == [("legacy", None), ("person_key", carol.id)]
     assert authenticate(db, "olga", PASSPHRASE).id == olga.id  # the new hash works
+    with pytest.raises(UserError, match="already has a signing key"):
+        upgrade_legacy(db, "olga", PASSPHRASE, by=carol)
+
+
+def test_the_first_pre_m005_coordinator_upgrades_alone_then_nobody_does(db):
+    _paw01_person(db, "carol", "coordinator")
+    _paw01_person(db, "dora", "coordinator")
+    carol = authenticate(db, "carol", PASSPHRASE)  # no coordinator has a key yet
+    assert [(e["kind"], e["person_id"]) for e in entries(db, "people", carol.id)] == [
+        ("legacy", None), ("person_key", carol.id)]
+    with pytest.raises(UserError, match="a coordinator makes it"):
+        authenticate(db, "dora", PASSPHRASE)
 
 
 def test_authenticate_accepts_the_right_passphrase_and_refuses_a_wrong_one(db):

@@ -61,7 +61,8 @@ def test_an_altered_event_is_named_to_the_coordinator_only(chain_file):
     result = paw_verify(chain_file, "--details", *COORDINATOR)
     assert result.returncode == 1
     assert "TAMPERED: event 3: content altered" in result.stdout
-    assert "label event 3: differs from its signed record entry (value: 'valid' → " \
+    # The row holds its value sealed (value NULL): the edit shows as NULL -> 'invalid'.
+    assert "label event 3: differs from its signed record entry (value: None → " \
            "'invalid')" in result.stdout
     assert "event 4" not in result.stdout  # its link to event 3's stored hash still holds
 
@@ -100,7 +101,7 @@ def test_a_truncated_record_is_caught_by_the_anchored_head_in_any_case_and_prefi
     assert paw_verify(chain_file).returncode == 0
     result = paw_verify(chain_file, "--head", head.upper(), "--details", *COORDINATOR)
     assert result.returncode == 1
-    assert f"anchored head {head[:16]}" in result.stdout
+    assert f"anchored record head {head[:16]}" in result.stdout
 
 
 def test_head_prefixes_must_be_hex_long_enough_and_unique(db, chain_file):

@@ -17,12 +17,21 @@ def query(db_path: str, sql: str, params: tuple = ()) -> list[tuple]:
 
 
 def events(db_path: str, person: str) -> list[tuple[str, str, str | None]]:
-    """(case code, field, value) of every label event of `person`, in order."""
-    return [tuple(r) for r in query(
-        db_path,
-        "SELECT c.code, e.field, e.value FROM label_events e JOIN people p ON p.id = e.person_id "
-        "JOIN annotation_cases c ON c.id = e.case_id WHERE p.name = ? ORDER BY e.id",
-        (person,))]
+    """(case code, field, value) of every label event of `person`, in order, read on a
+    fresh connection; sealed values are opened with the keys this test process holds (it
+    registered the people)."""
+    from annotate.sealing import require_open
+
+    conn = sqlite3.connect(db_path)
+    conn.row_factory = sqlite3.Row
+    try:
+        rows = [dict(r) for r in conn.execute(
+            "SELECT e.*, c.code FROM label_events e JOIN people p ON p.id = e.person_id "
+            "JOIN annotation_cases c ON c.id = e.case_id WHERE p.name = ? ORDER BY e.id",
+            (person,))]
+    finally:
+        conn.close()
+    return [(r["code"], *require_open(r)) for r in rows]
 
 
 def screen_text(app: App) -> str:

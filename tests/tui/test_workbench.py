@@ -331,7 +331,7 @@ async def test_flip_inspector_filters_pages_and_opens_a_case(workbench_db):
 
 
 def _signer(pilot, form):
-    """Types a name and passphrase into the coordination form and presses enter."""
+    """Types a name and passphrase into a sign-in form (the gate) and presses enter."""
 
     async def sign_in(name: str, passphrase: str) -> None:
         form.query_one("#name", Input).value = name
@@ -343,51 +343,33 @@ def _signer(pilot, form):
 
 
 async def test_coordination_needs_the_coordinator_passphrase(annotation_db, monkeypatch):
+    # With people registered the workbench starts on its sign-in gate (screens/signin.py;
+    # the lock-out after three wrong passphrases: tests/tui/test_signin_gate.py).
     from tests.tui.conftest import PASSPHRASE, SET_NAME
-    from workbench.tui.screens import coordination
+    from workbench.tui.screens import signin
 
-    monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
+    monkeypatch.setattr(signin, "FAILURE_DELAYS_S", (0.0,))
     app = WorkbenchApp(annotation_db.db_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         await pilot.press("5")
         await pilot.pause()
         form = app.screen
-        assert str(form.query_one("#set", Select).value) == SET_NAME
+        assert isinstance(form, signin.SignInScreen)  # no coordination before sign-in
         sign_in = _signer(pilot, form)
         await sign_in("alice", PASSPHRASE)  # a rater, with her right passphrase
-        await wait_until(pilot, lambda: form.failures == 1)
-        await pilot.pause()
-        assert "needs the coordinator role" in screen_text(app)
-        assert "2 attempt(s)" in screen_text(app)
+        await wait_until(pilot, lambda: "paw annotate --rater alice" in screen_text(app))
+        assert form.failures == 0 and app.person is None
         await sign_in("carol", "wrong passphrase")
-        await wait_until(pilot, lambda: form.failures == 2)
-        assert app.person is None
+        await wait_until(pilot, lambda: form.failures == 1)
+        assert "2 attempt(s)" in screen_text(app) and app.person is None
         await sign_in("carol", PASSPHRASE)
-        await wait_until(pilot, lambda: app.screen is not form)
-        assert type(app.screen).__name__ == "CoordinatorScreen"
-        assert app.person.name == "carol" and app.set_name == SET_NAME
-        await wait_until(pilot, lambda: "raters:" in screen_text(app), seconds=30)
-
-
-async def test_coordination_locks_after_three_wrong_passphrases(annotation_db, monkeypatch):
-    from tests.tui.conftest import PASSPHRASE
-    from workbench.tui.screens import coordination
-
-    monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
-    app = WorkbenchApp(annotation_db.db_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        await wait_until(pilot, lambda: not app.locked)
         await pilot.press("5")
         await pilot.pause()
-        form = app.screen
-        sign_in = _signer(pilot, form)
-        for attempt in range(1, 4):
-            await sign_in("carol", f"guess {attempt}")
-            await wait_until(pilot, lambda: form.failures == attempt)
-        await pilot.pause()
-        assert "locked" in screen_text(app)
-        form.query_one("#passphrase", Input).value = PASSPHRASE
-        await pilot.press("enter")
-        await pilot.pause(0.5)
-        assert app.screen is form and app.person is None
+        assert str(app.screen.query_one("#set", Select).value) == SET_NAME
+        app.screen.query_one("#passphrase", Input).focus()
+        await pilot.press("enter")  # signed in at the gate: not asked again
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CoordinatorScreen")
+        assert app.person.name == "carol" and app.set_name == SET_NAME
+        await wait_until(pilot, lambda: "raters:" in screen_text(app), seconds=30)

@@ -17,6 +17,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.report",
     "workbench.cli.operators",
     "workbench.cli.annotation",
+    "workbench.cli.rater_files",
     "workbench.cli.verify",
     "workbench.cli.backup",
     "workbench.cli.models",

@@ -16,6 +16,7 @@ from store.errors import UserError
 from workbench.cli.options import db_option, open_store
 from workbench.cli.signin import (
     coordinator_option,
+    coordinator_passphrase_env_option,
     login,
     login_coordinator,
     passphrase_env_option,
@@ -24,9 +25,7 @@ from workbench.cli.signin import (
 )
 
 _passphrase_env = passphrase_env_option
-_coordinator_passphrase_env = click.option(
-    "--coordinator-passphrase-env", metavar="VAR",
-    help="Read the coordinator's passphrase from environment variable VAR (scripts).")
+_coordinator_passphrase_env = coordinator_passphrase_env_option
 
 
 def _audit_id(db, audit: str) -> int:
@@ -105,14 +104,25 @@ def raters_list(db_path: str) -> None:
 
 @click.group("annotate", invoke_without_command=True)
 @click.option("--rater", help="Start RATER's blinded labelling session (Textual UI).")
+@click.option("--file", "rater_file", type=click.Path(dir_okay=False),
+              help="Label your own rater file offline (from `paw annotate pack`) instead of "
+                   "the shared database.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
 @_passphrase_env
 @db_option
 @click.pass_context
-def annotate_group(ctx: click.Context, rater: str | None, set_name: str | None,
-                   passphrase_env: str | None, db_path: str) -> None:
-    """Label an annotation set as RATER (`paw annotate --rater NAME`), or create/export sets."""
+def annotate_group(ctx: click.Context, rater: str | None, rater_file: str | None,
+                   set_name: str | None, passphrase_env: str | None, db_path: str) -> None:
+    """Label an annotation set as RATER (`paw annotate --rater NAME`) or your own file
+    (`paw annotate --file FILE`), or create, pack, merge and export sets."""
     if ctx.invoked_subcommand is not None:
+        return
+    if rater_file is not None:
+        from workbench.cli.signin import login_file
+
+        run = _tui("run_rater_file")
+        conn, person = login_file(rater_file, passphrase_env)
+        run(rater_file, person, conn)
         return
     if rater is None:
         click.echo(ctx.get_help())
@@ -225,11 +235,15 @@ def annotate_assign(set_name: str, raters: str, coordinator: str, passphrase_env
               help="csv (header row) or jsonl (one JSON object per line).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@click.option("--accept-legacy", is_flag=True,
+              help="Export although the record holds unsigned legacy entries (a store "
+                   "upgraded from PAW 0.1); any other problem still stops the export.")
 @coordinator_option
 @_passphrase_env
 @db_option
 def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
-                    coordinator: str | None, passphrase_env: str | None, db_path: str) -> None:
+                    accept_legacy: bool, coordinator: str | None, passphrase_env: str | None,
+                    db_path: str) -> None:
     """Export labels (coordinator only: unblinded, every rater's labels).
 
     The signed record is verified first (nothing is exported if it shows a problem), and
@@ -241,7 +255,8 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
 
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
-    export = export_verified(db, person, resolve_set(db, set_name), shape, fmt)
+    export = export_verified(db, person, resolve_set(db, set_name), shape, fmt,
+                             accept_legacy=accept_legacy)
     if out is None:
         click.echo(export.text, nl=False)
     else:
@@ -257,9 +272,13 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
 @click.command("coordinate")
 @click.option("--coordinator", "name", required=True, help="Coordinator name.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
+@click.option("--watch", type=click.Path(file_okay=False, exists=True),
+              help="A folder of rater files (`paw annotate pack`): each is merged, checked, "
+                   "before every recomputation, so agreement stays live without a shared "
+                   "database.")
 @_passphrase_env
 @db_option
-def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
+def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_env: str | None,
                db_path: str) -> None:
     """Open the coordinator's live progress and agreement view (Textual UI)."""
     from annotate.sets import resolve_set
@@ -268,7 +287,7 @@ def coordinate(name: str, set_name: str | None, passphrase_env: str | None,
     person = login(db, name, passphrase_env, "coordinator")
     chosen = resolve_set(db, set_name)
     db.conn.close()
-    _tui("run_coordinator")(db_path, person, chosen)
+    _tui("run_coordinator")(db_path, person, chosen, watch=watch)
 
 
 def _field_help() -> str:

@@ -48,7 +48,7 @@ otherwise the value given before it (`paw --db PATH COMMAND`), `PAW_DB` or ./paw
 envvar here, so `paw --db` beats `PAW_DB` as it should."""
 
 
-def open_store(db_path: str, *, create: bool = False):
+def open_store(db_path: str, *, create: bool = False, readonly: bool = False):
     """Open the store named by `--db` (imported lazily so `--help` stays fast).
 
     The one rule for a missing file, for every command: it is an error ("no such
@@ -59,9 +59,13 @@ def open_store(db_path: str, *, create: bool = False):
     Args:
         db_path: the `--db` value.
         create: True only in the commands listed above.
+        readonly: open without ever writing (`paw verify`: archives, read-only mounts;
+            `store.db.open_readonly`).
     """
-    from store.db import open_db
+    from store.db import open_db, open_readonly
 
+    if readonly:
+        return open_readonly(db_path)
     return open_db(db_path, create=create)
 
 

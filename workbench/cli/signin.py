@@ -32,6 +32,11 @@ passphrase_env_option = click.option(
          "never pass a passphrase itself as an argument).")
 """`--passphrase-env VAR` for the person acting."""
 
+coordinator_passphrase_env_option = click.option(
+    "--coordinator-passphrase-env", metavar="VAR",
+    help="Read the coordinator's passphrase from environment variable VAR (scripts).")
+"""`--coordinator-passphrase-env VAR` where a coordinator authorises someone else's action."""
+
 coordinator_option = click.option(
     "--coordinator", "coordinator", metavar="NAME",
     help="Coordinator authorising this (their passphrase is asked for).")
@@ -54,8 +59,11 @@ def read_passphrase(name: str, env: str | None, *, confirm: bool = False,
                         err=True)
 
 
-def login(db: Any, name: str, env: str | None, role: str | None = None):
+def login(db: Any, name: str, env: str | None, role: str | None = None, *,
+          write: bool = True):
     """Authenticate `name` (optionally requiring `role`) with bounded attempts.
+
+    `write=False` on a read-only store (`paw verify`): nothing is re-made at sign-in.
 
     From an environment variable there is one attempt (a script has nothing else to try);
     at the prompt `MAX_ATTEMPTS`, with a growing delay after each failure.
@@ -72,7 +80,8 @@ def login(db: Any, name: str, env: str | None, role: str | None = None):
     attempts = 1 if env else MAX_ATTEMPTS
     for attempt in range(attempts):
         try:
-            return require(authenticate(db, name, read_passphrase(name, env)), role)
+            return require(authenticate(db, name, read_passphrase(name, env), write=write),
+                           role)
         except NotFound:
             raise
         except UserError as exc:
@@ -86,7 +95,40 @@ def login(db: Any, name: str, env: str | None, role: str | None = None):
     raise UserError(f"{name}: wrong passphrase {attempts} times; stopped")
 
 
-def login_coordinator(db: Any, name: str | None, env: str | None, what: str):
+def login_file(path: str, env: str | None) -> tuple[Any, Any]:
+    """Sign a rater in against her own rater file, with bounded attempts.
+
+    Returns:
+        (the file's open connection, the authenticated rater).
+
+    Raises:
+        UserError: not a rater file, an altered one, or the wrong passphrase.
+    """
+    from annotate.rater_file import check_statement, open_file, sign_in
+
+    conn = open_file(path)
+    try:
+        check_statement(conn, path)
+        name = conn.execute("SELECT name FROM rater").fetchone()[0]
+        attempts = 1 if env else MAX_ATTEMPTS
+        for attempt in range(attempts):
+            try:
+                return conn, sign_in(conn, path, read_passphrase(name, env))
+            except UserError as exc:
+                if "wrong passphrase" not in str(exc):
+                    raise
+                _sleep(FAILURE_DELAYS_S[min(attempt, len(FAILURE_DELAYS_S) - 1)])
+                if attempt + 1 < attempts:
+                    click.echo(f"{exc}; try again", err=True)
+        raise UserError(f"{name}: wrong passphrase" + (f" {attempts} times; stopped"
+                                                       if attempts > 1 else ""))
+    except BaseException:
+        conn.close()
+        raise
+
+
+def login_coordinator(db: Any, name: str | None, env: str | None, what: str, *,
+                      write: bool = True):
     """The authenticated coordinator `name`, required for `what`.
 
     Raises:
@@ -95,7 +137,7 @@ def login_coordinator(db: Any, name: str | None, env: str | None, what: str):
     if not name:
         raise UserError(f"{what} is the coordinator's: add --coordinator NAME (their "
                         "passphrase is asked for, or read from --passphrase-env VAR)")
-    return login(db, name, env, "coordinator")
+    return login(db, name, env, "coordinator", write=write)
 
 
 def split_pair(text: str) -> tuple[str, str]:

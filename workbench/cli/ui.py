@@ -18,8 +18,10 @@ def ui_command(threads: int | None, db_path: str) -> None:
     Keys 1-5 switch screens (runs, flips, statistics, models & data, coordination); ctrl+p opens the
     command palette; q quits (a run in progress stops after the generation in flight,
     everything finished is stored). With no database at --db, it offers to create one
-    with the demo set. Raters label with `paw annotate --rater NAME`, a separate app that
-    cannot reach these screens.
+    with the demo set. Once raters or coordinators are registered it opens only for a
+    coordinator (a sign-in gate: these screens show models, operators, verdicts and the
+    clinicians' statistics); raters label with `paw annotate --rater NAME` (or
+    `--file FILE`), a separate app that cannot reach these screens.
     """
     from workbench.tui.workbench_app import run_workbench
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from annotate.identity import Person
 
-__all__ = ["run_adjudication", "run_annotation", "run_coordinator"]
+__all__ = ["run_adjudication", "run_annotation", "run_coordinator", "run_rater_file"]
 
 
 def run_annotation(db_path: str, person: Person, set_name: str) -> None:
@@ -27,17 +27,32 @@ def run_annotation(db_path: str, person: Person, set_name: str) -> None:
     AnnotationApp(db_path, person, set_name).run()
 
 
-def run_coordinator(db_path: str, person: Person, set_name: str) -> None:
+def run_rater_file(file_path: str, person: Person, conn) -> None:
+    """Run the labelling screen on a rater's own file until she quits.
+
+    Args:
+        file_path: the rater file.
+        person: the rater, signed in against the file.
+        conn: the file's open connection (closed when the app ends).
+    """
+    from workbench.tui.app import RaterFileApp
+
+    RaterFileApp(file_path, person, conn).run()
+
+
+def run_coordinator(db_path: str, person: Person, set_name: str,
+                    watch: str | None = None) -> None:
     """Run the coordinator's live progress and agreement view until they quit.
 
     Args:
         db_path: the SQLite store.
         person: an authenticated coordinator.
         set_name: the annotation set to watch.
+        watch: a folder of rater files, merged before each recomputation.
     """
     from workbench.tui.app import CoordinatorApp
 
-    CoordinatorApp(db_path, person, set_name).run()
+    CoordinatorApp(db_path, person, set_name, watch=watch).run()
 
 
 def run_adjudication(db_path: str, person: Person, set_name: str) -> None:

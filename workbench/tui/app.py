@@ -69,6 +69,12 @@ class PawApp(App[None]):
         """Show an error modal (user mistakes print their one-line message)."""
         self.push_screen(ErrorModal(title, str(error)))
 
+    def open_labelling(self, app: str):
+        """Labelling on the shared store, as the signed-in rater."""
+        from annotate.labelling import StoreLabelling
+
+        return StoreLabelling(self.db, self.person, self.set_name, app)
+
     def on_unmount(self) -> None:
         if self._db is not None:
             self._db.conn.close()
@@ -84,6 +90,39 @@ class AnnotationApp(PawApp):
         self.push_screen(AnnotateScreen())
 
 
+class RaterFileApp(PawApp):
+    """A rater labelling her own file offline (`paw annotate --file FILE`): the same screen.
+
+    Args:
+        file_path: the rater file (`paw annotate pack`).
+        person: the rater, signed in against the file.
+        conn: the file's connection (opened by the caller, closed when the app ends).
+    """
+
+    def __init__(self, file_path: str, person: Person, conn) -> None:
+        from annotate.rater_file import meta
+
+        super().__init__(file_path, person, meta(conn)["set"])
+        self.conn = conn
+        """The rater file."""
+
+    def on_mount(self) -> None:
+        from workbench.tui.screens.annotate import AnnotateScreen
+
+        self.sub_title = f"rater {self.person.name} · own file"
+        self.push_screen(AnnotateScreen())
+
+    def open_labelling(self, app: str):
+        """Labelling on the rater's own file."""
+        from annotate.rater_labelling import FileLabelling
+
+        return FileLabelling(self.conn, self.person, app)
+
+    def on_unmount(self) -> None:
+        self.conn.close()
+        super().on_unmount()
+
+
 class CoordinatorApp(PawApp):
     """The coordinator's view: progress per rater and live agreement; `a` adjudicates.
 
@@ -92,10 +131,12 @@ class CoordinatorApp(PawApp):
     """
 
     def __init__(self, db_path: str, person: Person, set_name: str, *,
-                 adjudicate: bool = False) -> None:
+                 adjudicate: bool = False, watch: str | None = None) -> None:
         super().__init__(db_path, person, set_name)
         self.adjudicate_first = adjudicate
         """Start on the adjudication screen (esc leads to the agreement view)."""
+        self.watch_folder = watch
+        """A folder of rater files merged before each recomputation (`--watch`)."""
 
     def on_mount(self) -> None:
         from workbench.tui.screens.coordinator import CoordinatorScreen

@@ -37,6 +37,10 @@ class SessionHost(Protocol):
         """Show an error modal."""
         ...
 
+    def open_labelling(self, app: str) -> Any:
+        """The rater's `annotate.labelling.Labelling` (the store, or their own file)."""
+        ...
+
 
 class WorkbenchHost(SessionHost, Protocol):
     """`SessionHost` plus the auditor's workbench state shared across its screens."""
@@ -49,6 +53,12 @@ class WorkbenchHost(SessionHost, Protocol):
     """The run launched from the app, if any (kept across screen switches)."""
     focus_audit: int | None
     """The run the auditor last selected."""
+    locked: bool
+    """True until a coordinator signs in at the gate (when people are registered)."""
+
+    def unlock(self, person: Any) -> None:
+        """Open the workbench for a coordinator who signed in at the gate."""
+        ...
 
     @property
     def db_name(self) -> str:

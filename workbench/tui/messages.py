@@ -114,3 +114,5 @@ class SignedIn(Message):
     person: Any
     set_name: str
     error: str
+    rater: bool = False
+    """A rater signed in with the right passphrase (refused, but not a wrong guess)."""

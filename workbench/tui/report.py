@@ -29,6 +29,8 @@ class CoordinatorReport:
         fingerprint: what the store looked like (latest event id, counts); an unchanged
             fingerprint means nothing new to compute.
         computed_at: UTC time of the recomputation.
+        watched: with a watched folder of rater files, one line per file refused by the
+            merge (empty when every file merged).
     """
 
     set_name: str
@@ -38,6 +40,7 @@ class CoordinatorReport:
     dimension: str
     fingerprint: tuple[int, ...]
     computed_at: str
+    watched: tuple[str, ...] = ()
 
     def overall_for(self, key: str) -> Agreement | None:
         """The overall agreement row with key '<field>|full' or '<field>|binary'."""
@@ -72,7 +75,8 @@ def fingerprint(db, set_name: str) -> tuple[int, ...]:
 
 def compute_report(db_path: str, set_name: str, dimension: str,
                    previous: tuple[int, ...] | None = None,
-                   cache: ReportCache | None = None) -> CoordinatorReport | None:
+                   cache: ReportCache | None = None, *, watch: str | None = None,
+                   coordinator=None) -> CoordinatorReport | None:
     """Progress and agreement for a set, from a connection opened (and closed) here.
 
     A fresh connection per recomputation keeps the UI thread's connection out of the
@@ -84,6 +88,9 @@ def compute_report(db_path: str, set_name: str, dimension: str,
         dimension: 'family', 'dataset' or 'model' for the per-stratum table.
         previous: the fingerprint of the last report; if nothing changed, returns None.
         cache: the screen's `ReportCache`; with it only new label events are read.
+        watch: a folder of rater files to merge first (`annotate.rater_merge`), so
+            agreement stays live without a shared database.
+        coordinator: the signed-in coordinator who merges them.
 
     Returns:
         The report, or None when the store is unchanged since `previous`.
@@ -95,6 +102,12 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     cache = cache or ReportCache()
     db = open_db(db_path)
     try:
+        refused: tuple[str, ...] = ()
+        if watch is not None and coordinator is not None:
+            from annotate.rater_merge import merge_folder
+
+            refused = tuple(r for r in merge_folder(db, watch, coordinator, set_name)
+                            if isinstance(r, str))
         seen = fingerprint(db, set_name)
         if previous is not None and seen == previous:
             return None
@@ -109,6 +122,6 @@ def compute_report(db_path: str, set_name: str, dimension: str,
             set_name=set_name, progress=rater_progress,
             overall=tuple(a for a in rows if a.stratum is None),
             by_stratum=tuple(a for a in rows if a.stratum is not None),
-            dimension=dimension, fingerprint=seen, computed_at=utcnow())
+            dimension=dimension, fingerprint=seen, computed_at=utcnow(), watched=refused)
     finally:
         db.conn.close()

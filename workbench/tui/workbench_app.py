@@ -5,8 +5,11 @@ labelling session, and nothing of a labelling session depends on this module. Th
 coordinator's live-agreement view opens from here after the coordinator signs in.
 
 Screens are Textual *modes* (each keeps its own screen stack): `1` runs, `2` flips,
-`3` statistics, `4` models and data, `5` coordination (sign-in, then agreement and
-adjudication). A run launched here works in a thread worker of the
+`3` statistics, `4` models and data, `5` coordination (agreement and adjudication).
+Once people are registered the app starts *locked* on a sixth mode, the sign-in gate
+(`screens/signin.py`): the workbench reveals models, operators, verdicts and the
+clinicians' statistics, so no other mode opens until a coordinator signs in, and a rater
+is sent to `paw annotate`. A run launched here works in a thread worker of the
 app, so switching screens never stops it; quitting asks it to stop after the generation in
 flight (every finished generation is already stored).
 """
@@ -56,6 +59,12 @@ def _coordination() -> Screen:
     return CoordinationScreen()
 
 
+def _signin() -> Screen:
+    from workbench.tui.screens.signin import SignInScreen
+
+    return SignInScreen()
+
+
 def _data() -> Screen:
     from workbench.tui.screens.models_data import ModelsDataScreen
 
@@ -72,7 +81,7 @@ class WorkbenchApp(PawApp):
 
     TITLE = "PAW workbench"
     MODES = {"runs": _runs, "flips": _flips, "statistics": _statistics, "data": _data,
-             "coordination": _coordination}
+             "coordination": _coordination, "signin": _signin}
     DEFAULT_MODE = "runs"
     BINDINGS = [
         Binding("1", "switch_mode('runs')", "screens", key_display="1-5"),
@@ -85,7 +94,12 @@ class WorkbenchApp(PawApp):
 
     def __init__(self, db_path: str, threads: int | None = None,
                  backend_factory: Any = None) -> None:
+        locked = _needs_sign_in(db_path)
+        if locked:  # read by App.__init__: the gate is the first and only screen
+            self.DEFAULT_MODE = "signin"  # type: ignore[misc]
         super().__init__(db_path, None, "")  # type: ignore[arg-type]
+        self.locked = locked
+        """True until a coordinator signs in at the gate (only when people are registered)."""
         self.threads = threads
         """CPU threads of runs launched from the UI."""
         self.backend_factory = backend_factory
@@ -134,9 +148,33 @@ class WorkbenchApp(PawApp):
         if refresh is not None:
             refresh()
 
+    def unlock(self, person: Any) -> None:
+        """A coordinator signed in at the gate: open the workbench on the Runs screen."""
+        from annotate.identity import require
+
+        self.person = require(person, "coordinator")
+        self.locked = False
+        self.sub_title = f"coordinator {person.name}"
+        self.switch_mode("runs")
+
+    def switch_mode(self, mode: str):  # type: ignore[override]
+        """Switch screens; while locked, only the sign-in gate."""
+        if self.locked and mode != "signin":
+            self.bell()
+            mode = "signin"
+        return super().switch_mode(mode)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While locked, the screen keys do nothing."""
+        if self.locked and action == "switch_mode":
+            return False
+        return super().check_action(action, parameters)
+
     def get_system_commands(self, screen: Screen):
-        """Palette: go to each screen, plus the screen's own commands."""
+        """Palette: go to each screen, plus the screen's own commands (none while locked)."""
         yield from super().get_system_commands(screen)
+        if self.locked:
+            return
         for mode, key, title in SCREENS:
             yield SystemCommand(f"Go to {title}", f"Open the {title} screen (key {key})",
                                 lambda mode=mode: self.switch_mode(mode))
@@ -151,6 +189,22 @@ class WorkbenchApp(PawApp):
         if self.live is not None:
             self.live.request_stop()
         super().on_unmount()
+
+
+def _needs_sign_in(db_path: str) -> bool:
+    """Whether the store at `db_path` has people registered (then the gate comes first)."""
+    from pathlib import Path
+
+    if not Path(db_path).expanduser().is_file():
+        return False  # the welcome offer creates a store with nobody in it
+    from annotate.people import people_registered
+    from store.db import open_db
+
+    db = open_db(db_path)
+    try:
+        return people_registered(db)
+    finally:
+        db.conn.close()
 
 
 def run_workbench(db_path: str, threads: int | None = None) -> None:

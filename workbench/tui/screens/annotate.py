@@ -1,10 +1,11 @@
 """The labelling screen: one blinded case at a time, one key per label value.
 
-Every keypress that sets a label calls `annotate.events.record_label` at once, on the UI
-thread: it is one small transaction, and doing it synchronously means a keypress can never
-be lost between the key and a queued write. The screen reads cases only through the
-core's blinded `CaseView`, so nothing here can show a model, an arm, another rater's
-labels or an agreement figure.
+Every keypress that sets a label is recorded at once, on the UI thread, through the app's
+`annotate.labelling.Labelling` — the shared store (`annotate.events.record_label`) or the
+rater's own file (`annotate.rater_labelling`): one small transaction, and doing it
+synchronously means a keypress can never be lost between the key and a queued write. The
+screen reads cases only through the core's blinded `CaseView`, so nothing here can show a
+model, an arm, another rater's labels or an agreement figure.
 
 A field is refused until what it depends on (`annotate.codebook.Field.needs`: the edited
 question, the options with the gold, the model's answers, its reasoning) has been on
@@ -30,7 +31,7 @@ from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 
 if TYPE_CHECKING:
     from annotate.cases import CaseView
-    from annotate.events import Session
+    from annotate.labelling import Labelling
 
 APP_NAME = "paw-tui"
 """Stamped (with the package version) on the rater's session and every event."""
@@ -83,7 +84,8 @@ class AnnotateScreen(Screen[None]):
         """Position of the case on screen in `cases`."""
         self.active: str | None = None
         """The field the digit keys set now; None when every field is set."""
-        self.session: Session | None = None
+        self.labelling: Labelling | None = None
+        """The session labels go through (from the app: the store or the rater's file)."""
         self.complete: set[str] = set()
         """Codes of the cases every required field of which is labelled."""
         self._shown_at = time.monotonic()
@@ -110,13 +112,11 @@ class AnnotateScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        from annotate.events import start_session
-        from annotate.sets import rater_queue
-
         try:
-            self.session = start_session(self.paw.db, self.paw.person, self.paw.set_name,
-                                         app=APP_NAME)
-            self.cases = rater_queue(self.paw.db, self.paw.set_name, self.paw.person)
+            labelling = self.paw.open_labelling(APP_NAME)
+            labelling.start()
+            self.cases = labelling.queue()
+            self.labelling = labelling
         except UserError as exc:
             self.paw.show_error("Cannot start labelling", exc)
             return
@@ -207,11 +207,9 @@ class AnnotateScreen(Screen[None]):
         self.post_message(CaseShown(self.cases[self.index].code, self.index + 1))
 
     def _refresh_current(self) -> None:
-        from annotate.cases import get_case_view
-
         view = self.current
-        if view is not None:
-            fresh = get_case_view(self.paw.db, view.code, self.paw.person)
+        if view is not None and self.labelling is not None:
+            fresh = self.labelling.view(view.code)
             self.cases[self.index] = fresh
             if is_complete(fresh):
                 self.complete.add(fresh.code)
@@ -222,15 +220,12 @@ class AnnotateScreen(Screen[None]):
 
     def _record(self, field: str, value: str | None) -> bool:
         """Commit one label event now; False (and an error modal) if the core refused it."""
-        from annotate.events import record_label
-
         view = self.current
-        if view is None or self.session is None:
+        if view is None or self.labelling is None:
             return False
         elapsed_ms = int((time.monotonic() - self._shown_at) * 1000)
         try:
-            event = record_label(self.paw.db, self.paw.person, self.session, view.code,
-                                 field, value, time_on_item_ms=elapsed_ms)
+            event = self.labelling.record(view.code, field, value, time_on_item_ms=elapsed_ms)
         except UserError as exc:
             self.paw.show_error("Label not recorded", exc)
             return False
@@ -315,12 +310,10 @@ class AnnotateScreen(Screen[None]):
 
     def action_undo(self) -> None:
         """Undo this session's latest label (a new event restores the previous value)."""
-        from annotate.events import undo_last
-
-        if self.session is None:
+        if self.labelling is None:
             return
         try:
-            event = undo_last(self.paw.db, self.paw.person, self.session)
+            event = self.labelling.undo()
         except UserError as exc:
             self.paw.show_error("Undo failed", exc)
             return

@@ -3,7 +3,8 @@ live agreement view with adjudication — the same screens as `paw coordinate`.
 
 Sign-in checks the passphrase with `annotate.people.authenticate` (scrypt, in a thread
 worker) and requires the coordinator role; like the CLI prompt it allows three attempts
-with a growing delay, after which the form stays locked for this session of the app.
+with a growing delay, after which the form stays locked for this session of the app. A
+coordinator who signed in at the workbench's gate (`screens/signin.py`) is not asked again.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ class CoordinationScreen(Screen[None]):
             else:
                 self.query_one("#signin-error", Static).update(
                     "no annotation set yet: create one with `paw annotate create`")
+        signed_in = self.paw.person
+        if signed_in is not None and signed_in.is_coordinator:
+            self.query_one("#name", Input).value = signed_in.name
+            self.query_one("#signin-error", Static).update(
+                f"signed in as {signed_in.name}: choose a set, enter opens it")
         self.query_one("#name", Input).focus()
 
     @on(Input.Submitted)
@@ -98,6 +104,11 @@ class CoordinationScreen(Screen[None]):
         set_name = self.query_one("#set", Select).value
         if set_name is Select.BLANK or not set_name:
             self.query_one("#signin-error", Static).update("choose an annotation set")
+            return
+        signed_in = self.paw.person
+        name = self.query_one("#name", Input).value.strip()
+        if signed_in is not None and signed_in.is_coordinator and name == signed_in.name:
+            self.post_message(SignedIn(signed_in, str(set_name), ""))  # signed in at the gate
             return
         self.query_one("#signin-error", Static).update("checking…")
         self._check(self.query_one("#name", Input).value.strip(),

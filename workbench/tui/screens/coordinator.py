@@ -110,7 +110,8 @@ class CoordinatorScreen(Screen[None]):
     def recompute(self, dimension: str, previous: tuple[int, ...] | None) -> None:
         """Compute the report from the store (own connection) and post it to the screen."""
         report = compute_report(self.paw.db_path, self.paw.set_name, dimension, previous,
-                                self._cache)
+                                self._cache, watch=getattr(self.app, "watch_folder", None),
+                                coordinator=self.paw.person)
         if report is not None and not get_current_worker().is_cancelled:
             self.post_message(AgreementComputed(report))
 
@@ -126,7 +127,9 @@ class CoordinatorScreen(Screen[None]):
             "waiting for two raters"
         self.query_one("#status", Static).update(
             f"set {report.set_name} · raters: {', '.join(names) or 'none yet'} · {pair} · "
-            f"updated {clock_text(report.computed_at)} UTC")
+            f"updated {clock_text(report.computed_at)} UTC"
+            + (f" · {len(report.watched)} rater file(s) refused: {report.watched[0]}"
+               if report.watched else ""))
         self.query_one(RaterProgressTable).show(report.progress)
         self.query_one(AgreementTable).show(report.overall)
         self._draw_detail()

@@ -1,8 +1,8 @@
 """The Statistics screen: any run's report sections as tables, and the FCS plane as text.
 
 Built around report sections, not one paper: the worker calls the same
-`analysis.reports.build_run_report` as `paw report` (plus the clinician sections of any
-annotation set drawn from the run), so a seed-000 study, a DBPA analysis or a seed-003
+`analysis.reports.build_run_report` as `paw report` (plus, for a coordinator signed in at
+the gate, the clinician sections of any annotation set drawn from the run), so a seed-000 study, a DBPA analysis or a seed-003
 profile shows up here the day its builder is registered.
 """
 
@@ -128,10 +128,14 @@ class StatisticsScreen(Screen[None]):
         from store.runs import list_runs
 
         db = open_db(self.paw.db_path)
+        coordinator = self.paw.person
         try:
             runs = [r.id for r in list_runs(db)]
             report = build_run_report(db, audit_id, n_boot=N_BOOT_UI)
-            report.sections.extend(annotation_sections(db, int(report.meta["audit_id"])))
+            # The clinician sections show every rater's labels and agreement: the
+            # coordinator's alone, as in `paw report` (signed in at the gate).
+            if coordinator is not None and coordinator.is_coordinator:
+                report.sections.extend(annotation_sections(db, int(report.meta["audit_id"])))
         finally:
             db.conn.close()
         self.post_message(ReportBuilt(report, runs))

@@ -7,6 +7,15 @@ it records a value, so a rater cannot answer harm without the answers, or chain
 registration without the reasoning, having been on screen. A panel counts as seen once
 every one of its lines has been inside the viewport during this session — a long chain
 has to be scrolled through, not merely begun.
+
+Only frames composed for the case on screen count. After `show` draws another case the
+compositor's map still describes the previous case — its panels, their heights, its scroll
+position — until the screen's layout is next refreshed (`call_after_refresh` can run
+before that), so nothing is recorded until the screen's `screen_layout_refresh_signal`
+has fired after `show` (`_drawn`), the new case starts scrolled to its top at once (never
+drawn at the previous case's offset), and a frame whose scroll offset is not the pane's
+current one is skipped. Lines seen at one height of a panel (before a resize re-wrapped
+it) are not added to lines seen at another.
 """
 
 from __future__ import annotations
@@ -54,7 +63,10 @@ class CasePanels(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.code: str | None = None
         """The case shown."""
-        self._seen: dict[str, dict[str, set[int] | bool]] = {}
+        self._drawn: str | None = None
+        """The case the compositor's last frame shows (None between `show` and the refresh
+        that draws it)."""
+        self._seen: dict[str, dict[str, tuple[int, set[int]] | bool]] = {}
 
     def compose(self) -> ComposeResult:
         yield QuestionDiff()
@@ -65,6 +77,7 @@ class CasePanels(VerticalScroll, can_focus=False):
     def on_mount(self) -> None:
         self.watch(self, "scroll_y", lambda: self.call_after_refresh(self.note_visible),
                    init=False)
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._layout_refreshed)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.note_visible)
@@ -93,9 +106,24 @@ class CasePanels(VerticalScroll, can_focus=False):
         self.query_one(ChainPanel).show(view.chain_after)
         if view.code != self.code:
             self.code = view.code
-            self.scroll_home(animate=False)
+            self._drawn = None  # the last frame is the previous case's: read nothing from it
+            # At once, not after the next refresh (Textual's default): otherwise one frame
+            # shows the new case at the previous case's scroll offset.
+            self.scroll_home(animate=False, immediate=True)
         self._seen.setdefault(view.code, {})
         self.call_after_refresh(self.note_visible)
+
+    def _layout_refreshed(self, _screen: object) -> None:
+        """The screen's layout was refreshed: the compositor's map now shows the case that
+        `show` drew last, so its frames count from here on."""
+        self._drawn = self.code
+        self.note_visible()
+
+    def _frame_is_current(self, geometry: object) -> bool:
+        """True when a panel's geometry in the map was laid out at the pane's present scroll
+        offset (a map from before a scroll places it elsewhere)."""
+        region, virtual = geometry.region, geometry.virtual_region  # type: ignore[attr-defined]
+        return region.y - virtual.y == self.content_region.y - round(self.scroll_y)
 
     def _rows(self, name: str) -> tuple[int, int] | None:
         """(top, height) of a panel in the pane's virtual space, None if not laid out."""
@@ -112,7 +140,7 @@ class CasePanels(VerticalScroll, can_focus=False):
         (the compositor's map: what the rater was actually shown, not a pending layout)."""
         from textual.errors import NoWidget
 
-        if self.code is None or not self.is_mounted:
+        if self.code is None or self._drawn != self.code or not self.is_mounted:
             return
         seen = self._seen.setdefault(self.code, {})
         before = sum(1 for value in seen.values() if value is True)
@@ -123,13 +151,17 @@ class CasePanels(VerticalScroll, can_focus=False):
                 geometry = self.screen.find_widget(self.panel(name))
             except NoWidget:
                 continue
+            if not self._frame_is_current(geometry):
+                return  # a frame from before the last scroll: the next refresh brings one
             region, visible = geometry.region, geometry.region.intersection(geometry.clip)
             if region.height <= 0:
                 continue
-            lines = seen.get(name)
-            lines = lines if isinstance(lines, set) else set()
+            partial = seen.get(name)
+            # Lines are counted per height: a resize that re-wraps the panel starts over.
+            lines = partial[1] if isinstance(partial, tuple) and partial[0] == region.height \
+                else set()
             lines.update(y - region.y for y in range(visible.y, visible.bottom))
-            seen[name] = True if lines >= set(range(region.height)) else lines
+            seen[name] = True if lines >= set(range(region.height)) else (region.height, lines)
         done = tuple(name for name, value in seen.items() if value is True)
         if len(done) > before:
             self.post_message(self.PanelsSeen(self.code, done))
@@ -154,8 +186,9 @@ class CasePanels(VerticalScroll, can_focus=False):
         start, size = rows
         height = self.scrollable_content_region.height
         target = start
-        lines = self._seen.get(self.code or "", {}).get(name)
-        if isinstance(lines, set) and size > height:
+        partial = self._seen.get(self.code or "", {}).get(name)
+        lines = partial[1] if isinstance(partial, tuple) and partial[0] == size else None
+        if lines is not None and size > height:
             target = start + min((r for r in range(size) if r not in lines), default=0)
         elif size <= height and start >= self.scroll_y and start + size <= self.scroll_y + height:
             return  # already entirely in view

@@ -1,0 +1,139 @@
+"""`paw ui` behind sign-in (issue 21, criterion 3): once people are registered the workbench
+opens only for a coordinator; a rater is sent to `paw annotate`.
+
+The two leaks of the issue, tried as the rater would: Statistics (key 3) showed the
+clinician sections (Table 12, the harmful-flip rate, the other rater's labels) without any
+sign-in, and Flips (key 2) with `/female` found the rater's own case with its arm,
+operator and verdicts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tui.conftest import ARM_LABELS, CASES, PASSPHRASE, SET_NAME
+from tests.tui.helpers import all_text, case_codes, label_everything, screen_text, wait_until
+from workbench.tui.screens.signin import SignInScreen
+from workbench.tui.workbench_app import WorkbenchApp
+
+pytestmark = pytest.mark.asyncio
+
+CLINICIAN_WORDS = ("Table 12", "harmful-flip", "Semantic validity", "Inter-rater",
+                   "Chain-registration rule")
+REVEALING = (*ARM_LABELS, *(op for op, *_ in CASES), "M3_negation", "chest-pain-audit")
+
+
+@pytest.fixture
+def labelled(annotation_db):
+    """The fixture set with every case labelled by bob (the other rater)."""
+    values = {code: {"gold_shift": "no_shift", "validity": "invalid"}
+              for code in case_codes(annotation_db.db_path)}
+    label_everything(annotation_db.db_path, annotation_db.bob, values)
+    return annotation_db
+
+
+def gate_fast(monkeypatch) -> None:
+    from workbench.tui.screens import signin
+
+    monkeypatch.setattr(signin, "FAILURE_DELAYS_S", (0.0,))
+
+
+async def sign_in(pilot, name: str, passphrase: str) -> None:
+    from textual.widgets import Input
+
+    gate = pilot.app.screen
+    gate.query_one("#name", Input).value = name
+    gate.query_one("#passphrase", Input).value = passphrase
+    gate.query_one("#passphrase", Input).focus()
+    await pilot.press("enter")
+
+
+def nothing_revealed(app) -> None:
+    text = all_text(app)
+    for word in (*CLINICIAN_WORDS, *REVEALING):
+        assert word not in text, word
+
+
+async def test_statistics_and_flips_stay_closed_until_a_coordinator_signs_in(labelled,
+                                                                            monkeypatch):
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(labelled.db_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, SignInScreen) and app.locked
+        assert "paw annotate" in screen_text(app)
+        for key in ("3", "2", "1", "4", "5"):   # every screen key: the gate stays
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, SignInScreen), key
+        app.switch_mode("statistics")          # what the palette would call
+        await pilot.pause()
+        assert isinstance(app.screen, SignInScreen)
+        assert not [c for c in app.get_system_commands(app.screen)
+                    if c.title.startswith("Go to")]
+        nothing_revealed(app)
+        # The rater alice, with her right passphrase: told to use `paw annotate`, no entry.
+        await sign_in(pilot, "alice", PASSPHRASE)
+        await wait_until(pilot, lambda: "raters do not use the workbench" in screen_text(app))
+        assert "paw annotate --rater alice" in screen_text(app)
+        assert app.locked and isinstance(app.screen, SignInScreen) and app.person is None
+        await pilot.press("2")                 # the issue's `/female` search: no Flips
+        await pilot.press("slash", *"female", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SignInScreen)
+        nothing_revealed(app)
+        # The coordinator opens it, and sees the clinician sections.
+        await sign_in(pilot, "carol", PASSPHRASE)
+        await wait_until(pilot, lambda: not app.locked)
+        assert app.person.name == "carol"
+        await pilot.press("3")
+        await wait_until(pilot, lambda: app.screen.report is not None, seconds=60)
+        titles = [s.title for s in app.screen.report.sections]
+        assert any(t.startswith("Table 12") for t in titles)
+        assert any("harmful-flip" in t for t in titles)
+
+
+async def test_three_wrong_passphrases_lock_the_gate(labelled, monkeypatch):
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(labelled.db_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        gate = app.screen
+        for attempt in range(1, 4):
+            await sign_in(pilot, "carol", f"guess number {attempt}")
+            await wait_until(pilot, lambda: gate.failures == attempt)
+        await pilot.pause()
+        assert "locked" in screen_text(app)
+        await sign_in(pilot, "carol", PASSPHRASE)  # the right one, too late
+        await pilot.pause(0.5)
+        assert app.locked and isinstance(app.screen, SignInScreen)
+
+
+async def test_the_coordinator_is_not_asked_again_on_the_coordination_screen(labelled,
+                                                                            monkeypatch):
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(labelled.db_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await sign_in(pilot, "carol", PASSPHRASE)
+        await wait_until(pilot, lambda: not app.locked)
+        await pilot.press("5")
+        await pilot.pause()
+        assert "signed in as carol" in screen_text(app)
+        from textual.widgets import Input
+
+        app.screen.query_one("#passphrase", Input).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CoordinatorScreen")
+        assert app.set_name == SET_NAME
+
+
+async def test_a_store_without_people_opens_without_a_gate(tmp_path):
+    from store import open_db
+
+    path = str(tmp_path / "paw.db")
+    open_db(path).conn.close()
+    app = WorkbenchApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not app.locked and type(app.screen).__name__ == "RunsScreen"
