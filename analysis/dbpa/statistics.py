@@ -251,13 +251,14 @@ def permutation_test(baseline: np.ndarray, perturbed: np.ndarray, *, distance: s
 
 
 def split_key(grid: np.ndarray, first: np.ndarray, second: np.ndarray,
-              distance: str) -> int | float:
+              distance: str) -> float:
     """The tie key of one split, computed plainly (Python integers where exact): the
     reference for `batch`'s vectorised keys.
 
     `energy`: Σ over the gaps between the distinct pooled values of width·(c0·a − c1·b)²;
     `energy_emb`: m²·S_XX + n²·S_YY − 2nm·S_XY clipped at 0; `jsd`: the divergence D.
     """
+    import itertools
     import math
 
     import numpy as np
@@ -279,7 +280,7 @@ def split_key(grid: np.ndarray, first: np.ndarray, second: np.ndarray,
     a, b = n1 // g, n0 // g
     values = sorted(set(within) | set(across))
     key = i0 = i1 = 0
-    for here, after in zip(values, values[1:]):
+    for here, after in itertools.pairwise(values):
         while i0 < n0 and within[i0] <= here:
             i0 += 1
         while i1 < n1 and across[i1] <= here:
@@ -288,7 +289,7 @@ def split_key(grid: np.ndarray, first: np.ndarray, second: np.ndarray,
     return key
 
 
-def key_at_least(key: int | float, observed: int | float, distance: str) -> bool:
+def key_at_least(key: float, observed: float, distance: str) -> bool:
     """The tie rule of `split_key` keys: exact for integers, within the JSD tolerance for
     the divergence (`batch.JSD_TIE_TOLERANCE`)."""
     from analysis.dbpa.batch import JSD_TIE_TOLERANCE

@@ -23,6 +23,7 @@ from store.migrations import (
     m006_text_embeddings_and_dbpa_tests,
     m007_flip_index,
     m008_jobs_index_with_key,
+    m009_dbpa_design_and_null,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -36,6 +37,7 @@ MIGRATIONS: list[Migration] = [
     m006_text_embeddings_and_dbpa_tests.m006_text_embeddings_and_dbpa_tests,
     m007_flip_index.m007_flip_index,
     m008_jobs_index_with_key.m008_jobs_index_with_key,
+    m009_dbpa_design_and_null.m009_dbpa_design_and_null,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 

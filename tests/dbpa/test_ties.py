@@ -32,7 +32,7 @@ def energy_exact(grid, first, second) -> Fraction:
     p0, p1 = _p0_p1(grid, first, second)
     values = sorted(set(p0) | set(p1))
     total = Fraction(0)
-    for here, after in zip(values, values[1:]):
+    for here, after in itertools.pairwise(values):
         f0 = Fraction(sum(v <= here for v in p0), len(p0))
         f1 = Fraction(sum(v <= here for v in p1), len(p1))
         total += (after - here) * (f0 - f1) ** 2
