@@ -57,11 +57,14 @@ class Figure:
         name: file-name suffix: the PNG is written as `<report stem>_<name>.png`.
         caption: alt text / caption.
         render: returns the PNG bytes.
+        after: the JSON key of the section the figure is shown under in Markdown and HTML
+            (default "": above the first section).
     """
 
     name: str
     caption: str
     render: Callable[[], bytes]
+    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,15 @@ class Report:
         from analysis.common.render import render_markdown
 
         paths = [figures] if isinstance(figures, str) else list(figures or [])
-        shown = [(fig.caption, path) for fig, path in zip(self.figures, paths)]
+        shown = [(fig.caption, path, fig.after) for fig, path in zip(self.figures, paths)]
         return render_markdown(self.title, self.meta, self.sections, shown)
 
     def to_html(self, embed_figures: bool = True) -> str:
         """One self-contained HTML page (the PNGs embedded when `embed_figures`)."""
         from analysis.common.render import render_html
 
-        shown = [(fig.caption, fig.render()) for fig in self.figures] if embed_figures else []
+        shown = ([(fig.caption, fig.render(), fig.after) for fig in self.figures]
+                 if embed_figures else [])
         return render_html(self.title, self.meta, self.sections, shown)
 
     def to_json(self) -> str:
@@ -128,6 +132,6 @@ class Report:
             out.write_text(self.to_markdown([p.name for _, _, p in pngs]), encoding="utf-8")
         else:
             out.write_text(render_html(self.title, self.meta, self.sections,
-                                       [(f.caption, data) for f, data, _ in pngs]),
+                                       [(f.caption, data, f.after) for f, data, _ in pngs]),
                            encoding="utf-8")
         return out, tuple(p for _, _, p in pngs)

@@ -2,7 +2,10 @@
 
 A table column `x` with companions `x_low` / `x_high` is shown as one cell "0.52 [0.45, 0.60]";
 NaN and None are shown as "–" (the paper's "not computable"). JSON keeps every number
-separately, with NaN as null.
+separately, with NaN as null, and also the columns a frame lists in
+`frame.attrs["json_only"]` (e.g. lists of generation ids), which Markdown and HTML leave out.
+A figure is shown above the first section unless it names the section to follow
+(`Figure.after`).
 """
 
 from __future__ import annotations
@@ -127,7 +130,8 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A string DataFrame for display: CI triples merged, numbers formatted, headers renamed."""
     import pandas as pd
 
-    columns = [str(c) for c in frame.columns]
+    hidden = set(frame.attrs.get("json_only", ()))
+    columns = [str(c) for c in frame.columns if str(c) not in hidden]
     # A builder may set frame.attrs["decimals"] = {column: int or "p"} where the defaults
     # below do not fit (effects of 0.003, p-values).
     overrides = frame.attrs.get("decimals", {})
@@ -176,17 +180,32 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _placed(figures: list[tuple] | None, sections: list[Section]) -> dict[str, list[tuple]]:
+    """Figures by the section key they follow ('' = above the first section): each figure is
+    (caption, data[, after]); an `after` naming no section of the report puts it on top."""
+    keys = {section.json_key for section in sections}
+    placed: dict[str, list[tuple]] = {}
+    for figure in figures or []:
+        after = figure[2] if len(figure) > 2 and figure[2] in keys else ""
+        placed.setdefault(after, []).append(figure[:2])
+    return placed
+
+
 def render_markdown(title: str, meta: dict[str, Any], sections: list[Section],
-                    figures: list[tuple[str, str]] | None = None) -> str:
-    """The whole report as Markdown; `figures` are (caption, PNG path relative to it)."""
+                    figures: list[tuple] | None = None) -> str:
+    """The whole report as Markdown; `figures` are (caption, PNG path relative to it[, key
+    of the section it follows])."""
+    placed = _placed(figures, sections)
     parts = [f"# {title}", "", _meta_lines(meta)]
-    for caption, path in figures or []:
+    for caption, path in placed.get("", []):
         parts += ["", f"![{_md_escape(caption)}]({path})"]
     for section in sections:
         parts += ["", f"## {section.title}", ""]
         parts.append(markdown_table(section.frame) if len(section.frame.columns) else "(empty)")
         if section.note:
             parts += ["", section.note]
+        for caption, path in placed.get(section.json_key, []):
+            parts += ["", f"![{_md_escape(caption)}]({path})"]
     return "\n".join(parts) + "\n"
 
 
@@ -206,16 +225,20 @@ img { max-width: 640px; }
 
 
 def render_html(title: str, meta: dict[str, Any], sections: list[Section],
-                figures: list[tuple[str, bytes]] | None = None) -> str:
-    """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes),
-    embedded as base64."""
+                figures: list[tuple] | None = None) -> str:
+    """The whole report as one self-contained HTML page; `figures` are (caption, PNG
+    bytes[, key of the section it follows]), embedded as base64."""
     esc = html.escape
+    placed = _placed(figures, sections)
+
+    def images(key: str) -> list[str]:
+        return [f'<img alt="{esc(caption)}" src="data:image/png;base64,'
+                f'{base64.b64encode(png).decode("ascii")}">' for caption, png in placed.get(key, [])]
+
     body = [f"<h1>{esc(title)}</h1>", "<ul>"]
     body += [f"<li><b>{esc(str(k))}</b>: {esc(str(v))}</li>" for k, v in meta.items()]
     body.append("</ul>")
-    for caption, png in figures or []:
-        data = base64.b64encode(png).decode("ascii")
-        body.append(f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">')
+    body += images("")
     for section in sections:
         body.append(f"<h2>{esc(section.title)}</h2>")
         shown = display_frame(section.frame)
@@ -223,6 +246,7 @@ def render_html(title: str, meta: dict[str, Any], sections: list[Section],
                                   border=0, na_rep=DASH))
         if section.note:
             body.append(f'<p class="note">{esc(section.note)}</p>')
+        body += images(section.json_key)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")
