@@ -94,3 +94,28 @@ def test_rows_of_an_older_test_version_are_recomputed(demo_db, fake_model, engin
     assert again.tests_computed == 2  # M5 under jsd and energy
     assert demo_db.execute("SELECT COUNT(*) FROM dbpa_tests WHERE null_mean IS NULL"
                            ).fetchone()[0] == 0
+
+
+def test_the_cli_refuses_in_one_line_before_loading_a_model(capsys, db_path):
+    from store import open_db
+    from workbench.cli import main
+
+    def paw(*args):
+        try:
+            main(list(args))
+            return 0
+        except SystemExit as exc:
+            return int(exc.code or 0)
+
+    assert paw("demo", "--import-only", "--db", db_path) == 0
+    capsys.readouterr()
+    code = paw("dbpa", "--dataset", "demo", "--limit", "2", "--k", "3", "--db", db_path)
+    err = capsys.readouterr().err
+    assert code != 0 and len(err.strip().splitlines()) == 1
+    assert err.startswith("paw: error: --k 3:") and "use --k 5 or more" in err
+    assert "Traceback" not in err
+    db = open_db(db_path)
+    assert db.execute("SELECT COUNT(*) FROM audits WHERE kind = 'dbpa'").fetchone()[0] == 0
+    assert paw("dbpa", "--help") == 0
+    shown = capsys.readouterr().out
+    assert "--allow-small-k" in shown and "--no-identity-control" in shown
