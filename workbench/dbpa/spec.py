@@ -35,8 +35,8 @@ explanation and the answer line on SmolLM2, short enough that k = 10 per conditi
 minutes on 2 cores."""
 
 DEFAULT_PERMUTATIONS = 1000
-"""B (the authors' default too): p ≥ 1/1001, enough for Holm at α = 0.05 over up to 50
-tests when k is large enough (`analysis.dbpa.design.minimum_k`)."""
+"""B (the authors' default too): p ≥ 1/1001, enough for Holm at α = 0.05 over up to 49
+tests when k is large enough (k = 10 unpaired; `analysis.dbpa.design.minimum_k`)."""
 
 DEFAULT_ALPHA = 0.05
 CORRECTIONS = ("holm", "bonferroni", "none")
