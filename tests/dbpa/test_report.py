@@ -111,7 +111,7 @@ def test_partition_override(demo_db, fake_model, engine):
 
 
 def test_sensitivity_first_in_every_format_and_roc_under_case_study_2(report, tmp_path):
-    md, pngs = report.write(tmp_path / "r.md", "md")
+    md, _ = report.write(tmp_path / "r.md", "md")
     text = md.read_text()
     assert text.index("## Sensitivity") < text.index("## Case study 1") \
         < text.index("## Case study 2") < text.index("![ROC") < text.index("## Identity")
