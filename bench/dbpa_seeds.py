@@ -1,14 +1,17 @@
-"""Shared vs independent sample seeds: why `paw dbpa` defaults to independent seeds.
+"""Shared vs independent sample seeds: the coupling on the embedded model, and exact copies.
 
 With shared seeds (sample i of every condition drawn with seed + i) llama.cpp draws the
 same random numbers for sample i of the baseline and of the perturbed question, so y_i
-and y'_i are coupled, and the 2k outputs are no longer exchangeable as the permutation
-test assumes. This script measures what that does:
+and y'_i are coupled, and the 2k outputs are no longer exchangeable as the unpaired
+permutation test assumes (`paw dbpa` therefore pairs such tests: bench/dbpa_null_power.py
+measures size and power of all three ways under *partial* coupling, where the unpaired
+test over-rejects). This script measures:
 
 1. Simulation (no model, seconds): unit-vector "outputs" around a common centre; shared
-   seeds modelled as y'_i = y_i (+ the shift, under H1) for a share of the samples.
-   Prints the rejection rate at α = 0.05 under a true null (a valid test: 0.05) and the
-   power under a shift, per distance.
+   seeds modelled as exact copies, y'_i = y_i (+ the shift, under H1), for a share of the
+   samples, tested unpaired. Prints the rejection rate at α = 0.05 under a true null and
+   the power under a shift, per distance: with exact copies the unpaired test stops
+   working (rate 0, power 0) rather than over-rejecting.
 2. The embedded model: the identity "perturbation" (both conditions ask the same question,
    H0 true by construction) tested with TF-IDF/JSD, shared vs independent seeds; and the
    coupling under a real edit (M3 distractor): how often sample i of the baseline and of

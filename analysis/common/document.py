@@ -59,12 +59,15 @@ class Figure:
         render: returns the PNG bytes.
         text: optionally, the same plot drawn with characters (a terminal plot), shown
             under the image in Markdown and HTML.
+        after: the JSON key of the section the figure is shown under in Markdown and HTML
+            (default "": above the first section).
     """
 
     name: str
     caption: str
     render: Callable[[], bytes]
     text: Callable[[], str] | None = None
+    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class Report:
         from analysis.common.render import render_markdown
 
         paths = [figures] if isinstance(figures, str) else list(figures or [])
-        shown = [(fig.caption, path, fig.text() if fig.text else None)
+        shown = [(fig.caption, path, fig.text() if fig.text else None, fig.after)
                  for fig, path in zip(self.figures, paths)]
         return render_markdown(self.title, self.meta, self.sections, shown)
 
@@ -101,7 +104,7 @@ class Report:
         """One self-contained HTML page (the PNGs embedded when `embed_figures`)."""
         from analysis.common.render import render_html
 
-        shown = [(fig.caption, fig.render(), fig.text() if fig.text else None)
+        shown = [(fig.caption, fig.render(), fig.text() if fig.text else None, fig.after)
                  for fig in self.figures] if embed_figures else []
         return render_html(self.title, self.meta, self.sections, shown)
 
@@ -133,7 +136,7 @@ class Report:
             out.write_text(self.to_markdown([p.name for _, _, p in pngs]), encoding="utf-8")
         else:
             out.write_text(render_html(self.title, self.meta, self.sections,
-                                       [(f.caption, data, f.text() if f.text else None)
+                                       [(f.caption, data, f.text() if f.text else None, f.after)
                                         for f, data, _ in pngs]),
                            encoding="utf-8")
         return out, tuple(p for _, _, p in pngs)

@@ -12,6 +12,9 @@ superscript count is left out where it equals that column, so a table whose rate
 "n" column stays compact), `row_marks` {row label: mark appended to it on display, e.g. a
 significance "∗"} and `bold` [(row label, column)] cells set in bold in Markdown and HTML
 (the paper's bold extrema).
+JSON also keeps the columns a frame lists in `frame.attrs["json_only"]` (e.g. lists of
+generation ids), which Markdown and HTML leave out. A figure is shown above the first
+section unless it names the section to follow (`Figure.after`).
 """
 
 from __future__ import annotations
@@ -164,7 +167,8 @@ def display_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A string DataFrame for display: CI triples merged, numbers formatted, headers renamed."""
     import pandas as pd
 
-    columns = [str(c) for c in frame.columns]
+    hidden = set(frame.attrs.get("json_only", ()))
+    columns = [str(c) for c in frame.columns if str(c) not in hidden]
     # A builder may set frame.attrs["decimals"] = {column: int or "p"} where the defaults
     # below do not fit (effects of 0.003, p-values).
     overrides = frame.attrs.get("decimals", {})
@@ -232,20 +236,41 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _placed(figures: list[tuple] | None, sections: list[Section]) -> dict[str, list[tuple]]:
+    """Figures by the section key they follow ('' = above the first section): each figure is
+    (caption, data[, plot as text[, after]]) and is returned as (caption, data, text); an
+    `after` naming no section of the report puts it on top."""
+    keys = {section.json_key for section in sections}
+    placed: dict[str, list[tuple]] = {}
+    for figure in figures or []:
+        text = figure[2] if len(figure) > 2 else None
+        after = figure[3] if len(figure) > 3 and figure[3] in keys else ""
+        placed.setdefault(after, []).append((figure[0], figure[1], text))
+    return placed
+
+
 def render_markdown(title: str, meta: dict[str, Any], sections: list[Section],
                     figures: list[tuple] | None = None) -> str:
     """The whole report as Markdown; `figures` are (caption, PNG path relative to it[, the
-    plot as text, shown in a code block under the image])."""
+    plot as text, shown in a code block under the image[, key of the section it follows]])."""
+    placed = _placed(figures, sections)
+
+    def images(key: str) -> list[str]:
+        out: list[str] = []
+        for caption, path, text in placed.get(key, []):
+            out += ["", f"![{_md_escape(caption)}]({path})"]
+            if text:
+                out += ["", "```text", text, "```"]
+        return out
+
     parts = [f"# {title}", "", _meta_lines(meta)]
-    for caption, path, *text in figures or []:
-        parts += ["", f"![{_md_escape(caption)}]({path})"]
-        if text and text[0]:
-            parts += ["", "```text", text[0], "```"]
+    parts += images("")
     for section in sections:
         parts += ["", f"## {section.title}", ""]
         parts.append(markdown_table(section.frame) if len(section.frame.columns) else "(empty)")
         if section.note:
             parts += ["", section.note]
+        parts += images(section.json_key)
     return "\n".join(parts) + "\n"
 
 
@@ -284,22 +309,31 @@ def html_table(frame: pd.DataFrame) -> str:
 
 def render_html(title: str, meta: dict[str, Any], sections: list[Section],
                 figures: list[tuple] | None = None) -> str:
-    """The whole report as one self-contained HTML page; `figures` are (caption, PNG bytes[,
-    the plot as text]), the PNG embedded as base64, the text in a <pre>."""
+    """The whole report as one self-contained HTML page; `figures` are (caption, PNG
+    bytes[, the plot as text[, key of the section it follows]]), the PNG embedded as base64,
+    the text in a <pre>."""
     esc = html.escape
+    placed = _placed(figures, sections)
+
+    def images(key: str) -> list[str]:
+        out: list[str] = []
+        for caption, png, text in placed.get(key, []):
+            data = base64.b64encode(png).decode("ascii")
+            out.append(f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">')
+            if text:
+                out.append(f"<pre>{esc(text)}</pre>")
+        return out
+
     body = [f"<h1>{esc(title)}</h1>", "<ul>"]
     body += [f"<li><b>{esc(str(k))}</b>: {esc(str(v))}</li>" for k, v in meta.items()]
     body.append("</ul>")
-    for caption, png, *text in figures or []:
-        data = base64.b64encode(png).decode("ascii")
-        body.append(f'<img alt="{esc(caption)}" src="data:image/png;base64,{data}">')
-        if text and text[0]:
-            body.append(f"<pre>{esc(text[0])}</pre>")
+    body += images("")
     for section in sections:
         body.append(f"<h2>{esc(section.title)}</h2>")
         body.append(html_table(section.frame))
         if section.note:
             body.append(f'<p class="note">{esc(section.note)}</p>')
+        body += images(section.json_key)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

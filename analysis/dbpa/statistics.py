@@ -1,10 +1,10 @@
-"""The DBPA permutation test (seed 001), vectorised over permutations.
+"""The DBPA permutation test (seed 001), vectorised over re-splits, with ties counted exactly.
 
 From n0 baseline and n1 perturbed output embeddings (L2-normalised rows), the paper builds
 P0 = {s(y_i, y_j) : i < j} within the baseline and P1 = {s(y_i, y'_j) : all i, j} across
 the conditions, s = cosine similarity, and measures their discrepancy ω(P0, P1); under
-H0 the pooled outputs are exchangeable, so re-splitting the pool at random B times gives
-the null distribution and p = (1 + #{ω_b ≥ T_obs}) / (1 + B), T_obs the effect size.
+H0 the outputs are exchangeable, so re-splitting them at random B times gives the null
+distribution and p = (1 + #{ω_b ≥ T_obs}) / (1 + B), T_obs the effect size.
 
 Distances (docs/dbpa.md):
 - `jsd`: Jensen–Shannon between histograms of P0 and P1 with `JSD_BINS` equal bins spanning
@@ -14,8 +14,11 @@ Distances (docs/dbpa.md):
 - `energy_emb`: energy distance between the two groups' embeddings with cosine distance
   1 − s (V-statistic, diagonals included), the variant of the authors' released code.
 
-Every split — the observed one and each permutation — goes through the same batch
-function, so ties (identical outputs: every ω is 0) count exactly and p = 1.
+Re-splits (`analysis.dbpa.design`): the paper's unpaired design permutes the pool; the
+paired design (shared sample seeds) swaps within pairs. Every split — the observed one and
+each re-split — goes through the same batch function, and ω_b ≥ T_obs is decided on an
+exact integer key where the statistic allows (`energy`, `energy_emb`) and within 1e-12 of
+the divergence for `jsd` (`analysis.dbpa.batch`), never on float noise.
 """
 
 from __future__ import annotations
@@ -23,22 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from analysis.dbpa.definitions import DISTANCES, JSD_BINS, SCALE, SIMILARITY_DECIMALS
+
 if TYPE_CHECKING:
     import numpy as np
 
-DISTANCES: tuple[str, ...] = ("jsd", "energy", "energy_emb")
-"""Discrepancies ω a test may use."""
+    from analysis.dbpa.batch import Scores
 
-JSD_BINS = 30
-"""Histogram bins of the JSD (the authors' released code's default)."""
-
-SIMILARITY_DECIMALS = 6
-"""Cosine similarities are rounded to this many decimals: float32 embeddings carry about
-seven significant digits, and rounding makes equal texts exactly equal (identical outputs
-then give ω = 0 on every split instead of noise in the last bits)."""
-
-CHUNK = 500
-"""Permutations evaluated per vectorised block (bounds memory to ~20 MB at k = 50)."""
+__all__ = ["DISTANCES", "JSD_BINS", "SCALE", "SIMILARITY_DECIMALS", "TestResult",
+           "discrepancy_batch", "discrepancy_one", "jsd_histogram", "jsd_one",
+           "key_at_least", "permutation_test", "permutation_test_loop", "permutations",
+           "score_splits", "similarity_grid", "split_key", "split_similarities"]
 
 
 @dataclass(frozen=True)
@@ -48,9 +46,14 @@ class TestResult:
     Attributes:
         effect_size: T_obs = ω(P0, P1) on the observed split.
         p_value: (1 + n_at_least) / (1 + permutations).
-        n_at_least: permutations whose ω ≥ T_obs.
+        n_at_least: re-splits whose ω ≥ T_obs (ties counted exactly).
         permutations: B.
         identical: every pooled output had the same embedding (ω = 0 on every split).
+        null_mean: mean of ω over the B re-splits (ω's level when nothing differs).
+        null_sd: standard deviation of ω over the B re-splits.
+        design: 'unpaired' (permute the pool) or 'paired' (swap within pairs).
+        distinct_splits: N, the number of distinct re-splits of this design.
+        p_floor: the smallest p this test could expect (`design.smallest_p`).
     """
 
     effect_size: float
@@ -58,19 +61,27 @@ class TestResult:
     n_at_least: int
     permutations: int
     identical: bool
-
-
-SCALE = 10 ** SIMILARITY_DECIMALS
-"""Similarities are held as integers s·SCALE, so bins, sorting and ties are exact."""
+    null_mean: float
+    null_sd: float
+    design: str
+    distinct_splits: int
+    p_floor: float
 
 
 def similarity_grid(vectors: np.ndarray) -> np.ndarray:
     """Cosine similarities of L2-normalised rows as integers round(s·SCALE), s clipped to
-    [-1, 1] (computed in float64)."""
+    [-1, 1] (computed in float64).
+
+    Equal rows get equal rows of the grid: the products are computed between distinct
+    vectors only, so a duplicated output is the same number everywhere it appears (BLAS
+    may round the same dot product differently at different positions)."""
     import numpy as np
 
     z = np.asarray(vectors, dtype=np.float64)
-    return np.rint(np.clip(z @ z.T, -1.0, 1.0) * SCALE).astype(np.int32)
+    unique, inverse = np.unique(z, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    grid = np.rint(np.clip(unique @ unique.T, -1.0, 1.0) * SCALE).astype(np.int32)
+    return grid[np.ix_(inverse, inverse)]
 
 
 def split_similarities(grid: np.ndarray, first: np.ndarray, second: np.ndarray
@@ -119,7 +130,7 @@ def jsd_one(p0: np.ndarray, p1: np.ndarray, bins: int = JSD_BINS) -> float:
 
 def discrepancy_one(grid: np.ndarray, first: np.ndarray, second: np.ndarray,
                     distance: str) -> float:
-    """ω of one split, computed plainly (the per-permutation loop's statistic)."""
+    """ω of one split, computed plainly in floats (SciPy per split)."""
     import numpy as np
     from scipy.stats import energy_distance
 
@@ -140,110 +151,9 @@ def discrepancy_one(grid: np.ndarray, first: np.ndarray, second: np.ndarray,
 # ---------------------------------------------------------------- many splits at once
 
 
-def _gather(grid: np.ndarray, perms: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray]:
-    """P0 and P1 (integer similarities) of every split in `perms` (rows: pooled indices,
-    the first n0 form the baseline group)."""
-    import numpy as np
-
-    ti, tj = np.triu_indices(n0, k=1)
-    gram = grid
-    first, second = perms[:, :n0], perms[:, n0:]
-    within = gram[first[:, ti], first[:, tj]]
-    across = gram[first[:, :, None], second[:, None, :]].reshape(len(perms), -1)
-    return within, across
-
-
-def _bins(values: np.ndarray, lo: np.ndarray, span: np.ndarray, bins: int) -> np.ndarray:
-    """Per-row bin ⌊bins·(v − lo)/span⌋ of integer similarities, the maximum in the last
-    bin; 0 everywhere when a row's span is 0.
-
-    Exact although computed in float64: bins·(v − lo) and span are integers below 2^53, and
-    IEEE division is correctly rounded, so a quotient just under an integer never rounds
-    up to it (and float division vectorises where integer division does not)."""
-    import numpy as np
-
-    numerator = (values - lo[:, None]).astype(np.float64)
-    numerator *= bins
-    numerator /= np.maximum(span, 1)[:, None]
-    index = numerator.astype(np.intp)
-    return np.minimum(index, bins - 1, out=index)
-
-
-def _jsd_counts(within: np.ndarray, across: np.ndarray, bins: int = JSD_BINS
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Histograms (as proportions) of P0 and P1 per row, and each row's span."""
-    import numpy as np
-
-    rows = len(within)
-    lo = np.minimum(within.min(axis=1), across.min(axis=1))
-    span = np.maximum(within.max(axis=1), across.max(axis=1)) - lo
-    offsets = (np.arange(rows) * bins)[:, None]
-    shares = []
-    for values in (within, across):
-        index = _bins(values, lo, span, bins)
-        index += offsets
-        counts = np.bincount(index.ravel(), minlength=rows * bins).reshape(rows, bins)
-        shares.append(counts / values.shape[1])
-    return shares[0], shares[1], span
-
-
-def _jsd_batch(within: np.ndarray, across: np.ndarray, bins: int = JSD_BINS) -> np.ndarray:
-    import numpy as np
-    from scipy.special import rel_entr
-
-    p, q, span = _jsd_counts(within, across, bins)
-    m = (p + q) / 2.0
-    js = np.sqrt(np.maximum((rel_entr(p, m).sum(axis=1) + rel_entr(q, m).sum(axis=1)) / 2.0,
-                            0.0))
-    return np.where(span > 0, js, 0.0)
-
-
-def _energy_batch(within: np.ndarray, across: np.ndarray) -> np.ndarray:
-    """scipy.stats.energy_distance of each row pair: sqrt(2 ∫ (F0 − F1)²) over the pooled
-    sorted values (ties give zero-width steps, as in SciPy's `_cdf_distance`).
-
-    Integer similarities carry their sample in the lowest bit, so one integer sort orders
-    values and labels together."""
-    import numpy as np
-
-    n0, n1 = within.shape[1], across.shape[1]
-    keys = np.concatenate([within * 2, across * 2 + 1],
-                          axis=1)
-    keys.sort(axis=1)
-    step = np.where(keys & 1, -1.0 / n1, 1.0 / n0)
-    gap = np.cumsum(step, axis=1)[:, :-1]
-    widths = np.diff(keys >> 1, axis=1) / SCALE
-    return np.sqrt(2.0 * (gap * gap * widths).sum(axis=1))
-
-
-def _energy_emb_batch(gram: np.ndarray, perms: np.ndarray, n0: int) -> np.ndarray:
-    import numpy as np
-
-    total = len(gram)
-    n1 = total - n0
-    member = np.zeros((len(perms), total))
-    np.put_along_axis(member, perms[:, :n0], 1.0, axis=1)
-    other = 1.0 - member
-    gram = gram / SCALE
-    projected = member @ gram
-    within0 = (projected * member).sum(axis=1)
-    across = (projected * other).sum(axis=1)
-    within1 = ((other @ gram) * other).sum(axis=1)
-    # d = 1 − s: Σ d over a block of a×b pairs is a·b − Σ s.
-    return (2.0 / (n0 * n1) * (n0 * n1 - across) - (n0 * n0 - within0) / n0 ** 2
-            - (n1 * n1 - within1) / n1 ** 2)
-
-
-def _block(grid: np.ndarray, block: np.ndarray, n0: int, distance: str) -> np.ndarray:
-    if distance == "energy_emb":
-        return _energy_emb_batch(grid, block, n0)
-    within, across = _gather(grid, block, n0)
-    return _jsd_batch(within, across) if distance == "jsd" else _energy_batch(within, across)
-
-
-def discrepancy_batch(grid: np.ndarray, perms: np.ndarray, n0: int, distance: str,
-                      workers: int | None = None) -> np.ndarray:
-    """ω of every split in `perms` (shape (B, n0 + n1)), vectorised in blocks of `CHUNK`.
+def score_splits(grid: np.ndarray, perms: np.ndarray, n0: int, distance: str,
+                 workers: int | None = None) -> Scores:
+    """ω and tie keys of every split in `perms` (shape (B, n0 + n1)), in blocks of `CHUNK`.
 
     Blocks run on `workers` threads (default: the CPU count, at most 4): NumPy releases the
     GIL inside its array loops, so two cores nearly halve the time. Each row's ω depends
@@ -251,14 +161,14 @@ def discrepancy_batch(grid: np.ndarray, perms: np.ndarray, n0: int, distance: st
     """
     import os
 
-    import numpy as np
+    from analysis.dbpa.batch import CHUNK, block_scores, concatenate
 
     if distance not in DISTANCES:
         raise ValueError(f"distance must be one of {DISTANCES}, got {distance!r}")
     blocks = [perms[start:start + CHUNK] for start in range(0, len(perms), CHUNK)]
     workers = workers or min(4, os.cpu_count() or 1)
     if workers <= 1 or len(blocks) == 1:
-        return np.concatenate([_block(grid, b, n0, distance) for b in blocks])
+        return concatenate([block_scores(grid, b, n0, distance) for b in blocks])
     from concurrent.futures import ThreadPoolExecutor
 
     from threadpoolctl import threadpool_limits
@@ -267,72 +177,154 @@ def discrepancy_batch(grid: np.ndarray, perms: np.ndarray, n0: int, distance: st
     # top of the workers oversubscribe the cores.
     with threadpool_limits(limits=1, user_api="blas"), \
             ThreadPoolExecutor(max_workers=workers) as pool:
-        parts = list(pool.map(lambda b: _block(grid, b, n0, distance), blocks))
-    return np.concatenate(parts)
+        parts = list(pool.map(lambda b: block_scores(grid, b, n0, distance), blocks))
+    return concatenate(parts)
+
+
+def discrepancy_batch(grid: np.ndarray, perms: np.ndarray, n0: int, distance: str,
+                      workers: int | None = None) -> np.ndarray:
+    """ω of every split in `perms` (the floats of `score_splits`)."""
+    return score_splits(grid, perms, n0, distance, workers).omega
 
 
 def permutations(n0: int, n1: int, count: int, seed: int) -> np.ndarray:
-    """`count` random orderings of the pooled indices 0..n0+n1−1 (rows), from `seed`."""
-    import numpy as np
+    """`count` random orderings of the pooled indices 0..n0+n1−1 (rows), from `seed`
+    (the unpaired design's re-splits, `design.resplits`)."""
+    from analysis.dbpa.design import resplits
 
-    rng = np.random.default_rng(seed)
-    return rng.permuted(np.tile(np.arange(n0 + n1), (count, 1)), axis=1)
+    return resplits(n0, n1, count, seed, "unpaired")
 
 
-def _check(baseline: np.ndarray, perturbed: np.ndarray, count: int) -> None:
+def _check(baseline: np.ndarray, perturbed: np.ndarray, count: int, design: str) -> None:
+    from analysis.dbpa.design import DESIGNS
+
     if len(baseline) < 2 or len(perturbed) < 2:
         raise ValueError(f"a DBPA test needs at least 2 outputs per condition, got "
                          f"{len(baseline)} and {len(perturbed)}")
     if count < 1:
         raise ValueError(f"permutations must be at least 1, got {count}")
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    if design == "paired" and len(baseline) != len(perturbed):
+        raise ValueError(f"a paired test needs one perturbed output per baseline output, "
+                         f"got {len(baseline)} and {len(perturbed)}")
 
 
 def permutation_test(baseline: np.ndarray, perturbed: np.ndarray, *, distance: str = "jsd",
-                     permutations_count: int = 1000, seed: int = 0) -> TestResult:
+                     permutations_count: int = 1000, seed: int = 0,
+                     design: str = "unpaired") -> TestResult:
     """DBPA's test of H0: D_x = D_x' from the embeddings of the two conditions' outputs.
 
     Args:
         baseline: n0 × d L2-normalised embeddings of the baseline outputs (n0 ≥ 2).
-        perturbed: n1 × d embeddings of the perturbed outputs (n1 ≥ 2).
+        perturbed: n1 × d embeddings of the perturbed outputs (n1 ≥ 2; in the paired
+            design row i is the partner of baseline row i).
         distance: 'jsd', 'energy' or 'energy_emb'.
         permutations_count: B.
         seed: seed of the B re-splits (use the same for every embedder and distance of one
             test, so they differ only in what they measure).
+        design: 'unpaired' (permute the pool, independent samples) or 'paired' (swap
+            within pairs, samples drawn with shared seeds).
 
     Returns:
-        The effect size T_obs, p = (1 + count)/(1 + B) and the count.
+        T_obs, p = (1 + count)/(1 + B) with ties counted exactly, the count, ω's mean and
+        SD over the re-splits, and the test's smallest expected p.
     """
     import numpy as np
 
-    _check(baseline, perturbed, permutations_count)
+    from analysis.dbpa.design import distinct_splits, resplits, smallest_p
+
+    _check(baseline, perturbed, permutations_count, design)
     pooled = np.vstack([baseline, perturbed])
-    gram = similarity_grid(pooled)
-    n0 = len(baseline)
+    grid = similarity_grid(pooled)
+    n0, n1 = len(baseline), len(perturbed)
     identity = np.arange(len(pooled))[None, :]
-    observed = float(discrepancy_batch(gram, identity, n0, distance)[0])
-    null = discrepancy_batch(gram, permutations(n0, len(perturbed), permutations_count, seed),
-                             n0, distance)
-    count = int((null >= observed).sum())
-    return TestResult(observed, (1 + count) / (1 + permutations_count), count,
-                      permutations_count, bool(np.all(gram == SCALE)))
+    observed = score_splits(grid, identity, n0, distance)
+    null = score_splits(grid, resplits(n0, n1, permutations_count, seed, design), n0,
+                        distance)
+    count = int(null.at_least(observed).sum())
+    return TestResult(
+        float(observed.omega[0]), (1 + count) / (1 + permutations_count), count,
+        permutations_count, bool(np.all(grid == SCALE)), float(null.omega.mean()),
+        float(null.omega.std()), design, distinct_splits(n0, n1, design),
+        smallest_p(n0, n1, permutations_count, distance, design))
+
+
+def split_key(grid: np.ndarray, first: np.ndarray, second: np.ndarray,
+              distance: str) -> float:
+    """The tie key of one split, computed plainly (Python integers where exact): the
+    reference for `batch`'s vectorised keys.
+
+    `energy`: Σ over the gaps between the distinct pooled values of width·(c0·a − c1·b)²;
+    `energy_emb`: m²·S_XX + n²·S_YY − 2nm·S_XY clipped at 0; `jsd`: the divergence D.
+    """
+    import itertools
+    import math
+
+    import numpy as np
+
+    if distance == "energy_emb":
+        n, m = len(first), len(second)
+        block = grid.astype(np.int64)
+        s_xx = int(block[np.ix_(first, first)].sum())
+        s_yy = int(block[np.ix_(second, second)].sum())
+        s_xy = int(block[np.ix_(first, second)].sum())
+        return max(m * m * s_xx + n * n * s_yy - 2 * n * m * s_xy, 0)
+    upper = np.triu_indices(len(first), k=1)
+    within = sorted(int(v) for v in grid[np.ix_(first, first)][upper])
+    across = sorted(int(v) for v in grid[np.ix_(first, second)].ravel())
+    if distance == "jsd":
+        return jsd_one(np.array(within) / SCALE, np.array(across) / SCALE) ** 2
+    n0, n1 = len(within), len(across)
+    g = math.gcd(n0, n1)
+    a, b = n1 // g, n0 // g
+    values = sorted(set(within) | set(across))
+    key = i0 = i1 = 0
+    for here, after in itertools.pairwise(values):
+        while i0 < n0 and within[i0] <= here:
+            i0 += 1
+        while i1 < n1 and across[i1] <= here:
+            i1 += 1
+        key += (after - here) * (i0 * a - i1 * b) ** 2
+    return key
+
+
+def key_at_least(key: float, observed: float, distance: str) -> bool:
+    """The tie rule of `split_key` keys: exact for integers, within the JSD tolerance for
+    the divergence (`batch.JSD_TIE_TOLERANCE`)."""
+    from analysis.dbpa.batch import JSD_TIE_TOLERANCE
+
+    if distance == "jsd":
+        return key >= observed - JSD_TIE_TOLERANCE
+    return key >= observed
 
 
 def permutation_test_loop(baseline: np.ndarray, perturbed: np.ndarray, *,
                           distance: str = "jsd", permutations_count: int = 1000,
-                          seed: int = 0) -> TestResult:
-    """The same test, one permutation at a time in Python with NumPy/SciPy per split (the
-    reference the vectorised test is checked and benchmarked against; same re-splits)."""
+                          seed: int = 0, design: str = "unpaired") -> TestResult:
+    """The same test, one re-split at a time in Python with NumPy/SciPy per split (the
+    reference the vectorised test is checked and benchmarked against): the same re-splits,
+    ω from SciPy, ties decided on `split_key`."""
     import numpy as np
 
-    _check(baseline, perturbed, permutations_count)
+    from analysis.dbpa.design import distinct_splits, resplits, smallest_p
+
+    _check(baseline, perturbed, permutations_count, design)
     pooled = np.vstack([baseline, perturbed])
-    gram = similarity_grid(pooled)
-    n0 = len(baseline)
+    grid = similarity_grid(pooled)
+    n0, n1 = len(baseline), len(perturbed)
     index = np.arange(len(pooled))
-    observed = discrepancy_one(gram, index[:n0], index[n0:], distance)
-    count = 0
-    for perm in permutations(n0, len(perturbed), permutations_count, seed):
-        if discrepancy_one(gram, perm[:n0], perm[n0:], distance) >= observed:
-            count += 1
-    return TestResult(observed, (1 + count) / (1 + permutations_count), count,
-                      permutations_count, bool(np.all(gram == SCALE)))
+    observed = split_key(grid, index[:n0], index[n0:], distance)
+    count, omegas = 0, []
+    for perm in resplits(n0, n1, permutations_count, seed, design):
+        first, second = perm[:n0], perm[n0:]
+        count += key_at_least(split_key(grid, first, second, distance), observed, distance)
+        omegas.append(discrepancy_one(grid, first, second, distance))
+    effect = discrepancy_one(grid, index[:n0], index[n0:], distance)
+    if distance == "energy_emb":
+        effect = max(effect, 0.0)  # ‖x̄ − ȳ‖² ≥ 0: below 0 is rounding (`batch`)
+    return TestResult(
+        effect, (1 + count) / (1 + permutations_count), count, permutations_count,
+        bool(np.all(grid == SCALE)), float(np.mean(omegas)), float(np.std(omegas)), design,
+        distinct_splits(n0, n1, design),
+        smallest_p(n0, n1, permutations_count, distance, design))

@@ -25,6 +25,7 @@ from store.migrations import (
     m008_jobs_index_with_key,
     m009_sealed_label_values,
     m010_rater_files,
+    m011_dbpa_design_and_null,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -40,6 +41,7 @@ MIGRATIONS: list[Migration] = [
     m008_jobs_index_with_key.m008_jobs_index_with_key,
     m009_sealed_label_values.m009_sealed_label_values,
     m010_rater_files.m010_rater_files,
+    m011_dbpa_design_and_null.m011_dbpa_design_and_null,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 

@@ -26,15 +26,19 @@ P = {
 
 @pytest.fixture
 def report(demo_db, fake_model, engine):
-    spec = DbpaSpec(dataset="demo", models=("fake",), k=3, permutations=9,
+    # k = 5, B = 999: the smallest p is (1 + 999/252)/1000 = 0.00496, × 6 = 0.030 ≤ 0.05,
+    # so every test could reject (no † in the cells).
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=5, permutations=999,
                     operators=("M3_distractor_a", "M5_severity_a", "M4_negation_a"),
                     item_ids=("demo-005", "demo-003"), distances=("jsd", "energy"))
     outcome = run_dbpa(demo_db, spec, engine=engine)
     for (op, item, distance), p in P.items():
+        # Hand-set p and ω: the stored null level no longer belongs to them, so it is
+        # cleared (ω* then undefined).
         demo_db.execute(
-            "UPDATE dbpa_tests SET p_value = ?, effect_size = ?, status = 'ok' WHERE "
-            "perturbation = ? AND distance = ? AND item_id = (SELECT id FROM items WHERE "
-            "source_id = ?)", [p, 1 - p if distance == "jsd" else 0.2, op, distance, item])
+            "UPDATE dbpa_tests SET p_value = ?, effect_size = ?, null_mean = NULL, status = "
+            "'ok' WHERE perturbation = ? AND distance = ? AND item_id = (SELECT id FROM items "
+            "WHERE source_id = ?)", [p, 1 - p if distance == "jsd" else 0.2, op, distance, item])
     return build_report(demo_db, outcome.audit)
 
 
@@ -66,7 +70,9 @@ def test_sensitivity_table_is_first_and_counts_flips(report):
     # Holm decisions — jsd: M5·005, M5·003, M3·005 significant; energy: M5·005, M5·003,
     # M4·005. They differ for M4·005 (ns → sig) and M3·005 (sig → ns).
     assert flipped == ["M3_distractor_a · demo-005", "M4_negation_a · demo-005"]
-    assert "2 of 6 tests flip" in report.sections[0].note
+    # 6 perturbation tests and 2 identity controls (which agree: ns under both).
+    assert "2 of 8 tests flip" in report.sections[0].note
+    assert "WARNING" not in report.sections[0].note
     assert table.loc["M5_severity_a · demo-005", "tfidf / jsd"] == "sig ω=0.999**"
     assert table.loc["M4_negation_a · demo-005", "tfidf / jsd"] == "ns ω=0.980"
 
@@ -97,7 +103,101 @@ def test_roc_png_and_json(report):
 def test_partition_override(demo_db, fake_model, engine):
     spec = DbpaSpec(dataset="demo", models=("fake",), k=3, permutations=9,
                     operators=("M3_distractor_a", "M5_severity_a"), item_ids=("demo-005",),
-                    should_change=("M3_distractor_a",), should_not_change=("M5_severity_a",))
+                    should_change=("M3_distractor_a",), should_not_change=("M5_severity_a",),
+                    allow_small_k=True)
     outcome = run_dbpa(demo_db, spec, engine=engine)
     note = build_report(demo_db, outcome.audit).section("tpr_fpr").note
     assert "should change = M3_distractor_a; should not = M5_severity_a" in note
+
+
+def test_sensitivity_first_in_every_format_and_roc_under_case_study_2(report, tmp_path):
+    md, _ = report.write(tmp_path / "r.md", "md")
+    text = md.read_text()
+    assert text.index("## Sensitivity") < text.index("## Case study 1") \
+        < text.index("## Case study 2") < text.index("![ROC") < text.index("## Identity")
+    assert "![" not in text[:text.index("## Sensitivity")]
+    html = report.to_html()
+    assert html.index("<h2>Sensitivity") < html.index("<img") < html.index("<h2>Identity")
+    assert next(iter(json.loads(report.to_json())["tables"])) == "sensitivity"
+
+
+def test_json_carries_b_seed_ids_and_the_monte_carlo_interval(demo_db, fake_model, engine):
+    from analysis.dbpa.design import monte_carlo_interval
+
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=5, permutations=499,
+                    operators=("M5_severity_a",), item_ids=("demo-005",),
+                    distances=("jsd", "energy_emb"))
+    outcome = run_dbpa(demo_db, spec, engine=engine)
+    report = build_report(demo_db, outcome.audit)
+    rows = json.loads(report.to_json())["tables"]["tests"]["rows"]
+    stored = {(r[0], r[1]): r[2:] for r in demo_db.execute(
+        "SELECT perturbation, distance, permutations, permutation_seed, n_at_least, "
+        "generation_ids_json FROM dbpa_tests")}
+    assert len(rows) == len(stored) == 4
+    for row in rows:
+        b, seed, count, ids = stored[(row["perturbation"], row["distance"])]
+        assert (row["permutations"], row["permutation_seed"], row["n_at_least"]) == (b, seed,
+                                                                                    count)
+        assert {"baseline": row["baseline_generation_ids"],
+                "perturbed": row["perturbed_generation_ids"]} == json.loads(ids)
+        assert len(row["baseline_generation_ids"]) == 5
+        se, low, high = monte_carlo_interval(count, b)
+        assert (row["p_mc_se"], row["p_value_low"], row["p_value_high"]) == (
+            pytest.approx(se), pytest.approx(low), pytest.approx(high))
+        # Family of 1, k = 5: N = 252, floor (1 + 499·t/252)/500 (t = 2 for energy_emb).
+        t = 2 if row["distance"] == "energy_emb" else 1
+        assert row["p_floor"] == pytest.approx((1 + 499 * t / 252) / 500)
+        assert row["p_floor_adjusted"] == row["p_floor"] and row["can_reject"] is True
+    # The ids are JSON-only: the Markdown table leaves them out, the p carries its interval.
+    text = report.to_markdown()
+    assert "generation_ids" not in text and "p_value [" not in text
+    import re
+
+    tests_table = text[text.index("## Every test"):]
+    assert len(re.findall(r"\| [\d.e-]+ \[[\d.e-]+, [\d.e-]+\] \|", tests_table)) == 4
+
+
+def test_effect_against_its_null_level_and_the_identity_control(demo_db, fake_model, engine):
+    from analysis.dbpa.definitions import OMEGA_MAX
+
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=6, permutations=199,
+                    operators=("M3_distractor_a", "M5_severity_a"),
+                    item_ids=("demo-005", "demo-003"), distances=("jsd",))
+    outcome = run_dbpa(demo_db, spec, engine=engine)
+    report = build_report(demo_db, outcome.audit)
+    frame = report.section("tests").frame
+    for row in frame.itertuples():
+        # ω* = (ω − ω₀)/(√ln 2 − ω₀), by hand from the stored columns.
+        assert row.effect_std == pytest.approx(
+            (row.effect_size - row.null_mean) / (OMEGA_MAX["jsd"] - row.null_mean))
+    severity = frame[frame["perturbation"] == "M5_severity_a"]
+    identity = frame[frame["perturbation"] == "identity_control"]
+    # The identity control asks the same question: ω within chance of its null level
+    # (|ω − ω₀| < 3 SD₀; one test's ω* scatters by SD₀/(ω_max − ω₀) ≈ 0.2 at k = 6). The
+    # severity edit switches vocabulary: ω* above every identity control's.
+    assert ((identity["effect_size"] - identity["null_mean"]).abs()
+            < 3 * identity["null_sd"]).all()
+    assert severity["effect_std"].min() > identity["effect_std"].max()
+    controls = report.section("identity").frame
+    assert controls.loc["tfidf / jsd", "n"] == 2
+    rate = float((identity["p_value"] <= 0.05).mean())
+    assert controls.loc["tfidf / jsd", "rejected (p ≤ α)"] == rate
+    assert report.section("tpr_fpr").frame.loc["tfidf / jsd", "FPR (identity)"] == rate
+    assert report.meta["identity_control"] is True and "warning" not in report.meta
+
+
+def test_a_run_that_cannot_reject_warns_in_the_report(demo_db, fake_model, engine):
+    # k = 3, B = 199: N = 20, floor (1 + 199/20)/200 = 0.0547 > 0.05 even for one test.
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=3, permutations=199,
+                    operators=("M5_severity_a",), item_ids=("demo-005",),
+                    distances=("jsd",), allow_small_k=True)
+    outcome = run_dbpa(demo_db, spec, engine=engine)
+    report = build_report(demo_db, outcome.audit)
+    assert report.meta["warning"].startswith("WARNING: 2 of 2 test results (†) could not "
+                                             "reject at α = 0.05")
+    assert report.sections[0].note.startswith("WARNING")
+    cells = report.sections[0].frame["tfidf / jsd"]
+    assert all(cell.endswith("†") for cell in cells)
+    floors = report.section("tests").frame["p_floor"]
+    assert floors.tolist() == [pytest.approx((1 + 199 / 20) / 200)] * 2
+    assert "WARNING" in report.to_markdown().split("## Sensitivity")[0]  # in the header too

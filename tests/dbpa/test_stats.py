@@ -129,3 +129,32 @@ def test_seeded_and_reproducible():
     rng = np.random.default_rng(7)
     a, b = random_unit(rng, 6), random_unit(rng, 6)
     assert permutation_test(a, b, seed=11) == permutation_test(a, b, seed=11)
+
+
+@pytest.mark.parametrize("distance", DISTANCES)
+def test_tie_keys_order_the_splits_as_omega_does(distance):
+    # The key is a monotone function of ω: wherever two splits' ω differ beyond float
+    # noise, their keys differ in the same direction (and the null mean is ω's mean).
+    from analysis.dbpa.statistics import score_splits
+
+    rng = np.random.default_rng(12)
+    grid = similarity_grid(random_unit(rng, 20))
+    scores = score_splits(grid, permutations(10, 10, 400, seed=2), 10, distance)
+    i, j = np.triu_indices(400, k=1)
+    apart = np.abs(scores.omega[i] - scores.omega[j]) > 1e-9
+    assert apart.sum() > 1000
+    key = scores.key.astype(float)
+    assert np.array_equal(np.sign(key[i] - key[j])[apart],
+                          np.sign(scores.omega[i] - scores.omega[j])[apart])
+    assert scores.exact == (distance != "jsd")
+
+
+def test_null_mean_and_sd_are_the_resplits_omega():
+    rng = np.random.default_rng(13)
+    a, b = random_unit(rng, 6), random_unit(rng, 6)
+    result = permutation_test(a, b, distance="jsd", permutations_count=200, seed=4)
+    grid = similarity_grid(np.vstack([a, b]))
+    null = discrepancy_batch(grid, permutations(6, 6, 200, seed=4), 6, "jsd")
+    assert result.null_mean == pytest.approx(null.mean())
+    assert result.null_sd == pytest.approx(null.std())
+    assert result.design == "unpaired" and result.distinct_splits == 924

@@ -26,7 +26,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
                    "operators are refused). Default: M2_sex,M3_distractor_a,M4_negation_a,"
                    "M5_severity_a; 'none' with --model-swap.")
 @click.option("--k", type=int, default=10, show_default=True,
-              help="Free-text samples per (item, condition); at least 2.")
+              help="Free-text samples per (item, condition); at least 2, and enough for the "
+                   "tests to reject after correction (the smallest k is named otherwise).")
 @click.option("--temperature", type=float, default=0.7, show_default=True,
               help="Sampling temperature of every sample (no top-k/top-p filter).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True,
@@ -51,10 +52,17 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option("--seeds", type=click.Choice(["independent", "shared"]), default="independent",
               show_default=True,
               help="independent: each condition draws its own sample seeds; shared: sample i "
-                   "of every condition uses seed+i (coupled samples: the test loses its size "
-                   "and power; docs/dbpa.md).")
+                   "of every condition uses seed+i, and the tests swap within those pairs "
+                   "(paired design, docs/dbpa.md).")
+@click.option("--identity-control/--no-identity-control", default=True, show_default=True,
+              help="Also sample the unperturbed question again with independent seeds and "
+                   "test it against the baseline: its rejection rate is the empirical FPR.")
+@click.option("--allow-small-k", is_flag=True,
+              help="Run even when k (or --perms) is too small for a family of tests to "
+                   "reject at --alpha (refused otherwise); the report then warns.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the operator draws and the sample seeds.")
+              help="Seed of the operator draws and the sample seeds (each test's "
+                   "permutation seed is a hash of the test, not this).")
 @click.option("--template", default="neutral_cot@1", show_default=True,
               help="Chain-of-thought prompt template of every sample.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
@@ -68,7 +76,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operators: str | None,
                  k: int, temperature: float, max_tokens: int, embedders: str, distances: str,
                  perms: int, alpha: float, correction: str, should_change: str | None,
-                 should_not_change: str | None, seeds: str, seed: int, template: str,
+                 should_not_change: str | None, seeds: str, identity_control: bool,
+                 allow_small_k: bool, seed: int, template: str,
                  limit: int | None, item_ids: str | None, name: str | None,
                  threads: int | None, out: str | None, db_path: str) -> None:
     """Test whether each perturbation changes the model's whole answer distribution (DBPA).
@@ -95,7 +104,8 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
         item_ids=_words(item_ids) or None, embedders=parse_embedders(embedders),
         distances=split_words(distances), permutations=perms, alpha=alpha,
         correction=correction, should_change=_words(should_change),
-        should_not_change=_words(should_not_change), name=name)
+        should_not_change=_words(should_not_change), identity_control=identity_control,
+        allow_small_k=allow_small_k, name=name)
     db = open_store(db_path)
     with ProgressReporter() as progress:
         outcome = run_dbpa(db, spec, on_event=progress, threads=threads)

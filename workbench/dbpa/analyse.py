@@ -1,127 +1,58 @@
 """After the samples: embed every output with each embedder, run every permutation test, store.
 
-A test compares the baseline condition's outputs with a perturbed condition's for one
-item: an operator's edit on the same arm (case study "perturbation"), or the second
-model's baseline outputs (case study "model_swap"). Each test runs once per (embedder,
-distance) with the same B re-splits (one permutation seed per test), so the sensitivity
-table's differences come from the embedder and distance alone. A stored result whose
-inputs (generations, embedder version, B) are unchanged is not recomputed: running the
-same `paw dbpa` again tests nothing new.
+Which outputs each test compares, and whether it is paired, is `conditions`. Each test
+runs once per (embedder, distance) with the same B re-splits (one permutation seed per
+test), so the sensitivity table's differences come from the embedder and distance alone.
+A stored result whose inputs (generations, embedder version, B, design, test version) are
+unchanged is not recomputed: running the same `paw dbpa` again tests nothing new.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import sqlite_utils
 
 from store.db import dumps, transaction, utcnow
-from store.generations import Generation, get_generations
-from store.jobs import Arm, Audit, Job, list_arms, list_jobs
+from store.jobs import Audit
 from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
+from workbench.dbpa.conditions import TestSpec, collect_tests
 from workbench.embed.base import Embedder
 
 if TYPE_CHECKING:
     from analysis.dbpa.statistics import TestResult
 
 
-@dataclass(frozen=True)
-class Condition:
-    """The usable outputs of one condition of one item."""
-
-    generation_ids: tuple[int, ...]
-    texts: tuple[str, ...]
-    excluded: int
-
-
-@dataclass(frozen=True)
-class TestSpec:
-    """One test: which outputs against which."""
-
-    case_study: str
-    item_id: int
-    baseline_arm: Arm
-    perturbed_arm: Arm
-    perturbation: str
-    variant_id: int | None
-    baseline: Condition
-    perturbed: Condition
-
-    @property
-    def permutation_seed(self) -> int:
-        """One seed per test (not per embedder or distance)."""
-        text = dumps([self.case_study, self.item_id, self.baseline_arm.label,
-                      self.perturbed_arm.label, self.perturbation])
-        return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def _condition(jobs: list[Job], generations: dict[str, Generation]) -> Condition:
-    ids, texts, excluded = [], [], 0
-    for job in sorted(jobs, key=lambda j: j.sample_index):
-        gen = generations.get(job.generation_key or "")
-        if gen is None or gen.parse_status == "error" or not (gen.output or "").strip():
-            excluded += 1  # an empty or failed output says nothing about meaning
-            continue
-        ids.append(gen.id)
-        texts.append(gen.output)
-    return Condition(tuple(ids), tuple(texts), excluded)
-
-
-def collect_tests(db: sqlite_utils.Database, audit: Audit) -> list[TestSpec]:
-    """Every test of an analysis, with the outputs each condition has now."""
-    arms = list_arms(db, audit.id)
-    jobs = [j for j in list_jobs(db, audit.id) if j.status in ("done", "pending", "error")]
-    generations = get_generations(db, [j.generation_key for j in jobs if j.generation_key])
-    groups: dict[tuple[int, int, int | None], list] = {}
-    for job in jobs:
-        groups.setdefault((job.arm_id, job.item_id, job.variant_id), []).append(job)
-    variants = {row[0]: row[1] for row in db.execute(
-        "SELECT DISTINCT v.id, v.operator_id FROM variants v JOIN jobs j ON j.variant_id = v.id "
-        "WHERE j.audit_id = ?", [audit.id])}
-    tests: list[TestSpec] = []
-    items = sorted({key[1] for key in groups})
-    for arm in arms:
-        for item in items:
-            baseline = groups.get((arm.id, item, None))
-            if not baseline:
-                continue
-            base = _condition(baseline, generations)
-            for (arm_id, item_id, variant_id), group in groups.items():
-                if arm_id != arm.id or item_id != item or variant_id is None:
-                    continue
-                tests.append(TestSpec("perturbation", item, arm, arm, variants[variant_id],
-                                      variant_id, base, _condition(group, generations)))
-    if audit.config.get("model_swap") and len(arms) == 2:
-        reference, candidate = arms
-        for item in items:
-            a, b = groups.get((reference.id, item, None)), groups.get((candidate.id, item, None))
-            if a and b:
-                tests.append(TestSpec("model_swap", item, reference, candidate, "model_swap",
-                                      None, _condition(a, generations),
-                                      _condition(b, generations)))
-    return tests
-
-
 def _stored(db: sqlite_utils.Database, audit_id: int) -> dict[tuple, tuple]:
     rows = db.execute(
         "SELECT item_id, baseline_arm_id, perturbed_arm_id, perturbation, embedder, distance, "
-        "embedder_version, permutations, generation_ids_json FROM dbpa_tests WHERE audit_id = ?",
-        [audit_id])
-    return {tuple(r[:6]): (r[6], r[7], r[8]) for r in rows}
+        "embedder_version, permutations, generation_ids_json, design, test_version "
+        "FROM dbpa_tests WHERE audit_id = ?", [audit_id])
+    return {tuple(r[:6]): tuple(r[6:]) for r in rows}
+
+
+def _inputs(test: TestSpec, embedder: Embedder, permutations: int) -> tuple:
+    """What decides a stored test's numbers (compared with `_stored`'s values)."""
+    from analysis.dbpa.definitions import TEST_VERSION
+
+    return (f"{embedder.id}:{embedder.version}", permutations, _ids(test), test.design,
+            TEST_VERSION)
 
 
 def _row(audit: Audit, test: TestSpec, embedder: Embedder, distance: str, permutations: int,
          result: TestResult | None, status: str, note: str) -> list:
+    from analysis.dbpa.definitions import TEST_VERSION
+
+    def of(name: str) -> object:
+        return None if result is None else getattr(result, name)
+
     return [audit.id, test.case_study, test.item_id, test.baseline_arm.id, test.perturbed_arm.id,
             test.perturbation, test.variant_id, embedder.name, f"{embedder.id}:{embedder.version}",
             distance, len(test.baseline.texts), len(test.perturbed.texts), permutations,
-            test.permutation_seed, None if result is None else result.effect_size,
-            None if result is None else result.p_value,
-            None if result is None else result.n_at_least, status, note or None,
-            _ids(test), utcnow()]
+            test.permutation_seed, of("effect_size"), of("p_value"), of("n_at_least"), status,
+            note or None, _ids(test), utcnow(), test.design, of("null_mean"), of("null_sd"),
+            TEST_VERSION]
 
 
 def _ids(test: TestSpec) -> str:
@@ -133,15 +64,17 @@ _INSERT = (
     "INSERT INTO dbpa_tests (audit_id, case_study, item_id, baseline_arm_id, perturbed_arm_id, "
     "perturbation, variant_id, embedder, embedder_version, distance, n_baseline, n_perturbed, "
     "permutations, permutation_seed, effect_size, p_value, n_at_least, status, note, "
-    "generation_ids_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?) ON CONFLICT (audit_id, item_id, baseline_arm_id, perturbed_arm_id, "
+    "generation_ids_json, created_at, design, null_mean, null_sd, test_version) VALUES (?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (audit_id, item_id, baseline_arm_id, perturbed_arm_id, "
     "perturbation, embedder, distance) DO UPDATE SET case_study = excluded.case_study, "
     "variant_id = excluded.variant_id, embedder_version = excluded.embedder_version, "
     "n_baseline = excluded.n_baseline, n_perturbed = excluded.n_perturbed, "
     "permutations = excluded.permutations, permutation_seed = excluded.permutation_seed, "
     "effect_size = excluded.effect_size, p_value = excluded.p_value, "
     "n_at_least = excluded.n_at_least, status = excluded.status, note = excluded.note, "
-    "generation_ids_json = excluded.generation_ids_json, created_at = excluded.created_at"
+    "generation_ids_json = excluded.generation_ids_json, created_at = excluded.created_at, "
+    "design = excluded.design, null_mean = excluded.null_mean, null_sd = excluded.null_sd, "
+    "test_version = excluded.test_version"
 )
 
 
@@ -151,6 +84,9 @@ def _note(test: TestSpec) -> str:
         parts.append(f"{test.baseline.excluded} empty or failed baseline output(s) excluded")
     if test.perturbed.excluded:
         parts.append(f"{test.perturbed.excluded} empty or failed perturbed output(s) excluded")
+    if test.unpartnered:
+        parts.append(f"paired (shared seeds): {test.unpartnered} output(s) left out, their "
+                     f"partner had none")
     return "; ".join(parts)
 
 
@@ -167,7 +103,6 @@ def run_tests(db: sqlite_utils.Database, audit: Audit, embedder: Embedder,
     from analysis.dbpa.statistics import permutation_test
 
     stored = _stored(db, audit.id)
-    version = f"{embedder.id}:{embedder.version}"
     block = f"tests {embedder.name}"
     total = len(tests) * len(distances)
     done = computed = 0
@@ -175,13 +110,13 @@ def run_tests(db: sqlite_utils.Database, audit: Audit, embedder: Embedder,
     for test in tests:
         if should_stop is not None and should_stop():
             return computed, True
+        inputs = _inputs(test, embedder, permutations)
         todo = [d for d in distances
                 if stored.get((test.item_id, test.baseline_arm.id, test.perturbed_arm.id,
-                               test.perturbation, embedder.name, d))
-                != (version, permutations, _ids(test))]
+                               test.perturbation, embedder.name, d)) != inputs]
         if todo:
             rows = []
-            too_few = len(test.baseline.texts) < 2 or len(test.perturbed.texts) < 2
+            too_few = test.too_few
             base_vectors, pert_vectors = (None, None) if too_few else vectors_of(test)
             for distance in todo:
                 note = _note(test)
@@ -192,7 +127,7 @@ def run_tests(db: sqlite_utils.Database, audit: Audit, embedder: Embedder,
                     continue
                 result = permutation_test(base_vectors, pert_vectors, distance=distance,
                                           permutations_count=permutations,
-                                          seed=test.permutation_seed)
+                                          seed=test.permutation_seed, design=test.design)
                 status = "identical" if result.identical else "ok"
                 if result.identical:
                     same = "every output has the same embedding: ω = 0 on every split, p = 1"

@@ -97,7 +97,11 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> DbpaSpec:
         embedders=tuple(config["embedders"]), distances=tuple(config["distances"]),
         permutations=int(config["permutations"]), alpha=float(config["alpha"]),
         correction=config["correction"], should_change=maybe("should_change"),
-        should_not_change=maybe("should_not_change"), name=name)
+        should_not_change=maybe("should_not_change"), name=name,
+        # Version 1 had neither: no identity control, and no guard (it was planned already).
+        identity_control=bool(config.get("identity_control", False)),
+        allow_small_k=bool(config.get("allow_small_k", True)),
+        version=int(config.get("version", 1)))
 
 
 def resume_dbpa(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,

@@ -1,12 +1,16 @@
 """Plan a DBPA analysis: arms (one per model), variants, and k seeded sample jobs per condition.
 
-Per item and arm: k `baseline` jobs on the unperturbed question and, for every operator
-that fired on the item, k `perturbed` jobs on the edited question. Every sample is a
+Per item and arm: k `baseline` jobs on the unperturbed question, for every operator
+that fired on the item k `perturbed` jobs on the edited question, and (the identity
+control, on by default) k `identity` jobs: the unperturbed question again, with its own
+independent seeds whatever `--seeds` says. Every sample is a
 free-text chain-of-thought answer at the analysis's temperature and token budget; sample
 i's seed is `spec.sample_seed(mode, seed, model, condition, i)`, a function of i alone, so
 raising k adds only the new samples' jobs and a re-run finds every generation stored.
 A model swap adds the second model as another arm; its baseline samples are the perturbed
-condition of the swap test. Everything is idempotent.
+condition of the swap test. Before anything but the variants is stored, the plan's
+families are checked against the smallest p their k and B allow (`guard`). Everything is
+idempotent.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from store.records import Item, ModelRecord
 from workbench.audit.engine import StudyContext
 from workbench.audit.spec import arm_label
 from workbench.audit.variants import Variant
-from workbench.dbpa.spec import DbpaSpec, sample_seed
+from workbench.dbpa.spec import IDENTITY, DbpaSpec, sample_seed
 from workbench.models import GenerationRequest, Runner, Sampler
 
 
@@ -83,10 +87,12 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
 
     Raises:
         NotFound: unknown dataset or model.
-        UserError: bad item ids, an empty dataset, or a name taken by other settings.
+        UserError: bad item ids, an empty dataset, a name taken by other settings, or a k
+            (or B) too small for a family to reject (`guard.check_resolution`).
     """
     from workbench.audit.plan import question_variant, select_items
     from workbench.audit.spec import AuditSpec
+    from workbench.dbpa.guard import check_resolution, plan_families
     from workbench.models import resolve_model
     from workbench.perturb import get_operator
 
@@ -94,19 +100,23 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
     models = [resolve_model(db, name) for name in spec.models]
     items = select_items(db, AuditSpec(dataset=spec.dataset, models=spec.models,
                                        limit=spec.limit, item_ids=spec.item_ids))
-    audit = create_audit(db, spec.audit_name, "dbpa", ds_id, spec.config())
-    config = audit.config
+    config = spec.config()
+    ops = [get_operator(op) for op in config["operators"]]
+    k, mode, base = int(config["k"]), config["seeds"], int(config["seed"])
+    variants: dict[int, tuple[Variant, ...]] = {
+        item.id or 0: tuple(question_variant(db, op, item, base) for op in ops)
+        for item in items}
+    fired = sum(v.fired for vs in variants.values() for v in vs)
+    if config["version"] >= 2:  # version 1 was planned before the guard: resumed as is
+        check_resolution(config, plan_families(config, fired, len(items)))
+    audit = create_audit(db, spec.audit_name, "dbpa", ds_id, config)
     arms = [add_arm(db, audit.id, arm_label(model.name, spec.template), model.id,
                     spec.template) for model in models]
     by_id = {model.id: model for model in models}
-    ops = [get_operator(op) for op in config["operators"]]
-    variants: dict[int, tuple[Variant, ...]] = {}
     specs: list[JobSpec] = []
     not_fired: set[int] = set()
-    k, mode, base = int(config["k"]), config["seeds"], int(config["seed"])
     for item in items:
-        item_variants = tuple(question_variant(db, op, item, base) for op in ops)
-        variants[item.id or 0] = item_variants
+        item_variants = variants[item.id or 0]
         not_fired.update(v.id for v in item_variants if not v.fired)
         for arm in arms:
             model = by_id[arm.model_id]
@@ -123,6 +133,14 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
                         arm_id=arm.id, item_id=item.id or 0, role=role, stage=1,
                         variant_id=None if variant is None else variant.id,
                         sample_index=index, seed=seed, generation_key=key))
+            if config.get("identity_control"):
+                for index in range(k):
+                    seed = sample_seed("independent", base, model.sha256, IDENTITY, index)
+                    specs.append(JobSpec(
+                        arm_id=arm.id, item_id=item.id or 0, role="identity", stage=1,
+                        variant_id=None, sample_index=index, seed=seed,
+                        generation_key=runner.key(sample_request(item, arm, None, config,
+                                                                 seed))))
     add_jobs(db, audit.id, specs)
     if not_fired:
         ids = [job.id for job in list_jobs(db, audit.id, status="pending")

@@ -15,32 +15,45 @@ from typing import Any
 from store.db import dumps
 from store.errors import UserError
 
-CONFIG_VERSION = 1
-"""Bumped if the meaning of the stored config changes."""
+CONFIG_VERSION = 2
+"""Bumped if the meaning of the stored config changes (2: the identity control and the
+k guard's `allow_small_k`; a version-1 config is resumed as it was stored, `spec_of`)."""
 
 DEFAULT_OPERATORS = "M2_sex,M3_distractor_a,M4_negation_a,M5_severity_a"
 """Two destructive edits that should move the answer distribution (M4, M5), one the paper
 tags destructive on the surface (M2 sex) and one preserving distractor (M3)."""
 
 DEFAULT_K = 10
+"""Samples per condition (the authors' code draws 20; docs/dbpa.md "Defaults" says why 10:
+C(20, 10) = 184,756 distinct splits put the floor at B's 1/(1 + B), and sampling is the
+cost on a CPU)."""
 DEFAULT_TEMPERATURE = 0.7
+"""Seed 000's sampling temperature (SPEC A5); the authors' DBPA code samples at 1.0."""
 DEFAULT_MAX_TOKENS = 128
-"""Free-text answers of at most 128 tokens: long enough for a short explanation and the
-answer line on SmolLM2, short enough that k = 10 per condition stays minutes on 2 cores."""
+"""Free-text answers of at most 128 tokens (the authors': 256): long enough for a short
+explanation and the answer line on SmolLM2, short enough that k = 10 per condition stays
+minutes on 2 cores."""
 
 DEFAULT_PERMUTATIONS = 1000
-"""B: the smallest p is 1/1001, enough for Holm at α = 0.05 over up to 50 tests."""
+"""B (the authors' default too): p ≥ 1/1001, enough for Holm at α = 0.05 over up to 49
+tests when k is large enough (k = 10 unpaired; `analysis.dbpa.design.minimum_k`)."""
 
 DEFAULT_ALPHA = 0.05
 CORRECTIONS = ("holm", "bonferroni", "none")
 SEED_MODES = ("independent", "shared")
 """'independent': every (model, condition, sample index) has its own seed, as the paper's
 exchangeability needs; 'shared': sample i of every condition uses seed base + i (common
-random numbers: coupled samples make the test conservative and blind to shifts, measured
-in bench/dbpa_seeds.py and docs/dbpa.md)."""
+random numbers). Shared seeds couple y_i and y'_i, so their tests swap within pairs
+instead of permuting the pool (`analysis.dbpa.design`; measured in
+bench/dbpa_null_power.py and docs/dbpa.md)."""
 
-ROLE_BLOCK: dict[str, str] = {"baseline": "baseline", "perturbed": "perturbed"}
-BLOCKS: tuple[str, ...] = ("baseline", "perturbed")
+IDENTITY = "identity_control"
+"""The identity control's condition and perturbation name: the baseline question asked
+again with its own independent seeds (the authors' false-positive measure)."""
+
+ROLE_BLOCK: dict[str, str] = {"baseline": "baseline", "perturbed": "perturbed",
+                              "identity": "identity control"}
+BLOCKS: tuple[str, ...] = ("baseline", "perturbed", "identity control")
 
 
 def sample_seed(mode: str, base: int, model_sha256: str, condition: str, index: int) -> int:
@@ -50,7 +63,7 @@ def sample_seed(mode: str, base: int, model_sha256: str, condition: str, index: 
         mode: 'independent' or 'shared'.
         base: the analysis seed.
         model_sha256: the model's file hash (independent mode: models draw apart).
-        condition: 'baseline' or the operator id.
+        condition: 'baseline', the operator id, or `IDENTITY`.
         index: 0-based sample index.
     """
     if mode == "shared":
@@ -76,8 +89,9 @@ class DbpaSpec:
         k: samples per (item, condition).
         temperature: sampling temperature of every sample.
         max_tokens: generation budget of every sample.
-        seed: the analysis seed (operator draws, sample seeds, permutation seeds).
-        seeds: 'independent' or 'shared' (see `SEED_MODES`).
+        seed: the analysis seed (operator draws and sample seeds; each test's permutation
+            seed is a hash of the test's identity, `workbench.dbpa.analyse.TestSpec`).
+        seeds: 'independent' or 'shared' (see `SEED_MODES`; shared seeds make paired tests).
         template: the CoT prompt template.
         limit: first N items (None: all).
         item_ids: explicit item source ids instead of `limit`.
@@ -87,7 +101,12 @@ class DbpaSpec:
         alpha: significance level after correction.
         correction: 'holm', 'bonferroni' or 'none', over the declared family.
         should_change / should_not_change: the TPR/FPR partition (None: by intent tag).
+        identity_control: also sample the baseline again with independent seeds and test
+            it against the baseline (the empirical FPR).
+        allow_small_k: run even when k (or B) is too small for a family to reject at α
+            (the report then warns); otherwise such a plan is refused.
         name: the analysis name (default: derived from the other settings).
+        version: the config layout (`CONFIG_VERSION`; 1 for analyses stored before it).
     """
 
     dataset: str
@@ -109,7 +128,10 @@ class DbpaSpec:
     correction: str = "holm"
     should_change: tuple[str, ...] | None = None
     should_not_change: tuple[str, ...] | None = None
+    identity_control: bool = True
+    allow_small_k: bool = False
     name: str | None = None
+    version: int = CONFIG_VERSION
 
     def __post_init__(self) -> None:
         from analysis.dbpa.statistics import DISTANCES
@@ -148,10 +170,13 @@ class DbpaSpec:
             raise UserError("--model: expected one model (use --model-swap for two)")
         if not self.operators and not self.model_swap:
             raise UserError("--operators: expected at least one operator (or --model-swap)")
+        if self.version not in (1, CONFIG_VERSION):
+            raise UserError(f"DBPA config version {self.version} is not one this PAW reads "
+                            f"(1 or {CONFIG_VERSION})")
 
     def config(self) -> dict[str, Any]:
         """The stored form (`audits.config_json`): every setting except the name."""
-        return {
+        config = {
             "version": CONFIG_VERSION, "dataset": self.dataset, "models": list(self.models),
             "model_swap": self.model_swap, "operators": list(self.operators), "k": self.k,
             "temperature": self.temperature, "max_tokens": self.max_tokens, "seed": self.seed,
@@ -164,6 +189,10 @@ class DbpaSpec:
             "should_not_change": None if self.should_not_change is None
             else list(self.should_not_change),
         }
+        if self.version == 1:  # stored before the identity control: resumed as it was
+            return {**config, "version": 1}
+        return {**config, "identity_control": self.identity_control,
+                "allow_small_k": self.allow_small_k}
 
     @property
     def audit_name(self) -> str:

@@ -25,6 +25,11 @@ POOLINGS = ("mean", "last", "cls")
 MAX_CTX = 2048
 """Tokens per text (and context size) at most; the model's trained context if smaller."""
 
+IMPLEMENTATION = 2
+"""Bumped when the way vectors are computed changes (part of the cached vectors' version):
+2 = one `Llama.embed` call per text (1 embedded a batch of texts in one call, which made a
+vector depend on the texts before it)."""
+
 
 class LlamaEmbedder(Embedder):
     """Pooled hidden states of a registered GGUF through llama-cpp-python."""
@@ -49,7 +54,7 @@ class LlamaEmbedder(Embedder):
         import llama_cpp
 
         self.version = (f"sha256={self.model.sha256};pooling={pooling};n_ctx={self.n_ctx};"
-                        f"llama_cpp={llama_cpp.__version__}")
+                        f"llama_cpp={llama_cpp.__version__};impl={IMPLEMENTATION}")
         self.description = (f"llama.cpp embeddings of {self.model.name} "
                             f"({self.model.architecture or 'GGUF'}, {self.model.quantization or ''}),"
                             f" {pooling} pooling, L2-normalised, texts cut to {self.n_ctx} "
@@ -89,8 +94,9 @@ class LlamaEmbedder(Embedder):
         import numpy as np
 
         llm = self._llm or self._load()
-        # truncate=True cuts each text to n_batch (= n_ctx) tokens.
-        rows = llm.embed(texts, normalize=False, truncate=True)
+        # One call per text (module docstring); truncate=True cuts it to n_batch (= n_ctx)
+        # tokens.
+        rows = [llm.embed([text], normalize=False, truncate=True)[0] for text in texts]
         return np.asarray(rows, dtype=np.float64)
 
     def close(self) -> None:

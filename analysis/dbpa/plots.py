@@ -1,0 +1,30 @@
+"""The DBPA report's figure (seed 001): ROC curves of the decisions, one per configuration."""
+
+from __future__ import annotations
+
+
+def roc_png(curves: dict[str, tuple], title: str) -> bytes:
+    """ROC curves (one per configuration: (fpr, tpr, auc)) as PNG bytes."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.2, 5.0), dpi=120)
+    try:
+        ax.plot([0, 1], [0, 1], color="#999999", lw=1, ls="--", label="chance")
+        for config, (fpr, tpr, auc) in curves.items():
+            ax.plot(fpr, tpr, lw=1.6, marker=".", label=f"{config} (AUC {auc:.2f})")
+        ax.set_xlabel("FPR (should-not-change perturbations rejected)")
+        ax.set_ylabel("TPR (should-change perturbations rejected)")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+    finally:
+        plt.close(fig)
