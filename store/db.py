@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -291,9 +292,26 @@ def backup(source: str | Path, dest: str | Path) -> int:
     src = sqlite3.connect(str(source), timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         check_schema_version(src, str(source))
-        out = sqlite3.connect(str(partial))
         try:
-            src.backup(out)
+            out = sqlite3.connect(str(partial))
+            out.execute("PRAGMA user_version").fetchone()  # opens (creates) the file
+        except sqlite3.Error as exc:
+            raise UserError(f"{dest}: cannot create the backup there (folder "
+                            f"{dest.resolve().parent} not writable? SQLite said: {exc})"
+                            ) from None
+        try:
+            started = time.monotonic()
+            try:
+                src.backup(out)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                # The backup API does not wait on the busy timeout: another process holding
+                # an exclusive lock fails it at once. Say how long it waited, not 30 s.
+                raise UserError(f"{source}: another process held a lock on the database "
+                                f"(waited {time.monotonic() - started:.1f} s); nothing was "
+                                f"written to {dest}; try again when it has finished"
+                                ) from None
             pages = out.execute("PRAGMA page_count").fetchone()[0]
             # A single self-contained file: the copy needs no -wal beside it.
             out.execute("PRAGMA journal_mode = DELETE")

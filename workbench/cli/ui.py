@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option
+from workbench.cli.options import db_option, whole
 
 
 @click.command("ui")
-@click.option("--threads", type=click.IntRange(min=1),
+@click.option("--threads", type=whole(1),
               help="CPU threads for runs launched from the UI (default: idle cores).")
 @db_option
 def ui_command(threads: int | None, db_path: str) -> None:
