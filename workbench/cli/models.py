@@ -133,6 +133,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     from workbench.models.registry import resolve_model
 
     db = open_store(db_path)
+    dataset_id(db, dataset_name)  # an unknown dataset fails before anything is registered
     model = resolve_model(db, model_name)
     template_id = get_template(template or DEFAULT_TEMPLATE[mode]).id
     seed_list = _seeds(samples, seed, seeds)

@@ -69,12 +69,22 @@ def prepare_output(path: str, option: str = "--out", *, folder: bool = False) ->
     parent = target if folder else target.parent
     if not folder and target.is_dir():
         raise UserError(f"{option} {path}: expected a file name, got a folder")
+    missing = [p for p in (parent, *parent.parents) if not p.exists()]
     try:
+        # Created to prove it can be, then removed again: a command refused later (a
+        # sign-in, a bad reference) leaves no empty folder behind; it creates it itself.
         parent.mkdir(parents=True, exist_ok=True)
+        writable = os.access(parent, os.W_OK)
     except OSError as exc:
         raise UserError(f"{option} {path}: cannot create the folder {parent} "
                         f"({exc.strerror})") from None
-    if not os.access(parent, os.W_OK):
+    finally:
+        for created in missing:
+            try:
+                created.rmdir()
+            except OSError:
+                break
+    if not writable:
         raise UserError(f"{option} {path}: the folder {parent} is not writable")
 
 

@@ -21,8 +21,14 @@ def ui_command(threads: int | None, db_path: str) -> None:
     with the demo set. Raters label with `paw annotate --rater NAME`, a separate app that
     cannot reach these screens.
     """
+    from pathlib import Path
+
+    from store.errors import UserError
     from workbench.tui.workbench_app import run_workbench
 
+    folder = Path(db_path).expanduser().resolve().parent
+    if not folder.is_dir():  # before the app starts: it could not create the file there
+        raise UserError(f"{db_path}: folder {folder} does not exist (--db)")
     run_workbench(db_path, threads)
 
 

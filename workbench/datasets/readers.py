@@ -222,16 +222,21 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
     text = decode(data)
     try:
         # Parse once up front so a syntax error anywhere is reported with its line.
-        parse_json(text)
+        json.loads(text)
+    except RecursionError:
+        yield RawRow(1, error=RowError("file", "JSON nested at most a few hundred levels deep",
+                                       "deeper nesting (Python's recursion limit)",
+                                       reason="invalid JSON"), fatal=True)
+        return
     except json.JSONDecodeError as exc:
         yield RawRow(exc.lineno, error=RowError(
             "file", "a JSON object of id -> entry", f"invalid JSON ({exc.msg} at column "
             f"{exc.colno})", reason="invalid JSON"), fatal=True)
         return
-    except RowError as exc:
-        yield RawRow(1, error=exc, fatal=True)
-        return
-    decoder = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
+    # A repeated top-level key is a repeated id (reported per row below); a repeated key
+    # inside one entry is that entry's error.
+    decoder = json.JSONDecoder()
+    strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
     whitespace = re.compile(r"\s*")
     index = whitespace.match(text, 0).end()
     if not text.startswith("{", index):
@@ -245,8 +250,14 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
         key, index = decoder.raw_decode(text, index)
         index = whitespace.match(text, index).end() + 1  # past ':'
         index = whitespace.match(text, index).end()
-        value, index = decoder.raw_decode(text, index)
-        yield RawRow(line, value=(key, value))
+        try:
+            value, end = strict.raw_decode(text, index)
+        except RowError as exc:
+            _, index = decoder.raw_decode(text, index)
+            yield RawRow(line, error=exc)
+        else:
+            index = end
+            yield RawRow(line, value=(key, value))
         index = whitespace.match(text, index).end()
         if text[index] == ",":
             index = whitespace.match(text, index + 1).end()
