@@ -245,7 +245,15 @@ async def test_quitting_mid_run_keeps_every_finished_generation(workbench_db):
         await wait_until(pilot, lambda: app.live.snapshot().generated >= 2, seconds=60)
         generated = app.live.snapshot().generated
         name = app.live.snapshot().name
-        await pilot.press("q")
+        await pilot.press("q")  # asks first: a run is working
+        await pilot.pause()
+        from workbench.tui.components.confirm_modal import ConfirmModal
+
+        assert isinstance(app.screen, ConfirmModal) and app.live.active
+        await pilot.press("n")  # stay: the run goes on
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmModal) and app.live.active
+        await pilot.press("q", "y")
     # The worker stops after the generation in flight; what it finished is stored.
     for _ in range(100):
         if not app.live.active:
