@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analysis.common.plotdata import PlotData
+
 FORMATS: tuple[str, ...] = ("md", "html")
 """Document formats of `Report.write` (JSON is written with `Report.to_json`)."""
 
@@ -57,11 +59,15 @@ class Figure:
         name: file-name suffix: the PNG is written as `<report stem>_<name>.png`.
         caption: alt text / caption.
         render: returns the PNG bytes.
+        plot: the same figure's numbers as series (`analysis.common.plotdata`), which the
+            terminal UI draws; a callable so they are computed only when shown. None: the
+            figure exists only as a PNG.
     """
 
     name: str
     caption: str
     render: Callable[[], bytes]
+    plot: Callable[[], PlotData] | None = None
 
 
 @dataclass(frozen=True)

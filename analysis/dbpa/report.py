@@ -195,6 +195,20 @@ def tpr_fpr(frame: pd.DataFrame, labels: dict[str, bool], configs: list[str]
     return pd.DataFrame(rows).set_index("config"), curves
 
 
+def roc_data(curves: dict[str, tuple], title: str):
+    """The ROC curves as series (the same points `roc_png` draws), for the terminal."""
+    from analysis.common.plotdata import PlotData, Series
+
+    series = [Series("chance", (0.0, 1.0), (0.0, 1.0))]
+    notes = []
+    for config, (fpr, tpr, auc) in curves.items():
+        series.append(Series(f"{config} (AUC {auc:.2f})", tuple(float(v) for v in fpr),
+                             tuple(float(v) for v in tpr)))
+        notes.append(f"{config}: AUC {auc:.3f} over {len(fpr)} points")
+    return PlotData(title, "FPR (should-not-change rejected)", "TPR (should-change rejected)",
+                    tuple(series), xlim=(0.0, 1.0), ylim=(0.0, 1.0), notes=tuple(notes))
+
+
 def roc_png(curves: dict[str, tuple], title: str) -> bytes:
     """ROC curves (one per configuration) as PNG bytes."""
     import io
@@ -298,7 +312,9 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
         if curves:
             figures.append(Figure("roc", "ROC of DBPA decisions, should-change vs "
                                          "should-not-change perturbations",
-                                  lambda: roc_png(curves, f"{run.name}: ROC (score 1 − p)")))
+                                  lambda: roc_png(curves, f"{run.name}: ROC (score 1 − p)"),
+                                  plot=lambda: roc_data(curves,
+                                                        f"{run.name}: ROC (score 1 − p)")))
     swaps = frame[frame["case_study"] == "model_swap"]
     if not swaps.empty:
         swap = swaps[["item", "baseline_arm", "perturbed_arm", "config", "effect_size",
