@@ -30,7 +30,9 @@ class PawApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "PAW"
-    BINDINGS = [Binding("question_mark", "help", "help", key_display="?"),
+    # Not in the rater's and coordinator's footers, which are full at 80 columns (`?` and F1
+    # still open their help); the workbench's footer shows it.
+    BINDINGS = [Binding("question_mark", "help", "help", key_display="?", show=False),
                 Binding("f1", "help", "help", show=False)]
 
     def __init__(self, db_path: str, person: Person, set_name: str) -> None:

@@ -81,6 +81,7 @@ class WorkbenchApp(PawApp):
         Binding("4", "switch_mode('data')", "data", show=False),
         Binding("5", "switch_mode('coordination')", "coordination", show=False),
         Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help", key_display="?"),
     ]
 
     def __init__(self, db_path: str, threads: int | None = None,
@@ -133,7 +134,9 @@ class WorkbenchApp(PawApp):
         except UserError as exc:
             # A folder that does not exist, a read-only one: the one-line reason, then quit
             # (nothing was created).
-            self.exit(return_code=1, message=f"paw: error: {exc}")
+            from rich.text import Text
+
+            self.exit(return_code=1, message=Text(f"paw: error: {exc}"))
             return
         self.notify(f"Created {self.db_path} with the demo set.", timeout=5)
         screen = self.screen

@@ -22,32 +22,34 @@ HIDDEN_ACTIONS = frozenset({"app.help", "help", "app.focus_next", "app.focus_pre
 
 
 def key_rows(screen: Screen) -> list[tuple[str, str]]:
-    """(key as shown, what it does) for every active binding of `screen`, screen first."""
+    """(key as shown, what it does) for every key of `screen`: its own first (also those it
+    hides from the footer while they do nothing, marked "not now"), then the app's and the
+    focused widget's (cursor keys)."""
     rows: list[tuple[str, str]] = []
-    seen: set[tuple[str, str]] = set()
-    for key, active in screen.active_bindings.items():
-        binding = active.binding
-        if binding.action in HIDDEN_ACTIONS or binding.system:
-            continue
-        shown = binding.key_display or screen.app.get_key_display(binding)
-        what = binding.tooltip or binding.description or binding.action
-        if not active.enabled:
-            what += " (not now)"
-        if (shown, what) in seen:
-            continue
-        seen.add((shown, what))
-        rows.append((shown, what))
-    # Keys the screen hides from the footer while they do nothing (cancel with no run):
-    # still listed here, marked.
-    listed = {row[0] for row in rows}
+    seen: set[str] = set()
     for cls in type(screen).__mro__:
+        if cls is Screen:
+            break
         for binding in getattr(cls, "BINDINGS", None) or ():
             if not isinstance(binding, Binding) or binding.action in HIDDEN_ACTIONS:
                 continue
             shown = binding.key_display or screen.app.get_key_display(binding)
-            if shown not in listed:
-                listed.add(shown)
-                rows.append((shown, f"{binding.description or binding.action} (not now)"))
+            if shown in seen:
+                continue
+            seen.add(shown)
+            action = binding.action.split("(", 1)[0]
+            enabled = screen.check_action(action, ()) if "." not in action else True
+            what = binding.description or binding.action
+            rows.append((shown, what if enabled else f"{what} (not now)"))
+    for _, active in screen.active_bindings.items():
+        binding = active.binding
+        if binding.action in HIDDEN_ACTIONS or binding.system:
+            continue
+        shown = binding.key_display or screen.app.get_key_display(binding)
+        if shown in seen:  # the screen's meaning of a key wins over a widget's
+            continue
+        seen.add(shown)
+        rows.append((shown, binding.tooltip or binding.description or binding.action))
     return rows
 
 

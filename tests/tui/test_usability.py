@@ -1,0 +1,153 @@
+"""Issue 22 driven by Pilot on real stores: help where users look for it, the launch form's
+defaults and in-place checks, no traceback from the welcome prompt, the run clock, the
+Statistics screen's plots and record view at 80×24 and 120×36."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Input, OptionList, SelectionList
+
+from tests.tui.helpers import screen_text, wait_until
+from tests.tui.test_workbench import workbench_db  # noqa: F401 - the shared fixture
+from workbench.tui.components.help_modal import HelpModal
+from workbench.tui.components.launch_modal import SMALL_DEFAULTS, LaunchModal
+from workbench.tui.live import LiveRun
+from workbench.tui.widgets.figure_plot import FigurePlot
+from workbench.tui.workbench_app import WorkbenchApp
+
+pytestmark = pytest.mark.asyncio
+
+SIZES = [(80, 24), (120, 36)]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("key,screen_keys", [
+    ("1", ["new audit", "resume", "cancel", "flips", "stats"]),
+    ("2", ["flips/kept/all", "family", "arm", "search", "clear filters", "prev page"]),
+    ("3", ["recompute", "table", "record", "other run"]),
+])
+async def test_question_mark_lists_every_key_of_the_screen(workbench_db, size, key,
+                                                           screen_keys):
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press(key)
+        await pilot.pause()
+        assert "? help" in screen_text(app)  # in the footer
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpModal)
+        listed = [what for _, what in app.screen.rows]
+        for expected in screen_keys:
+            assert any(what.startswith(expected) for what in listed), (expected, listed)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpModal)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpModal)
+        await pilot.press("escape")
+
+
+async def test_the_welcome_prompt_on_a_missing_folder_ends_in_one_line(tmp_path, capsys):
+    app = WorkbenchApp(str(tmp_path / "missing-folder" / "x.db"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.return_code == 1
+    out, err = capsys.readouterr()
+    assert "paw: error:" in out + err and "does not exist" in out + err  # after the app
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "missing-folder").exists()
+
+
+async def test_the_launch_form_starts_small_checks_in_place_and_enter_does_not_launch(
+        workbench_db):
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, LaunchModal)
+        for field, value in SMALL_DEFAULTS.items():
+            assert form.query_one(f"#{field}", Input).value == value
+        assert "[x] default" in screen_text(app) and "[ ] strict_medical@1" in screen_text(app)
+        form.query_one("#operators", Input).focus()
+        await pilot.press("end", "backspace", "backspace", "backspace", "backspace",
+                          "backspace", "backspace", "backspace", "M", "9")
+        await pilot.pause()
+        assert "--operators: expected" in str(
+            form.query_one("#operators-error").render())  # under the field, as typed
+        await pilot.press("enter")  # enter moves on; it never launches
+        await pilot.pause()
+        assert app.live is None and isinstance(app.screen, LaunchModal)
+        assert app.screen.focused is form.query_one("#limit", Input)
+        await pilot.press("backspace", "x")
+        await pilot.pause()
+        assert "limit: expected a whole number, got 'x'" in str(
+            form.query_one("#limit-error").render())
+        templates = form.query_one("#templates", SelectionList)
+        templates.focus()
+        await pilot.press("down", "space")
+        await pilot.pause()
+        assert "[x] strict_medical@1" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.live is None
+
+
+def test_the_run_clock_stops_when_the_run_ends():
+    from workbench.audit.events import AuditFinished
+
+    live = LiveRun(name="r")
+    live.apply(AuditFinished(audit="r", generated=3, job_counts={}, elapsed_s=1.0))
+    first = live.snapshot().elapsed_s
+    import time
+
+    time.sleep(0.3)
+    assert live.snapshot().elapsed_s == first
+    assert live.snapshot().state == "finished"
+
+
+def test_model_loading_is_said_in_words():
+    from workbench.audit.events import StageStarted
+    from workbench.models.events import ModelLoaded
+
+    live = LiveRun(name="r")
+    live.apply(StageStarted(stage="stage 1", model="default", to_generate=4))
+    assert "loading default and running its batching self-check" in live.snapshot().message
+    live.apply(ModelLoaded(name="default", seconds=2.5))
+    assert "loaded in 2.5 s" in live.snapshot().message
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_statistics_plots_the_figures_and_shows_a_row_as_a_record(workbench_db, size):
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("3")
+        await wait_until(pilot, lambda: app.screen.report is not None, seconds=60)
+        screen = app.screen
+        figures = [f for f in screen.report.figures if f.plot is not None]
+        assert figures and screen.shown == "figure:0"  # the plane comes first
+        plot = screen.query_one("#figure", FigurePlot)
+        assert plot.display and plot.data.title.endswith("answer-flip plane")
+        assert {s.label for s in plot.data.series} >= {"smol/cot", "qwen/cot"}
+        text = screen_text(app)
+        assert "FCS = 0.5 (chance)" in text and "┤" in text  # plotext's axis ticks
+        screen.query_one("#sections", OptionList).highlighted = 1  # Table 3
+        await pilot.pause()
+        table = screen.query_one("#section-table", DataTable)
+        assert table.fixed_columns == 1
+        await pilot.press("v")  # the highlighted row as a record: every column visible
+        await pilot.pause()
+        text = screen_text(app)
+        header = [str(c.label) for c in table.columns.values()]
+        for column in header:
+            assert column in text, column
+        assert "row 1 of 2" in text
+        await pilot.press("down")
+        await pilot.pause()
+        assert "row 2 of 2" in screen_text(app) and "qwen/cot" in screen_text(app)
