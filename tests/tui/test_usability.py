@@ -15,11 +15,10 @@ from workbench.tui.live import LiveRun
 from workbench.tui.widgets.figure_plot import FigurePlot
 from workbench.tui.workbench_app import WorkbenchApp
 
-pytestmark = pytest.mark.asyncio
-
 SIZES = [(80, 24), (120, 36)]
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("key,screen_keys", [
     ("1", ["new audit", "resume", "cancel", "flips", "stats"]),
@@ -49,6 +48,7 @@ async def test_question_mark_lists_every_key_of_the_screen(workbench_db, size, k
         await pilot.press("escape")
 
 
+@pytest.mark.asyncio
 async def test_the_welcome_prompt_on_a_missing_folder_ends_in_one_line(tmp_path, capsys):
     app = WorkbenchApp(str(tmp_path / "missing-folder" / "x.db"))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -62,6 +62,7 @@ async def test_the_welcome_prompt_on_a_missing_folder_ends_in_one_line(tmp_path,
     assert not (tmp_path / "missing-folder").exists()
 
 
+@pytest.mark.asyncio
 async def test_the_launch_form_starts_small_checks_in_place_and_enter_does_not_launch(
         workbench_db):
     app = WorkbenchApp(workbench_db)
@@ -122,6 +123,7 @@ def test_model_loading_is_said_in_words():
     assert "loaded in 2.5 s" in live.snapshot().message
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("size", SIZES)
 async def test_statistics_plots_the_figures_and_shows_a_row_as_a_record(workbench_db, size):
     app = WorkbenchApp(workbench_db)
@@ -151,3 +153,72 @@ async def test_statistics_plots_the_figures_and_shows_a_row_as_a_record(workbenc
         await pilot.press("down")
         await pilot.pause()
         assert "row 2 of 2" in screen_text(app) and "qwen/cot" in screen_text(app)
+
+
+def _shuffle_store(tmp_path) -> str:
+    from store.db import open_db
+    from tests.builders import AuditBuilder
+
+    path = str(tmp_path / "shuffle.db")
+    db = open_db(path)
+    b = AuditBuilder(db, audit="shuffle-audit")
+    arm = b.arm("smol/cot")
+    options = {"A": "Viral gastroenteritis", "B": "Intussusception", "C": "Acute appendicitis",
+               "D": "Functional constipation"}
+    q = b.item("q1", gold="C", options=options)
+    b.baseline(arm, q, answer="A", option_probs={"A": 0.72, "B": 0.06, "C": 0.08, "D": 0.14})
+    shuffled = {"A": options["B"], "B": options["A"], "C": options["D"], "D": options["C"]}
+    b.perturbed(arm, q, operator_id="option_shuffle", family="shuffle", answer="D",
+                options=shuffled, gold="D", role="shuffle",
+                option_probs={"A": 0.35, "B": 0.07, "C": 0.19, "D": 0.39})
+    db.conn.close()
+    return path
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_shuffle_case_pairs_each_option_with_where_it_moved(tmp_path, size):
+    path = _shuffle_store(tmp_path)
+    item_options = {"A": "Viral gastroenteritis", "B": "Intussusception",
+                    "C": "Acute appendicitis", "D": "Functional constipation"}
+    app = WorkbenchApp(path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("2")
+        await wait_until(pilot, lambda: app.screen.page is not None and app.screen.page.rows)
+        await pilot.press("enter")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Options before → after the shuffle" in text
+        # The original A (0.72 before) is paired with the letter it moved to, not with the
+        # shuffled A; each before/after row is one option text.
+        moved = {t: label for label, t in app.screen.case.options_after}
+        for label, option in item_options.items():
+            assert f"{label} → {moved[option]}" in text
+        row = next(line for line in text.splitlines() if f"A → {moved[item_options['A']]}"
+                   in line and "0.72" in line)
+        after = dict(app.screen.case.probs_after)[moved[item_options["A"]]]
+        assert f"{after:4.2f}" in row
+
+
+@pytest.mark.asyncio
+async def test_g_picks_a_family_from_a_list(workbench_db):
+    from workbench.tui.components.pick_modal import PickModal
+
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("2")
+        await wait_until(pilot, lambda: app.screen.values.get("families"))
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, PickModal)
+        assert app.screen.values == ["F1", "F4", "M5"]
+        await pilot.press("M", "enter")  # one letter jumps to M5
+        await pilot.pause()
+        assert app.screen.filter.families == ("M5",)
+        assert "g family:M5" in screen_text(app)
+        # The highlighted row in full under the table (the arm is cut in the table at 80).
+        await wait_until(pilot, lambda: "smol/cot" in str(
+            app.screen.query_one("#row-detail").render()) or "qwen/cot" in str(
+            app.screen.query_one("#row-detail").render()))
