@@ -222,3 +222,81 @@ async def test_g_picks_a_family_from_a_list(workbench_db):
         await wait_until(pilot, lambda: "smol/cot" in str(
             app.screen.query_one("#row-detail").render()) or "qwen/cot" in str(
             app.screen.query_one("#row-detail").render()))
+
+
+@pytest.mark.asyncio
+async def test_q_quits_inside_the_new_answer_prompt(annotation_db):
+    from tests.tui.conftest import SET_NAME
+    from tests.tui.helpers import events
+    from tests.tui.test_annotate_screen import _start
+    from workbench.tui.app import AnnotationApp
+    from workbench.tui.components.alt_letter_modal import AltLetterModal
+
+    app = AnnotationApp(annotation_db.db_path, annotation_db.alice, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _start(pilot)
+        code = screen.current.code
+        await pilot.press("3")
+        await pilot.pause()
+        assert isinstance(app.screen, AltLetterModal)
+        assert "q quit" in screen_text(app)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code in (0, None) and not app.is_running
+    assert events(annotation_db.db_path, "alice") == [(code, "gold_shift", "shifted")]
+
+
+@pytest.mark.asyncio
+async def test_keys_typed_off_the_sign_in_form_reach_no_screen_key(workbench_db):
+    from workbench.tui.screens.coordination import CoordinationScreen
+
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("5")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, CoordinationScreen)
+        for _ in range(6):  # tab until the focus is off the text inputs
+            await pilot.press("tab")
+            if not isinstance(app.screen.focused, Input):
+                break
+        assert not isinstance(app.screen.focused, Input)
+        await pilot.press("1", "q")
+        await pilot.pause()
+        assert app.screen is form and app.is_running  # neither switched nor quit
+        assert app.screen.focused is form.query_one("#name")  # back to the form
+
+
+@pytest.mark.asyncio
+async def test_the_import_form_keeps_its_format_and_offers_skip_bad_and_map(workbench_db,
+                                                                           tmp_path):
+    from textual.widgets import Checkbox, Select
+
+    from workbench.tui.screens.models_data import ImportModal
+
+    bad = tmp_path / "two.jsonl"
+    bad.write_text('{"id": "x1", "question": "Q?", "options": {"A": "a", "B": "b"}, '
+                   '"answer": "A"}\n{"id": "x2", "question": "Q?", "answer": "A"}\n',
+                   encoding="utf-8")
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("4")
+        await pilot.pause()
+        await pilot.press("i")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, ImportModal)
+        modal.query_one("#format", Select).value = "jsonl"
+        modal.query_one("#skip-bad", Checkbox).value = True
+        modal.query_one("#path", Input).value = str(bad)
+        modal.query_one("#path", Input).focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ImportModal))
+        await wait_until(pilot, lambda: "skipped 1 bad row" in " ".join(
+            str(n.message) for n in app._notifications))
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.screen.query_one("#format", Select).value == "jsonl"  # not medqa again
+        assert app.screen.query_one("#skip-bad", Checkbox).value is True
