@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -16,6 +17,7 @@ from typing import Any
 import sqlite_utils
 
 from store.errors import UserError
+from store.integrity import check_integrity
 from store.migrations import MIGRATIONS, migrate
 
 DEFAULT_DB = "paw.db"
@@ -108,10 +110,30 @@ def describe_sqlite_error(exc: sqlite3.Error, where: str | None = None) -> str:
         return (f"{where}: {text} — the file is damaged or was edited outside PAW (restore "
                 "a copy made with `paw backup`)")
     if "disk I/O error" in text:
+        # Opening needs room for the -wal and -shm files; with none left SQLite reports an
+        # I/O error, not SQLITE_FULL.
+        free = free_bytes(folder)
+        if free is not None and free < LOW_DISK_BYTES:
+            return (f"{where}: the disk is full ({free // 1024} KiB free in {folder}); "
+                    "nothing was stored (free space and try again)")
         return f"{where}: disk I/O error (SQLite said: {text})"
     if "file is not a database" in text or "malformed" in text:
         return f"{where}: not a PAW database or damaged (SQLite said: {text})"
     return f"{where}: SQLite error: {text}"
+
+
+LOW_DISK_BYTES = 1 << 20
+"""Below this much free space an I/O error at open is reported as a full disk."""
+
+
+def free_bytes(folder: Path) -> int | None:
+    """Free bytes on the file system of `folder` (None when it cannot be asked)."""
+    import shutil
+
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
 
 
 def connect(path: str | Path) -> sqlite3.Connection:
@@ -129,6 +151,7 @@ def connect(path: str | Path) -> sqlite3.Connection:
     if str(path) != ":memory:":
         try:
             check_schema_version(conn, str(path))
+            check_integrity(conn, str(path))
         except BaseException:
             conn.close()
             raise
@@ -348,9 +371,26 @@ def backup(source: str | Path, dest: str | Path) -> int:
     src = sqlite3.connect(str(source), timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         check_schema_version(src, str(source))
-        out = sqlite3.connect(str(partial))
         try:
-            src.backup(out)
+            out = sqlite3.connect(str(partial))
+            out.execute("PRAGMA user_version").fetchone()  # opens (creates) the file
+        except sqlite3.Error as exc:
+            raise UserError(f"{dest}: cannot create the backup there (folder "
+                            f"{dest.resolve().parent} not writable? SQLite said: {exc})"
+                            ) from None
+        try:
+            started = time.monotonic()
+            try:
+                src.backup(out)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                # The backup API does not wait on the busy timeout: another process holding
+                # an exclusive lock fails it at once. Say how long it waited, not 30 s.
+                raise UserError(f"{source}: another process held a lock on the database "
+                                f"(waited {time.monotonic() - started:.1f} s); nothing was "
+                                f"written to {dest}; try again when it has finished"
+                                ) from None
             pages = out.execute("PRAGMA page_count").fetchone()[0]
             # A single self-contained file: the copy needs no -wal beside it.
             out.execute("PRAGMA journal_mode = DELETE")

@@ -12,6 +12,8 @@ from analysis.common.document import Figure
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analysis.common.plotdata import PlotData
+
 
 def fcs_plane_png(summary: pd.DataFrame, title: str = "") -> bytes:
     """Draw each arm at (AFR_D, AFR_P) with its CIs over the shaded iso-FCS corridor.
@@ -81,13 +83,47 @@ def _err(value: float, low: float | None, high: float | None):
     return [[max(value - low, 0.0)], [max(high - value, 0.0)]]
 
 
+def fcs_plane_data(summary: pd.DataFrame, title: str = "Answer-flip plane") -> PlotData:
+    """The plane's numbers: the corridor's two edges, the chance line, one point per arm.
+
+    The edges are the iso-FCS lines AFR_P = 1 − (FCS − w·AFR_D)/(1 − w) for FCS at the
+    corridor's bounds (w = 0.5: AFR_P = AFR_D ± 0.1), cut to the unit square.
+    """
+    from analysis.common.plotdata import PlotData, Series
+
+    w = d.FCS_WEIGHT_DESTRUCTIVE
+    xs = tuple(i / 50 for i in range(51))
+
+    def iso(fcs: float) -> tuple[tuple, tuple]:
+        pts = [(x, 1.0 - (fcs - w * x) / (1.0 - w)) for x in xs]
+        kept = [(x, y) for x, y in pts if -1e-9 <= y <= 1.0 + 1e-9]
+        return tuple(x for x, _ in kept), tuple(y for _, y in kept)
+
+    low, high = d.FCS_CORRIDOR
+    series = [Series(f"corridor edge FCS = {low:.2f}", *iso(low)),
+              Series(f"corridor edge FCS = {high:.2f}", *iso(high)),
+              Series("FCS = 0.5 (chance)", *iso(0.5))]
+    notes = []
+    for number, (label, row) in enumerate(summary.iterrows(), start=1):
+        ad, ap = row.get("afr_d"), row.get("afr_p")
+        if ad is None or ap is None or math.isnan(ad) or math.isnan(ap):
+            notes.append(f"{label}: not computable (nothing fired)")
+            continue
+        series.append(Series(str(label), (float(ad),), (float(ap),), kind="scatter"))
+        fcs = w * ad + (1 - w) * (1 - ap)
+        notes.append(f"{label}: AFR_D {ad:.2f}, AFR_P {ap:.2f}, FCS {fcs:.2f}")
+    return PlotData(title, "AFR_D (destructive edits)", "AFR_P (preserving edits)",
+                    tuple(series), xlim=(0.0, 1.0), ylim=(0.0, 1.0), notes=tuple(notes))
+
+
 def fcs_plane_figure(summary: pd.DataFrame, name: str) -> Figure:
     """Figure 2a: the (AFR_D, AFR_P) plane with the iso-FCS corridor, one point per arm."""
 
     def render() -> bytes:
         return fcs_plane_png(summary, title=f"{name}: answer-flip plane")
 
-    return Figure("fcs_plane", "AFR_D vs AFR_P with the iso-FCS corridor", render)
+    return Figure("fcs_plane", "AFR_D vs AFR_P with the iso-FCS corridor", render,
+                  plot=lambda: fcs_plane_data(summary, f"{name}: answer-flip plane"))
 
 
 # ---- Figure 2b: per-row joint-table bars ------------------------------------------------

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from analysis.common.plotdata import PlotData
+
 FORMATS: tuple[str, ...] = ("md", "html")
 """Document formats of `Report.write` (JSON is written with `Report.to_json`)."""
 
@@ -61,6 +63,9 @@ class Figure:
             under the image in Markdown and HTML.
         after: the JSON key of the section the figure is shown under in Markdown and HTML
             (default "": above the first section).
+        plot: the same figure's numbers as series (`analysis.common.plotdata`), which the
+            terminal UI draws; a callable so they are computed only when shown. None: the
+            figure exists only as a PNG.
     """
 
     name: str
@@ -68,6 +73,7 @@ class Figure:
     render: Callable[[], bytes]
     text: Callable[[], str] | None = None
     after: str = ""
+    plot: Callable[[], PlotData] | None = None
 
 
 @dataclass(frozen=True)

@@ -189,6 +189,25 @@ def wide_table(grid: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def power_data(grid: pd.DataFrame, condition: str):
+    """One condition's power curves as series: power against σ_pert, one line per test
+    and σ (the PNG draws one panel per σ; the terminal one plot, σ in the legend)."""
+    from analysis.common.plotdata import PlotData, Series
+
+    part = grid[grid["condition"] == condition]
+    series = []
+    for sigma in sorted(part["sigma"].unique()):
+        cell = part[part["sigma"] == sigma]
+        for test in TESTS:
+            line = cell[cell["test"] == test].sort_values("sigma_pert")
+            series.append(Series(f"{cfd.LABELS[test]} σ={sigma:g}",
+                                 tuple(float(v) for v in line["sigma_pert"]),
+                                 tuple(float(v) for v in line["power"])))
+    return PlotData(f"power curves: {condition}", "σ_pert", "power (share rejecting H0)",
+                    tuple(series), ylim=(0.0, 1.0),
+                    notes=(f"dotted level in the PNG: α = {cfd.ALPHA}",))
+
+
 def power_png(grid: pd.DataFrame, condition: str) -> bytes:
     """Power curves of one condition: one panel per σ, power against σ_pert per test."""
     import io
@@ -263,6 +282,7 @@ def power_report(grid: pd.DataFrame, meta: dict, conditions: Mapping[str, np.nda
                 "the paired t-test on Δᵢ; MI, φ, FR by the paired bootstrap.", "power"),
     ]
     figures = [Figure(f"power_{i}", f"power curves: {name}",
-                      (lambda name=name: power_png(grid, name)))
+                      (lambda name=name: power_png(grid, name)),
+                      plot=(lambda name=name: power_data(grid, name)))
                for i, name in enumerate(conditions)]
     return Report("PAW power simulation (seed 000, Appendix F)", meta, sections, figures)

@@ -3,6 +3,20 @@
 from __future__ import annotations
 
 
+def roc_data(curves: dict[str, tuple], title: str):
+    """The ROC curves as series (the same points `roc_png` draws), for the terminal."""
+    from analysis.common.plotdata import PlotData, Series
+
+    series = [Series("chance", (0.0, 1.0), (0.0, 1.0))]
+    notes = []
+    for config, (fpr, tpr, auc) in curves.items():
+        series.append(Series(f"{config} (AUC {auc:.2f})", tuple(float(v) for v in fpr),
+                             tuple(float(v) for v in tpr)))
+        notes.append(f"{config}: AUC {auc:.3f} over {len(fpr)} points")
+    return PlotData(title, "FPR (should-not-change rejected)", "TPR (should-change rejected)",
+                    tuple(series), xlim=(0.0, 1.0), ylim=(0.0, 1.0), notes=tuple(notes))
+
+
 def roc_png(curves: dict[str, tuple], title: str) -> bytes:
     """ROC curves (one per configuration: (fpr, tpr, auc)) as PNG bytes."""
     import io

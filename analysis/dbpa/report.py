@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from analysis.common.document import Figure, Report, Section
-from analysis.dbpa.plots import roc_png
+from analysis.dbpa.plots import roc_data, roc_png
 from analysis.dbpa.tables import (
     CANNOT,
     P_DECIMALS,
@@ -149,7 +149,9 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
             figures.append(Figure("roc", "ROC of DBPA decisions, should-change vs "
                                          "should-not-change perturbations",
                                   lambda: roc_png(curves, f"{run.name}: ROC (score 1 − p)"),
-                                  after="tpr_fpr"))
+                                  after="tpr_fpr",
+                                  plot=lambda: roc_data(curves,
+                                                        f"{run.name}: ROC (score 1 − p)")))
     controls = identity_table(frame, configs, alpha)
     if not controls.empty:
         sections.append(Section(

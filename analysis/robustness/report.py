@@ -331,7 +331,26 @@ def direction_figure(table: pd.DataFrame, name: str) -> Figure:
 
         return direction_png(table, title=f"{name}: direction of changed answers")
 
-    return Figure("directions", "Direction of changed answers per model (as Figure 5)", render)
+    def plot():
+        from analysis.common.plotdata import PlotData, Series
+
+        models = tuple(str(m) for m in table.index)
+        series = tuple(Series(direction, models, tuple(
+            _share(table.loc[m].get(f"{direction}_pct")) for m in table.index), kind="bar")
+            for direction in DIRECTIONS)
+        return PlotData(f"{name}: direction of changed answers", "model",
+                        "% of direction-classified changes", series, ylim=(0.0, 100.0),
+                        stacked=True)
+
+    return Figure("directions", "Direction of changed answers per model (as Figure 5)", render,
+                  plot=plot)
+
+
+def _share(value) -> float:
+    import math
+
+    return 0.0 if value is None or (isinstance(value, float) and math.isnan(value)) \
+        else float(value)
 
 
 def flags_figure(p: Profiles, name: str) -> Figure:
@@ -344,5 +363,15 @@ def flags_figure(p: Profiles, name: str) -> Figure:
                   for arm in p.arms}
         return flags_png(counts, title=f"{name}: stereotype-evidence flags by category")
 
+    def plot():
+        from analysis.common.plotdata import PlotData, Series
+
+        models = tuple(arm.label for arm in p.arms)
+        series = tuple(Series(c, models, tuple(float(arm.counts[f"flags_{c}"])
+                                               for arm in p.arms), kind="bar")
+                       for c in STEREOTYPE_CATEGORIES)
+        return PlotData(f"{name}: stereotype-evidence flags by category", "model", "flags",
+                        series, stacked=True)
+
     return Figure("flag_categories", "Stereotype-evidence flags by category (as Figure 6)",
-                  render)
+                  render, plot=plot)

@@ -163,9 +163,11 @@ async def test_statistics_screen_shows_report_sections_and_the_plane(workbench_d
         await pilot.press("3")
         await wait_until(pilot, lambda: app.screen.report is not None, seconds=60)
         options = app.screen.query_one("#sections", OptionList)
-        assert options.option_count == len(app.screen.report.sections) + 1  # + the plot
+        # One option per section, plus one per figure with plot data (the FCS plane).
+        assert options.option_count == len(app.screen.report.sections) + 1
         text = screen_text(app)
-        assert "iso-FCS corridor" in text and "smol/cot" in text  # the plot comes first
+        # The plane comes first, drawn by plotext: its legend, and each arm's exact point.
+        assert "FCS = 0.5 (chance)" in text and "smol/cot: AFR_D" in text
         options.highlighted = 1  # Table 3
         await pilot.pause()
         table = app.screen.query_one("#section-table", DataTable)
@@ -245,7 +247,15 @@ async def test_quitting_mid_run_keeps_every_finished_generation(workbench_db):
         await wait_until(pilot, lambda: app.live.snapshot().generated >= 2, seconds=60)
         generated = app.live.snapshot().generated
         name = app.live.snapshot().name
-        await pilot.press("q")
+        await pilot.press("q")  # asks first: a run is working
+        await pilot.pause()
+        from workbench.tui.components.confirm_modal import ConfirmModal
+
+        assert isinstance(app.screen, ConfirmModal) and app.live.active
+        await pilot.press("n")  # stay: the run goes on
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmModal) and app.live.active
+        await pilot.press("q", "y")
     # The worker stops after the generation in flight; what it finished is stored.
     for _ in range(100):
         if not app.live.active:

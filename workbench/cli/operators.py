@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from store.errors import UserError
-from workbench.cli.options import db_option
+from workbench.cli.options import db_option, whole
 
 _COLUMNS = ("id", "family", "variant", "intent", "locus", "target")
 
@@ -125,7 +125,7 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
 @click.command("perturb")
 @click.argument("operator_id")
 @click.option("--text", required=True, help="The question stem or chain to edit ('-' reads stdin).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Audit seed.")
+@click.option("--seed", type=whole(0), default=0, show_default=True, help="Audit seed.")
 @click.option("--item-key", default="", help="Item key (with the seed, fixes every random draw).")
 @click.option("--options", "options_json", metavar="JSON",
               help='Answer options, e.g. \'{"A": "Aspirin", "B": "Heparin"}\'.')

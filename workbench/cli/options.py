@@ -9,6 +9,85 @@ import click
 
 from store.db import DEFAULT_DB
 
+INT64_MAX = 2**63 - 1
+"""The largest integer SQLite stores: every whole-number option is bounded by it, so a
+huge value is refused naming its option instead of overflowing in a query."""
+
+
+class WholeNumber(click.IntRange):
+    """An `IntRange` whose error names SQLite's bound in words, not as 19 digits."""
+
+    def _describe_range(self) -> str:
+        low = f"x>={self.min}" if self.min is not None and self.min > -INT64_MAX else ""
+        high = ("at most 2^63-1, SQLite's largest integer" if self.max == INT64_MAX
+                else f"x<={self.max}")
+        return " and ".join(p for p in (low, high) if p)
+
+
+def whole(min: int | None = None, max: int = INT64_MAX) -> click.IntRange:
+    """A whole-number option type from `min` to `max` (SQLite's 64-bit range by default)."""
+    return WholeNumber(min=min if min is not None else -INT64_MAX, max=max)
+
+
+class FiniteFloat(click.FloatRange):
+    """A `FloatRange` that also refuses nan and inf (which compare false to any bound)."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        import math
+
+        result = super().convert(value, param, ctx)
+        if not math.isfinite(result):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return result
+
+
+def real(min: float | None = None, max: float | None = None, *, min_open: bool = False,
+         max_open: bool = False) -> FiniteFloat:
+    """A finite real-number option type, optionally bounded."""
+    return FiniteFloat(min=min, max=max, min_open=min_open, max_open=max_open)
+
+
+def prepare_output(path: str, option: str = "--out", *, folder: bool = False) -> None:
+    """Check an output path before any work is done, creating its folder if needed.
+
+    Args:
+        path: the file (or, with `folder`, the folder) a command will write.
+        option: the option that named it, for the message.
+        folder: `path` is itself a folder to write into.
+
+    Raises:
+        UserError: the folder cannot be created or written, or a file path is a folder.
+    """
+    import os
+    from pathlib import Path
+
+    from store.errors import UserError
+
+    target = Path(path).expanduser()
+    parent = target if folder else target.parent
+    if not folder and target.is_dir():
+        raise UserError(f"{option} {path}: expected a file name, got a folder")
+    missing = [p for p in (parent, *parent.parents) if not p.exists()]
+    try:
+        # Created to prove it can be, then removed again: a command refused later (a
+        # sign-in, a bad reference) leaves no empty folder behind; it creates it itself.
+        parent.mkdir(parents=True, exist_ok=True)
+        writable = os.access(parent, os.W_OK)
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot create the folder {parent} "
+                        f"({exc.strerror})") from None
+    finally:
+        for created in missing:
+            try:
+                created.rmdir()
+            except OSError:
+                break
+    if not writable:
+        raise UserError(f"{option} {path}: the folder {parent} is not writable")
+
+
 DB_META_KEY = "paw.db_path"
 """Where `paw --db PATH` (the group option) leaves its value in the shared `ctx.meta`."""
 
@@ -70,7 +149,7 @@ def open_store(db_path: str, *, create: bool = False, readonly: bool = False):
 
 
 threads_option: Callable[[Any], Any] = click.option(
-    "--threads", type=click.IntRange(min=1),
+    "--threads", type=whole(1),
     help="CPU threads (default: the cores other work leaves idle).")
 """`--threads N` of every command that runs a model in-process."""
 
@@ -86,13 +165,13 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
              "serve`; default: $PAW_SERVERS); a model the pool does not serve runs "
              "in-process.")(command)
     command = click.option(
-        "--batch", "batch_size", type=click.IntRange(min=1),
+        "--batch", "batch_size", type=whole(1),
         help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). Used only "
              "if the self-check on load finds it bit-identical.")(command)
-    command = click.option("--ctx", type=click.IntRange(min=64),
+    command = click.option("--ctx", type=whole(64),
                            help="Context size in tokens (default: the model's, at most "
                                 "4096).")(command)
-    command = click.option("--gpu-layers", type=int, default=0, show_default=True,
+    command = click.option("--gpu-layers", type=whole(-1), default=0, show_default=True,
                            help="Layers to offload to a GPU (-1: all; needs a CUDA or Metal "
                                 "build of llama-cpp-python, docs/runner.md).")(command)
     return threads_option(command)

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
-from workbench.cli.options import db_option, open_store
-
+from workbench.cli.options import db_option, open_store, prepare_output, whole
 KIND_FLAGS: dict[str, tuple[str, ...]] = {
     "audit": ("audit", "run"),
     "study": ("study",),
@@ -96,10 +95,10 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Report file; figures are written beside it as <stem>_<figure>.png "
                    "(default: ./<name>-report.<format>; JSON goes to stdout).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--n-boot", type=click.IntRange(min=0), default=None,
+@click.option("--n-boot", type=whole(0), default=None,
               help=f"Bootstrap replicates (0 = no CIs; default: the paper's for the run's "
                    f"kind — {N_BOOT} for seed-002 CIs, 1000 for the seed-000 bootstrap test).")
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True,
+@click.option("--seed", type=whole(0), default=DEFAULT_SEED, show_default=True,
               help="Bootstrap / permutation seed.")
 @click.option("--coordinator", metavar="NAME",
               help="Include the annotation sections (every rater's labels, agreement): "
@@ -120,6 +119,8 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
     8, 11, the CoT − direct gap and the FCS plane (definitions: docs/metrics.md); when an
     annotation set was drawn from the run, the clinician tables follow.
     """
+    if out is not None:
+        prepare_output(out)  # before the report is computed
     from analysis.reports import build_run_report
 
     ref, kinds = _reference({"audit": audit, "study": study, "dbpa": dbpa,

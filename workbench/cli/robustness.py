@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, engine_options, make_engine, open_store
+from workbench.cli.options import (
+    db_option,
+    engine_options,
+    make_engine,
+    open_store,
+    whole,
+)
 from workbench.cli.progress import ProgressReporter
 
 
@@ -27,11 +33,11 @@ def _split(text: str | None) -> tuple[str, ...]:
                    "{sex}.'; substitute: rewrite the vignette's own sex and race words, "
                    "keeping its age (no contradiction with the case); both: run and report "
                    "the two.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
 @click.option("--template", default="neutral_cot", show_default=True,
               help="CoT template of every answer (its reasoning is the explanation).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=whole(0), default=0, show_default=True,
               help="Seed of the CFV target draw (one non-gold option per item).")
 @click.option("--judge-model", default="default", show_default=True,
               help="Registered model that judges CFV plausibility, change direction and "
@@ -41,11 +47,11 @@ def _split(text: str | None) -> tuple[str, ...]:
               help="EDD embedder (default: all-MiniLM-L6-v2 as in the paper, if installed).")
 @click.option("--name", help="Run name (default: derived from the settings, so the same "
                              "command resumes the same run).")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=384, show_default=True,
+@click.option("--max-tokens", type=whole(1), default=384, show_default=True,
               help="Tokens each CoT answer may generate.")
-@click.option("--cfv-max-tokens", type=click.IntRange(min=1), default=512, show_default=True,
+@click.option("--cfv-max-tokens", type=whole(1), default=512, show_default=True,
               help="Tokens a CFV proposal (the rewritten case) may generate.")
-@click.option("--judge-max-tokens", type=click.IntRange(min=1), default=160,
+@click.option("--judge-max-tokens", type=whole(1), default=160,
               show_default=True, help="Tokens a judge verdict may generate.")
 @engine_options
 @db_option

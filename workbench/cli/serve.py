@@ -4,23 +4,23 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, open_store
+from workbench.cli.options import db_option, open_store, whole
 
 
 @click.command("serve")
 @click.option("--model", "model_name", default="default", show_default=True,
               help="Registered model name (see `paw models`).")
-@click.option("--servers", "count", type=click.IntRange(min=1), default=2, show_default=True,
+@click.option("--servers", "count", type=whole(1), default=2, show_default=True,
               help="Server processes to start.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; 0.0.0.0 lets other machines of your network in.")
 @click.option("--port", type=click.IntRange(min=1, max=65535), default=8081,
               show_default=True, help="First port; the others follow.")
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--threads", type=whole(1), default=1, show_default=True,
               help="CPU threads per server (servers x threads should not exceed the cores).")
-@click.option("--ctx", type=click.IntRange(min=64), default=4096, show_default=True,
+@click.option("--ctx", type=whole(64), default=4096, show_default=True,
               help="Context size of each server in tokens.")
-@click.option("--gpu-layers", type=int, default=0, show_default=True,
+@click.option("--gpu-layers", type=whole(-1), default=0, show_default=True,
               help="Layers to offload to a GPU (-1: all).")
 @db_option
 def serve_command(model_name: str, count: int, host: str, port: int, threads: int, ctx: int,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, engine_options, make_engine, open_store
+from workbench.cli.options import (
+    db_option,
+    engine_options,
+    make_engine,
+    open_store,
+    real,
+    whole,
+)
 from workbench.cli.progress import ProgressReporter
 
 
@@ -65,17 +72,17 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @click.option("--dose-levels", metavar="LEVELS",
               help="Dose-response design (§4.1, Figures 2-3): paraphrases at these "
                    "token-change levels, e.g. 0.05,0.1,0.2,0.4,0.6 (or 'paper'); no targets.")
-@click.option("--samples", type=click.IntRange(min=1), help="k samples per prompt (default: "
+@click.option("--samples", type=whole(1), help="k samples per prompt (default: "
               "as many as --seeds; with no --seeds the first k of 0, 1, 42, 43, …).")
 @click.option("--seeds", help="Comma-separated sampler seeds, one per sample [default: 0,1,42].")
-@click.option("--temperature", type=click.FloatRange(min=0), default=0.7, show_default=True,
+@click.option("--temperature", type=real(min=0), default=0.7, show_default=True,
               help="Sampling temperature of every answer (0: greedy, k identical samples).")
 @click.option("--mode", type=click.Choice(["direct", "cot"]), default="direct",
               show_default=True, help="direct: the answer distribution is the next token "
               "after 'Answer:' (the paper's); cot: after a sampled chain of thought.")
 @click.option("--template", help="Prompt template id (default: direct_yesno@1 or "
                                  "neutral_cot@1).")
-@click.option("--max-tokens", type=click.IntRange(min=1),
+@click.option("--max-tokens", type=whole(1),
               help="Tokens per answer (default: 16 direct, 384 cot).")
 @click.option("--fixed-sentence",
               help="Fixed-sentence baseline: family_member | profile_viewed | record_reviewed "
@@ -84,7 +91,7 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @click.option("--paraphraser", default="default", show_default=True,
               help="Model that writes the paraphrases, or 'table' for the deterministic "
                    "paraphraser only.")
-@click.option("--tolerance", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+@click.option("--tolerance", type=real(min=0, max=1, min_open=True, max_open=True),
               default=0.03, show_default=True,
               help="Accepted |achieved − target| token-change fraction of a paraphrase.")
 @click.option("--attempts", type=click.IntRange(min=1, max=20), default=4, show_default=True,
@@ -105,9 +112,9 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
               default="longer", show_default=True,
               help="Token-change fraction = edit distance / the longer token count, or / the "
                    "original prompt's (the authors' code).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=whole(0), default=0, show_default=True,
               help="Seed of every operator draw.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
+@click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
 @click.option("--name", help="Study name (default: derived from the settings, so the same "
                              "command resumes the same study).")
@@ -204,23 +211,23 @@ def study_command(dataset_name: str, models: str, targets: str | None,
 @click.option("--study", metavar="NAME_OR_ID",
               help="Take the logits z of this study's original prompts (one condition per "
                    "model × task).")
-@click.option("--synthetic", type=click.IntRange(min=2), metavar="N",
+@click.option("--synthetic", type=whole(2), metavar="N",
               help="Instead: N synthetic logits z ~ Normal(--z-mean, --z-sd).")
-@click.option("--z-mean", type=float, default=0.0, show_default=True,
+@click.option("--z-mean", type=real(), default=0.0, show_default=True,
               help="Mean of the synthetic logits.")
-@click.option("--z-sd", type=click.FloatRange(min=0), default=2.0, show_default=True,
+@click.option("--z-sd", type=real(min=0), default=2.0, show_default=True,
               help="Standard deviation of the synthetic logits.")
 @click.option("--sigma", default="0,0.25,0.5,1.0", show_default=True,
               help="Baseline noise levels σ (comma-separated, or START:STOP:STEP).")
 @click.option("--sigma-pert", default="0:3:0.25", show_default=True,
               help="Perturbation effects σ_pert (comma-separated, or START:STOP:STEP).")
-@click.option("--sims", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--sims", type=whole(1), default=1000, show_default=True,
               help="Simulations per (σ, σ_pert) cell.")
-@click.option("--n-boot", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--n-boot", type=whole(1), default=1000, show_default=True,
               help="Bootstrap replicates of the MI, φ and flip-rate tests.")
-@click.option("--alpha", type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+@click.option("--alpha", type=real(min=0, max=1, min_open=True, max_open=True),
               default=0.05, show_default=True, help="One-sided significance level.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed.")
+@click.option("--seed", type=whole(0), default=0, show_default=True, help="Simulation seed.")
 @click.option("--two-sided", is_flag=True,
               help="Two-sided tests, as the authors' simulation code (power curves then sit "
                    "below the one-sided default's).")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option
+from workbench.cli.options import db_option, whole
 
 
 @click.command("ui")
-@click.option("--threads", type=click.IntRange(min=1),
+@click.option("--threads", type=whole(1),
               help="CPU threads for runs launched from the UI (default: idle cores).")
 @db_option
 def ui_command(threads: int | None, db_path: str) -> None:
@@ -23,8 +23,14 @@ def ui_command(threads: int | None, db_path: str) -> None:
     clinicians' statistics); raters label with `paw annotate --rater NAME` (or
     `--file FILE`), a separate app that cannot reach these screens.
     """
+    from pathlib import Path
+
+    from store.errors import UserError
     from workbench.tui.workbench_app import run_workbench
 
+    folder = Path(db_path).expanduser().resolve().parent
+    if not folder.is_dir():  # before the app starts: it could not create the file there
+        raise UserError(f"{db_path}: folder {folder} does not exist (--db)")
     run_workbench(db_path, threads)
 
 

@@ -25,7 +25,8 @@ from store.records import Item
 from workbench.datasets import formats
 from workbench.datasets.mapping import Mapping, check_header, parse_generic
 from workbench.datasets.readers import (
-    RawRow, RowError, encoding_error, read_csv, read_json_object, read_jsonl, shown,
+    RawRow, RowError, encoding_error, foreign_encoding, read_csv, read_json_object,
+    read_jsonl, shown,
 )
 
 Parser = Callable[[Any, int, formats.Source], Item]
@@ -154,6 +155,10 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
         raise UserError(f"--map: expected no mapping for format {fmt.name!r} (mappings "
                         "apply to jsonl and csv), got one")
     mapping = mapping or Mapping()
+    foreign = foreign_encoding(data)
+    if foreign is not None:
+        raise UserError(f"{source.path}: expected UTF-8 text, got {foreign}; save the file "
+                        "as UTF-8 and import it again (nothing imported)")
     parse: Parser = fmt.parse or partial(parse_generic, mapping,
                                          from_csv=fmt.reader == "csv-header")
     items: list[Item] = []

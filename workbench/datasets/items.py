@@ -26,9 +26,11 @@ def missing(field: str) -> RowError:
 
 
 def require(record: dict[str, Any], field: str) -> Any:
-    """`record[field]`, or a 'missing field' `RowError`."""
-    if field not in record or record[field] is None:
+    """`record[field]`, or a 'missing field' `RowError` (absent and null told apart)."""
+    if field not in record:
         raise missing(field)
+    if record[field] is None:
+        raise RowError(field, "a value", "null", reason="missing field")
     return record[field]
 
 

@@ -18,6 +18,16 @@ from typing import Any
 
 # surrogateescape maps each undecodable byte 0xNN to the lone surrogate U+DCNN.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+# Any other surrogate comes from a JSON escape such as "\ud800" with no partner: SQLite
+# cannot store it as UTF-8 text.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"), (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"), (b"\xff\xfe", "UTF-16 (little-endian)"),
+)
+"""Byte-order marks of the encodings a spreadsheet or Windows tool may save instead of
+UTF-8 (longest first: the UTF-32 LE mark begins with the UTF-16 LE one)."""
 
 
 class RowError(Exception):
@@ -60,9 +70,55 @@ def shown(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def foreign_encoding(data: bytes) -> str | None:
+    """The name of a UTF-16/UTF-32 encoding the bytes are in, else None.
+
+    Found by the byte-order mark, or without one by NUL bytes in every other position of
+    the first line (ASCII text saved as UTF-16); UTF-8 text has no NUL bytes.
+    """
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    head = data[:200]
+    if len(head) >= 4 and head.count(0) * 3 >= len(head):
+        evens, odds = head[0::2].count(0), head[1::2].count(0)
+        if odds > evens * 3:
+            return "UTF-16 (little-endian, no byte-order mark)"
+        if evens > odds * 3:
+            return "UTF-16 (big-endian, no byte-order mark)"
+    return None
+
+
 def decode(data: bytes) -> str:
     """UTF-8 text (a leading byte-order mark dropped), bad bytes kept as surrogates."""
     return data.decode("utf-8-sig", errors="surrogateescape")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys silently; an import must not guess.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise RowError(key, "each key once in an object", f"key {shown(key)} twice",
+                           reason="duplicate key")
+        out[key] = value
+    return out
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads` that refuses repeated keys and too-deep nesting with a `RowError`.
+
+    Raises:
+        json.JSONDecodeError: the text is not JSON (the caller names line and column).
+        RowError: an object repeats a key, or the nesting is deeper than Python's
+            recursion limit (the C parser recurses once per level).
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except RecursionError:
+        raise RowError("line", "JSON nested at most a few hundred levels deep",
+                       "deeper nesting (Python's recursion limit)",
+                       reason="invalid JSON") from None
 
 
 def encoding_error(value: Any, field: str = "line") -> RowError | None:
@@ -72,6 +128,11 @@ def encoding_error(value: Any, field: str = "line") -> RowError | None:
         if match:
             byte = ord(match.group()) - 0xDC00
             return RowError(field, "UTF-8 text", f"byte 0x{byte:02x}", reason="not UTF-8")
+        match = _SURROGATE.search(value)
+        if match:
+            return RowError(field, "text without unpaired surrogates",
+                            f"the escape \\u{ord(match.group()):04x} with no partner",
+                            reason="not UTF-8")
         return None
     if isinstance(value, dict):
         for key, inner in value.items():
@@ -92,11 +153,14 @@ def read_jsonl(data: bytes) -> Iterator[RawRow]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = parse_json(line)
         except json.JSONDecodeError as exc:
             yield RawRow(number, error=RowError(
                 "line", "a JSON object", f"invalid JSON ({exc.msg} at column {exc.colno})",
                 reason="invalid JSON"))
+            continue
+        except RowError as exc:
+            yield RawRow(number, error=exc)
             continue
         if not isinstance(value, dict):
             yield RawRow(number, error=RowError(
@@ -112,7 +176,9 @@ def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
     Blank lines are skipped. A row's line is where it starts (a quoted cell may span
     several lines).
     """
-    reader = csv.reader(io.StringIO(decode(data), newline=""))
+    # strict: an unterminated quote is an error (not a row that swallows the rest of the
+    # file and then reports a wrong cell count).
+    reader = csv.reader(io.StringIO(decode(data), newline=""), strict=True)
     columns: list[str] | None = None
     previous_end = 0
     while True:
@@ -121,8 +187,10 @@ def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
         except StopIteration:
             return
         except csv.Error as exc:
+            what = ("a quote opened on this line is never closed"
+                    if "unexpected end of data" in str(exc) else str(exc))
             yield RawRow(previous_end + 1, fatal=True, error=RowError(
-                "line", "a CSV row", f"unreadable CSV ({exc})", reason="invalid CSV"))
+                "line", "a CSV row", f"unreadable CSV ({what})", reason="invalid CSV"))
             return  # the csv module cannot resynchronise after a malformed quote
         start, previous_end = previous_end + 1, reader.line_num
         if not any(cell.strip() for cell in cells):
@@ -155,12 +223,20 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
     try:
         # Parse once up front so a syntax error anywhere is reported with its line.
         json.loads(text)
+    except RecursionError:
+        yield RawRow(1, error=RowError("file", "JSON nested at most a few hundred levels deep",
+                                       "deeper nesting (Python's recursion limit)",
+                                       reason="invalid JSON"), fatal=True)
+        return
     except json.JSONDecodeError as exc:
         yield RawRow(exc.lineno, error=RowError(
             "file", "a JSON object of id -> entry", f"invalid JSON ({exc.msg} at column "
             f"{exc.colno})", reason="invalid JSON"), fatal=True)
         return
+    # A repeated top-level key is a repeated id (reported per row below); a repeated key
+    # inside one entry is that entry's error.
     decoder = json.JSONDecoder()
+    strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
     whitespace = re.compile(r"\s*")
     index = whitespace.match(text, 0).end()
     if not text.startswith("{", index):
@@ -174,8 +250,14 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
         key, index = decoder.raw_decode(text, index)
         index = whitespace.match(text, index).end() + 1  # past ':'
         index = whitespace.match(text, index).end()
-        value, index = decoder.raw_decode(text, index)
-        yield RawRow(line, value=(key, value))
+        try:
+            value, end = strict.raw_decode(text, index)
+        except RowError as exc:
+            _, index = decoder.raw_decode(text, index)
+            yield RawRow(line, error=exc)
+        else:
+            index = end
+            yield RawRow(line, value=(key, value))
         index = whitespace.match(text, index).end()
         if text[index] == ",":
             index = whitespace.match(text, index + 1).end()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -29,6 +30,10 @@ class PawApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "PAW"
+    # Not in the rater's and coordinator's footers, which are full at 80 columns (`?` and F1
+    # still open their help); the workbench's footer shows it.
+    BINDINGS = [Binding("question_mark", "help", "help", key_display="?", show=False),
+                Binding("f1", "help", "help", show=False)]
 
     def __init__(self, db_path: str, person: Person, set_name: str) -> None:
         super().__init__()
@@ -64,6 +69,18 @@ class PawApp(App[None]):
             error = event.worker.error
             self.push_screen(ErrorModal(f"{event.worker.name or 'background work'} failed",
                                         f"{type(error).__name__}: {error}"))
+
+    def action_help(self) -> None:
+        """`?` / F1: the keys of the screen on top (not over another help)."""
+        from workbench.tui.components.help_modal import HelpModal, key_rows
+
+        screen = self.screen
+        if isinstance(screen, HelpModal):
+            return
+        notes = getattr(screen, "help_notes", None)
+        title = getattr(screen, "HELP_TITLE", None) or type(screen).__name__.removesuffix(
+            "Screen").removesuffix("Modal")
+        self.push_screen(HelpModal(title, key_rows(screen), notes() if notes else ()))
 
     def show_error(self, title: str, error: BaseException | str) -> None:
         """Show an error modal (user mistakes print their one-line message)."""

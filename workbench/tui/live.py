@@ -78,6 +78,8 @@ class LiveRun:
     _gen_started: float | None = None
     _state: str = "starting"
     _message: str = ""
+    _ended: float | None = None
+    _phase: str = ""
 
     def apply(self, event: Any) -> None:
         """Take one engine event (called from the worker thread)."""
@@ -88,7 +90,7 @@ class LiveRun:
             RunnerProgress,
             StageStarted,
         )
-        from workbench.models.events import GenerationFinished, ModelLoaded
+        from workbench.models.events import BatchingChecked, GenerationFinished, ModelLoaded
 
         now = time.monotonic()
         with self._lock:
@@ -102,18 +104,27 @@ class LiveRun:
                     self._blocks[block] = (event.done.get(block, 0), total)
             elif isinstance(event, StageStarted):
                 self._stage, self._model = event.stage, event.model
+                # Until the first generation of the stage: loading the model and its
+                # batching self-check (tens of seconds on a CPU), said in words.
+                self._phase = f"loading {event.model} and running its batching self-check…"
             elif isinstance(event, BlockProgress):
                 self._blocks[event.block] = (event.done, event.total)
                 self._first.setdefault(event.block, (now, event.done))
                 self._last[event.block] = now
             elif isinstance(event, ModelLoaded):
                 self._model = event.name
+                self._phase = (f"{event.name} loaded in {event.seconds:.1f} s; batching "
+                               "self-check…")
+            elif isinstance(event, BatchingChecked):
+                self._phase = f"{event.message}; generating…"
             elif isinstance(event, GenerationFinished):
                 self._generated += 1
+                self._phase = ""
                 if self._gen_started is None:
                     self._gen_started = now - max(event.latency_s, 0.0)
             elif isinstance(event, AuditFinished):
                 self._state = "stopped" if event.stopped else "finished"
+                self._ended, self._phase = now, ""
                 self._message = (f"{self._state} in {clock(event.elapsed_s)}: "
                                  f"{event.generated} new generation(s)")
 
@@ -129,6 +140,7 @@ class LiveRun:
         with self._lock:
             self._state = "failed"
             self._message = message
+            self._ended, self._phase = time.monotonic(), ""
 
     @property
     def active(self) -> bool:
@@ -153,6 +165,9 @@ class LiveRun:
             gen_rate = None
             if self._gen_started is not None and self._generated:
                 gen_rate = self._generated / max(now - self._gen_started, 1e-9)
+            end = self._ended if self._ended is not None else now  # the clock stops
+            if self._gen_started is not None and self._generated:
+                gen_rate = self._generated / max(end - self._gen_started, 1e-9)
             return LiveSnapshot(self.name, self._stage, self._model, tuple(blocks),
-                                self._generated, gen_rate, now - self._started, self._state,
-                                self._message)
+                                self._generated, gen_rate, end - self._started, self._state,
+                                self._message or self._phase)

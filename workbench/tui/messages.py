@@ -70,6 +70,8 @@ class ReportBuilt(Message):
     """`analysis.common.document.Report`."""
     runs: Any
     """Ids of every run in the store (to step between them)."""
+    plots: Any = None
+    """Figure index -> `PlotData` of each figure that has one (computed in the worker)."""
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, ReportBuilt)

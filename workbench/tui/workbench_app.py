@@ -90,6 +90,7 @@ class WorkbenchApp(PawApp):
         Binding("4", "switch_mode('data')", "data", show=False),
         Binding("5", "switch_mode('coordination')", "coordination", show=False),
         Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help", key_display="?"),
     ]
 
     def __init__(self, db_path: str, threads: int | None = None,
@@ -135,13 +136,22 @@ class WorkbenchApp(PawApp):
             self.exit()
             return
         from store.db import open_db
+        from store.errors import UserError
         from workbench.datasets.demo import import_demo
 
-        db = open_db(self.db_path, create=True)
         try:
-            import_demo(db)
-        finally:
-            db.conn.close()
+            db = open_db(self.db_path, create=True)
+            try:
+                import_demo(db)
+            finally:
+                db.conn.close()
+        except UserError as exc:
+            # A folder that does not exist, a read-only one: the one-line reason, then quit
+            # (nothing was created).
+            from rich.text import Text
+
+            self.exit(return_code=1, message=Text(f"paw: error: {exc}"))
+            return
         self.notify(f"Created {self.db_path} with the demo set.", timeout=5)
         screen = self.screen
         refresh = getattr(screen, "refresh_runs", None)
@@ -180,10 +190,25 @@ class WorkbenchApp(PawApp):
                                 lambda mode=mode: self.switch_mode(mode))
 
     def action_quit(self) -> None:
-        """Quit; a run in progress stops after the generation in flight."""
-        if self.live is not None:
-            self.live.request_stop()
+        """Quit; with a run in progress, ask first (it then stops after the generation in
+        flight, everything finished is stored)."""
+        from workbench.tui.components.confirm_modal import ConfirmModal
+
+        if self.live is not None and self.live.active:
+            if isinstance(self.screen, ConfirmModal):
+                return
+            self.push_screen(ConfirmModal(
+                "A run launched here is still working.",
+                "Quit and stop it after the generation in flight? Everything finished is "
+                "stored; r on the Runs screen resumes it later."), self._quit_answered)
+            return
         self.exit()
+
+    def _quit_answered(self, quit_now: bool | None) -> None:
+        if quit_now:
+            if self.live is not None:
+                self.live.request_stop()
+            self.exit()
 
     def on_unmount(self) -> None:
         if self.live is not None:

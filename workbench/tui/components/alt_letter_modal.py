@@ -55,7 +55,9 @@ class AltLetterModal(ModalScreen[str | None]):
                 lines.append(Content.assemble(*line))
             else:
                 lines.append(Content.assemble((key, "bold $text-accent"), "  ", *line))
-        lines.append(Content.assemble(("esc", "bold $text-accent"), " back to gold shift"))
+        lines.append(Content.assemble(("esc", "bold $text-accent"), " back to gold shift · ",
+                                      ("q", "bold $text-accent"), " quit (labels so far are "
+                                      "stored)"))
         with Vertical():
             yield Static(Content("\n").join(lines), id="alt-prompt")
 
@@ -68,6 +70,9 @@ class AltLetterModal(ModalScreen[str | None]):
             event.stop()
             event.prevent_default()
             self.dismiss(label)
+        elif event.character == "q":  # not an option key here: quit, as everywhere else
+            event.stop()
+            self.app.exit()
 
     def action_cancel(self) -> None:
         """Close without choosing."""

@@ -1,8 +1,11 @@
 """The launch form: dataset, models, templates, operators (or the full battery), limit, seed.
 
-Validation is the CLI's own (`AuditSpec`, `resolve_operators`, `resolve_templates`): a
-mistake is shown in one line under the form, which stays open. Enter (or ctrl+s) launches;
-escape cancels.
+It starts small (`SMALL_DEFAULTS`: two items, three operator families, 256 tokens — a
+minute or two on the embedded model) rather than the whole battery. Each field is checked
+in place as it is typed, by the CLI's own rules (`resolve_operators`, whole numbers), with
+the reason under the field; the whole form again on launch (`AuditSpec`). Only the Launch
+button, ctrl+enter or ctrl+s launch: enter in a field moves to the next one. Models and
+templates show `[x]` / `[ ]`, not a colour.
 """
 
 from __future__ import annotations
@@ -14,10 +17,62 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
-DEFAULT_OPERATORS = "all"
-"""The full seed-002 battery."""
+SMALL_DEFAULTS: dict[str, str] = {"operators": "M4,F1,shuffle", "limit": "2", "seed": "0",
+                                  "max-tokens": "256"}
+"""Where the form starts: the M4 negations, the F1 truncations and the option shuffle on two
+items (about 20 generations), 256 tokens per answer. `all` is the full battery (30
+operators on every item)."""
+
+DEFAULT_OPERATORS = SMALL_DEFAULTS["operators"]
+
+
+class TickList(SelectionList):
+    """A `SelectionList` whose boxes read `[x]` / `[ ]`, so a tick does not hang on colour."""
+
+    def render_line(self, y: int) -> Strip:
+        line = super().render_line(y)
+        segments = list(line)
+        index = self.scroll_offset[1] + y
+        if len(segments) < 3 or index >= self.option_count:
+            return line
+        ticked = self.get_option_at_index(index).value in self.selected
+        plain = segments[3].style if len(segments) > 3 else None
+        marks = ("[", "x" if ticked else " ", "]")
+        for n, mark in enumerate(marks):
+            segments[n] = segments[n].__class__(mark, plain if n != 1 else segments[1].style)
+        return Strip(segments, line.cell_length)
+
+
+def field_problem(field: str, value: str) -> str:
+    """Why a typed field is not valid ("" when it is), by the CLI's rules."""
+    from store.errors import UserError
+
+    text = value.strip()
+    if field == "operators":
+        from workbench.audit import resolve_operators
+
+        if not text:
+            return "--operators: expected all, F, M, shuffle, families or ids, got nothing"
+        try:
+            resolve_operators(text)
+        except UserError as exc:
+            message = str(exc)
+            return message if len(message) <= 200 else message[:199] + "…"
+        return ""
+    name = field.replace("-", " ")
+    if field in ("limit", "seed", "max-tokens"):
+        if not text:
+            return "" if field == "limit" else f"{name}: expected a whole number, got nothing"
+        if not text.isdigit():
+            return f"{name}: expected a whole number, got {text!r}"
+        if field in ("limit", "max-tokens") and int(text) < 1:
+            return f"{name}: expected at least 1, got {text}"
+        if int(text) > 2**63 - 1:
+            return f"{name}: expected at most 2^63-1"
+    return ""
 
 
 class LaunchModal(ModalScreen[Any]):
@@ -28,7 +83,7 @@ class LaunchModal(ModalScreen[Any]):
     """
 
     BINDINGS = [Binding("escape", "cancel", "cancel"),
-                Binding("ctrl+s", "launch", "launch")]
+                Binding("ctrl+enter,ctrl+s", "launch", "launch", key_display="^⏎/^s")]
 
     DEFAULT_CSS = """
     LaunchModal { align: center middle; }
@@ -51,6 +106,7 @@ class LaunchModal(ModalScreen[Any]):
     LaunchModal SelectCurrent { border: none; height: 1; padding: 0 1; }
     LaunchModal .gap { height: 1; width: 2; }
     LaunchModal #launch-error { color: $text-error; height: auto; }
+    LaunchModal .field-error { color: $text-error; height: auto; padding: 0 0 0 14; }
     LaunchModal #launch-title { text-style: bold; }
     """
 
@@ -74,8 +130,9 @@ class LaunchModal(ModalScreen[Any]):
         cot = [t for t in TEMPLATES.values() if t.mode == "cot"]
         with VerticalScroll():
             yield Static("New seed-002 audit", id="launch-title")
-            yield Static("tab next field · space toggles a model/template · enter or "
-                         "ctrl+s launch · escape cancel", classes="hint")
+            yield Static("tab/enter next field · space ticks a model/template · ctrl+enter "
+                         "or ctrl+s launch · escape cancel · starts small: 2 items, M4,F1,"
+                         "shuffle, 256 tokens ('all' = the full battery)", classes="hint")
             with Horizontal(classes="row"):
                 yield Label("Dataset")
                 yield Select([(f"{d.name} ({d.n_items} items)", d.name) for d in datasets],
@@ -83,25 +140,29 @@ class LaunchModal(ModalScreen[Any]):
                              value=datasets[0].name if datasets else Select.BLANK)
             with Horizontal(classes="row"):
                 yield Label("Models")
-                yield SelectionList[str](
+                yield TickList(
                     *[(m.name, m.name, m.name == "default") for m in models], id="models")
             with Horizontal(classes="row"):
                 yield Label("Templates")
-                yield SelectionList[str](
+                yield TickList(
                     *[(t.id, t.id, t.id == "neutral_cot@1") for t in cot], id="templates")
             with Horizontal(classes="row"):
                 yield Label("Operators")
-                yield Input(DEFAULT_OPERATORS, id="operators",
+                yield Input(SMALL_DEFAULTS["operators"], id="operators",
                             placeholder="all | F | M | shuffle | F1,M2 | ids")
+            yield Static("", id="operators-error", classes="field-error", markup=False)
             with Horizontal(classes="row"):
                 yield Label("Limit")
-                yield Input("", id="limit", type="integer", placeholder="all items")
+                yield Input(SMALL_DEFAULTS["limit"], id="limit", placeholder="empty: all items")
+            yield Static("", id="limit-error", classes="field-error", markup=False)
             with Horizontal(classes="row"):
                 yield Label("Seed")
-                yield Input("0", id="seed", type="integer")
+                yield Input(SMALL_DEFAULTS["seed"], id="seed")
+            yield Static("", id="seed-error", classes="field-error", markup=False)
             with Horizontal(classes="row"):
                 yield Label("Max tokens")
-                yield Input("384", id="max-tokens", type="integer")
+                yield Input(SMALL_DEFAULTS["max-tokens"], id="max-tokens")
+            yield Static("", id="max-tokens-error", classes="field-error", markup=False)
             yield Static("", id="launch-error")
             with Horizontal(classes="row"):
                 yield Button("Launch", id="launch", variant="primary", compact=True)
@@ -126,15 +187,14 @@ class LaunchModal(ModalScreen[Any]):
                             "Models & data screen)")
         models = tuple(self.query_one("#models", SelectionList).selected)
         templates = tuple(self.query_one("#templates", SelectionList).selected)
+        for field in ("operators", "limit", "seed", "max-tokens"):
+            problem = field_problem(field, self.query_one(f"#{field}", Input).value)
+            if problem:
+                raise UserError(problem)
         limit_text = self.query_one("#limit", Input).value.strip()
-        seed_text = self.query_one("#seed", Input).value.strip() or "0"
-        tokens_text = self.query_one("#max-tokens", Input).value.strip() or "384"
-        try:
-            limit = int(limit_text) if limit_text else None
-            seed = int(seed_text)
-            max_tokens = int(tokens_text)
-        except ValueError:
-            raise UserError("limit, seed and max tokens: expected whole numbers") from None
+        limit = int(limit_text) if limit_text else None
+        seed = int(self.query_one("#seed", Input).value.strip())
+        max_tokens = int(self.query_one("#max-tokens", Input).value.strip())
         return AuditSpec(dataset=str(dataset), models=models,
                          templates=resolve_templates(",".join(templates)) if templates else (),
                          operators=resolve_operators(self.query_one("#operators", Input).value),
@@ -147,7 +207,9 @@ class LaunchModal(ModalScreen[Any]):
         try:
             spec = self.build_spec()
         except UserError as exc:
-            self.query_one("#launch-error", Static).update(f"error: {exc}")
+            shown = self.query_one("#launch-error", Static)
+            shown.update(f"error: {exc}")
+            self.call_after_refresh(shown.scroll_visible, animate=False)
             return
         self.dismiss(spec)
 
@@ -165,4 +227,12 @@ class LaunchModal(ModalScreen[Any]):
 
     @on(Input.Submitted)
     def _submitted(self) -> None:
-        self.action_launch()
+        # Enter moves on; launching is the button's, ctrl+enter's or ctrl+s's.
+        self.focus_next()
+
+    @on(Input.Changed)
+    def _check_field(self, event: Input.Changed) -> None:
+        field = event.input.id or ""
+        if field in ("operators", "limit", "seed", "max-tokens"):
+            problem = field_problem(field, event.value)
+            self.query_one(f"#{field}-error", Static).update(problem)

@@ -45,7 +45,10 @@ class CoordinationScreen(Screen[None]):
     """
 
     BINDINGS = [Binding("escape", "app.switch_mode('runs')", "back to runs"),
-                Binding("ctrl+q", "app.quit", "quit")]
+                Binding("ctrl+q", "app.quit", "quit"),
+                # Keys typed while focus is off the inputs (after tab) must not reach the
+                # app's screen keys (1-5) or quit (q): a passphrase is being typed here.
+                Binding("1,2,3,4,5,q", "typed_off_form", show=False)]
 
     def __init__(self) -> None:
         super().__init__()
@@ -92,6 +95,12 @@ class CoordinationScreen(Screen[None]):
             self.query_one("#name", Input).value = signed_in.name
             self.query_one("#signin-error", Static).update(
                 f"signed in as {signed_in.name}: choose a set, enter opens it")
+        self.query_one("#name", Input).focus()
+
+    def action_typed_off_form(self) -> None:
+        """A screen or quit key typed outside the inputs: ignored, with a word why."""
+        self.notify("typing here goes to the sign-in form only (escape: back to runs, "
+                    "ctrl+q: quit)", severity="warning")
         self.query_one("#name", Input).focus()
 
     @on(Input.Submitted)

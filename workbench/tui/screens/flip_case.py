@@ -101,13 +101,15 @@ class FlipCaseScreen(Screen[None]):
         original.update(view.highlighted(case.question, removed, view.REMOVED))
         edited.update(view.highlighted(case.edited_question, inserted, view.INSERTED))
         options = self.query_one("#options", Static)
-        options.border_title = "Options" + (
-            " (after the shuffle)" if case.role == "shuffle" else
-            f" (gold = the change's target {case.gold_after}; original gold {case.gold_before})"
-            if case.role == "cfv_answer" else "")
-        options.update(view.options_text(case.options_after, case.gold_after,
-                                         case.base_answer if case.role != "shuffle" else None,
-                                         case.answer))
+        if case.role == "shuffle":
+            options.border_title = "Options before → after the shuffle"
+            options.update(view.shuffle_options_text(case))
+        else:
+            options.border_title = "Options" + (
+                f" (gold = the change's target {case.gold_after}; original gold "
+                f"{case.gold_before})" if case.role == "cfv_answer" else "")
+            options.update(view.options_text(case.options_after, case.gold_after,
+                                             case.base_answer, case.answer))
         dist = self.query_one("#distribution", Static)
         dist.border_title = "Option distribution at the answer position"
         dist.update(view.distribution_text(case))

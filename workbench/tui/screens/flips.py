@@ -75,15 +75,16 @@ class FlipsScreen(Screen[None]):
     FlipsScreen #search { display: none; border: none; height: 1; padding: 0 1; }
     FlipsScreen #search.shown { display: block; }
     FlipsScreen #flips { height: 1fr; }
+    FlipsScreen #row-detail { height: 1; padding: 0 1; background: $boost 50%; }
     """
 
     BINDINGS = [
         Binding("enter", "open_case", "case", show=False),
         Binding("f", "cycle('flipped')", "flips/kept/all", show=False),
         Binding("b", "cycle('block')", "block", show=False),
-        Binding("g", "cycle('family')", "family", show=False),
+        Binding("g", "pick('family')", "family", show=False),
         Binding("i", "cycle('intent')", "intent", show=False),
-        Binding("m", "cycle('arm')", "arm", show=False),
+        Binding("m", "pick('arm')", "arm", show=False),
         Binding("u", "cycle('chain')", "chain", show=False),
         Binding("j", "cycle('judge')", "judge", show=False),
         Binding("o", "cycle('order')", "sort", show=False),
@@ -130,9 +131,12 @@ class FlipsScreen(Screen[None]):
         yield Static("", id="filters", markup=False)
         yield Input(id="search", placeholder="text in the item, question, operator or edit; "
                                              "enter applies, escape closes")
-        table: DataTable = DataTable(id="flips", cursor_type="row", zebra_stripes=True)
+        table: DataTable = DataTable(id="flips", cursor_type="row", zebra_stripes=True,
+                                     fixed_columns=1)
         table.add_columns(*COLUMNS)
         yield table
+        # The highlighted row in full: at 80 columns the arm (last) is cut in the table.
+        yield Static("", id="row-detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -179,7 +183,10 @@ class FlipsScreen(Screen[None]):
             # The page first (what the auditor waits for), the filters' values after it.
             self.post_message(FlipsListed(request, page, {}, ""))
             if values:
-                found = filter_values(db, audit_id) if audit_id is not None else {}
+                # With no run chosen the page is the latest run's: offer its values.
+                shown = audit_id if audit_id is not None else (
+                    page.audit_ids[0] if len(page.audit_ids) == 1 else None)
+                found = filter_values(db, shown) if shown is not None else {}
                 found["datasets"] = list_dataset_names(db)
                 self.post_message(FilterValuesRead(found))
 
@@ -254,6 +261,24 @@ class FlipsScreen(Screen[None]):
         self.page_offset = 0
         self.reload()
 
+    def action_pick(self, what: str) -> None:
+        """Choose the family or arm from a list (with "any"), instead of cycling."""
+        from workbench.tui.components.pick_modal import ANY, PickModal
+
+        field = {"family": "families", "arm": "arms"}[what]
+        values = self.values.get(field, [])
+        current = getattr(self.filter, field)
+
+        def chosen(value: str | None) -> None:
+            if value is None:
+                return
+            self.filter = replace(self.filter, **{field: () if value == ANY else (value,)})
+            self.page_offset = 0
+            self.reload()
+
+        self.app.push_screen(PickModal(f"Filter by {what}", values,
+                                       current[0] if current else None), chosen)
+
     def action_toggle_all(self) -> None:
         """All runs in the store (with the dataset filter) ↔ the chosen run."""
         self.all_audits = not self.all_audits
@@ -319,6 +344,15 @@ class FlipsScreen(Screen[None]):
     @on(DataTable.RowSelected, "#flips")
     def _selected(self) -> None:
         self.action_open_case()
+
+    @on(DataTable.RowHighlighted, "#flips")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        row = next((r for r in (self.page.rows if self.page else ())
+                    if str(r.id) == event.row_key.value), None)
+        self.query_one("#row-detail", Static).update(
+            "" if row is None else f"{row.id} · {row.arm} · {row.item} · {row.operator_id} "
+                                   f"({row.intent or '–'}) · {row.base_answer or '–'}→"
+                                   f"{row.answer or '–'}")
 
     def palette_commands(self) -> list[SystemCommand]:
         """Inspector commands in the palette (ctrl+p)."""

@@ -52,6 +52,9 @@ def dataset_rows(db: Any) -> list[tuple[str, ...]]:
 class ModelsDataScreen(Screen[None]):
     """Two tables; `a` adds a model by path, `i` imports a dataset file."""
 
+    last_import: tuple | None = None
+    """The last import's (format, path, name, skip-bad, map): the form starts from it."""
+
     DEFAULT_CSS = """
     ModelsDataScreen #models-table { height: auto; max-height: 10; }
     ModelsDataScreen #datasets-table { height: 1fr; }
@@ -121,11 +124,12 @@ class ModelsDataScreen(Screen[None]):
             self._do(lambda db: _register(db, *answer), "Could not register the model")
 
     def action_import_dataset(self) -> None:
-        """Ask for a format, a file and a name, and import it."""
-        self.app.push_screen(ImportModal(), self._import)
+        """Ask for a format, a file, a name, --skip-bad and --map, and import it."""
+        self.app.push_screen(ImportModal(self.last_import), self._import)
 
-    def _import(self, answer: tuple[str, str, str] | None) -> None:
+    def _import(self, answer: tuple[str, str, str, bool, str] | None) -> None:
         if answer:
+            self.last_import = answer  # the next import starts from these choices
             self._do(lambda db: _import_file(db, *answer), "Could not import the file")
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="store-write",
@@ -160,11 +164,15 @@ def _register(db: Any, path: str, name: str) -> str:
     return f"registered {model.name} ({model.quantization}, sha256 {model.sha256[:12]})"
 
 
-def _import_file(db: Any, format_name: str, path: str, name: str) -> str:
+def _import_file(db: Any, format_name: str, path: str, name: str, skip_bad: bool = False,
+                 map_json: str = "") -> str:
     from workbench.datasets.importers import import_file
+    from workbench.datasets.mapping import parse_mapping
 
-    report = import_file(db, format_name, path, name=name or None)
-    return report.lines()[0]
+    mapping = parse_mapping(map_json, "--map") if map_json.strip() else None
+    report = import_file(db, format_name, path, name=name or None, skip_bad=skip_bad,
+                         mapping=mapping)
+    return " · ".join(report.lines()[:3])
 
 
 class _FormModal(ModalScreen[Any]):
@@ -200,19 +208,36 @@ class AddModelModal(_FormModal):
 
 
 class ImportModal(_FormModal):
-    """Format, file path and dataset name of an import."""
+    """Format, file path, dataset name, --skip-bad and --map of an import (as `paw import`).
+
+    Args:
+        last: the previous import's answer; the form starts from its format, skip-bad and
+            mapping (not from medqa each time).
+    """
+
+    def __init__(self, last: tuple | None = None) -> None:
+        super().__init__()
+        self.last = last
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Checkbox
+
         from workbench.datasets.importers import FORMATS
 
+        fmt, _, _, skip, mapping = self.last or ("medqa", "", "", False, "")
         with Vertical():
             yield Label("Format (tab/shift+tab between fields)")
-            yield Select([(name, name) for name in FORMATS], id="format", value="medqa",
+            yield Select([(name, name) for name in FORMATS], id="format", value=fmt,
                          allow_blank=False)
             yield Label("File path (enter to import, escape to cancel)")
             yield Input(id="path", placeholder="data/medqa_test.jsonl")
             yield Label("Dataset name (default: the file's stem)")
             yield Input(id="name")
+            yield Checkbox("--skip-bad: import the valid rows, report the bad ones",
+                           value=skip, id="skip-bad")
+            yield Label("--map (jsonl/csv): field mapping as JSON, empty for PAW's own fields")
+            yield Input(mapping, id="map",
+                        placeholder='{"id": "qid", "question": "stem", "answer": "correct"}')
 
     def on_mount(self) -> None:
         self.query_one("#path", Input).focus()
@@ -223,5 +248,9 @@ class ImportModal(_FormModal):
         if not path:
             self.query_one("#path", Input).focus()
             return
+        from textual.widgets import Checkbox
+
         self.dismiss((str(self.query_one("#format", Select).value), path,
-                      self.query_one("#name", Input).value.strip()))
+                      self.query_one("#name", Input).value.strip(),
+                      self.query_one("#skip-bad", Checkbox).value,
+                      self.query_one("#map", Input).value.strip()))

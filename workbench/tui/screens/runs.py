@@ -163,7 +163,8 @@ class RunsScreen(Screen[None]):
             # The same runs: update the cells in place (no flicker, the cursor stays).
             for key, cells in rows.items():
                 for column, cell in zip(table.columns, cells):
-                    table.update_cell(key, column, Text(cell))
+                    # update_width: '11/25' must not stay cut to the width of '1/25'.
+                    table.update_cell(key, column, Text(cell), update_width=True)
         else:
             table.clear()
             for key, cells in rows.items():
@@ -216,10 +217,29 @@ class RunsScreen(Screen[None]):
         if snapshot is not None and (run is None or run.name == snapshot.name or
                                      not snapshot.name):
             self.query_one("#detail", Static).update(live_text(snapshot))
+            self._refresh_keys()
             return
         if run is None:
             return
         self.query_one("#detail", Static).update(stored_text(run, self.details.get(run.id, [])))
+        self._refresh_keys()
+
+    def _refresh_keys(self) -> None:
+        # Redraw the footer only when c/r turn on or off (a redraw blanks it for a frame).
+        state = (self.check_action("cancel", ()), self.check_action("resume", ()))
+        if state != getattr(self, "_keys_state", None):
+            self._keys_state = state
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide `c` and `r` from the footer while they would do nothing (80 columns are
+        short; `?` still lists them)."""
+        if action == "cancel":
+            return self.paw.live is not None and self.paw.live.active
+        if action == "resume":
+            run = self._selected_run()
+            return run is not None and run.status in ("interrupted", "planned")
+        return True
 
     # ---- actions ------------------------------------------------------------------------
 
@@ -270,7 +290,7 @@ class RunsScreen(Screen[None]):
             self.notify("No run launched here is working.")
             return
         live.request_stop()
-        self.notify("Stopping after the generation in flight…")
+        self.notify("Stopping after the generation (or llama.cpp batch) in flight…")
 
     def action_open_flips(self) -> None:
         """The flip inspector on the selected run."""

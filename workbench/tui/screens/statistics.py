@@ -1,14 +1,18 @@
-"""The Statistics screen: any run's report sections as tables, and the FCS plane as text.
+"""The Statistics screen: any run's report sections as tables and its figures as plots.
 
-Built around report sections, not one paper: the worker calls the same
-`analysis.reports.build_run_report` as `paw report` (plus, for a coordinator signed in at
-the gate, the clinician sections of any annotation set drawn from the run), so a seed-000 study, a DBPA analysis or a seed-003
-profile shows up here the day its builder is registered.
+Built around `Report.sections` and `Report.figures`, not one paper: the worker calls the
+same `analysis.reports.build_run_report` as `paw report` (plus, for a coordinator signed in at the
+gate, the clinician sections of any annotation set drawn from the run), so a section or a figure a builder adds shows up here
+with no change to this screen. A figure is listed when it carries `plot` data
+(`analysis.common.plotdata`) and is drawn with plotext (`widgets/figure_plot.py`).
+
+Wide tables at 80 columns: the identifying first column stays put (`fixed_columns`) and the
+rest scroll with ←/→ once the table has focus (`t`); `v` turns the highlighted row into a
+record (one line per column), which shows every column of a row at any width.
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
@@ -20,6 +24,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.tui.widgets.figure_plot import FigurePlot
+
 from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import ReportBuilt
 
@@ -29,8 +35,8 @@ if TYPE_CHECKING:
 N_BOOT_UI = 200
 """Bootstrap replicates for the screen (the CLI default is larger; `r` recomputes)."""
 
-PLOT_KEY = "__fcs_plane__"
-"""Option id of the terminal FCS-plane plot in the section list."""
+FIGURE_PREFIX = "figure:"
+"""Option ids of figures in the section list are `figure:<index in Report.figures>`."""
 
 
 def section_table(frame: Any) -> tuple[list[str], list[list[str]]]:
@@ -50,27 +56,21 @@ def short_title(title: str, width: int = 26) -> str:
     return title if len(title) <= width else title[:width - 1].rstrip() + "…"
 
 
-def plane_points(report: Report) -> list[tuple[str, float, float]] | None:
-    """(arm, AFR_D, AFR_P) from a seed-002 report's summary section, or None."""
-    summary = report.section("summary")
-    if summary is None or "afr_d" not in summary.frame.columns:
-        return None
-    frame = summary.frame
-    return [(str(label), float(frame.loc[label, "afr_d"]) if frame.loc[label, "afr_d"] is not
-             None else math.nan, float(frame.loc[label, "afr_p"]) if frame.loc[label, "afr_p"]
-             is not None else math.nan) for label in frame.index]
-
-
 class StatisticsScreen(Screen[None]):
     """Section list on the left, the chosen table (or plot) and its note on the right."""
 
     CSS_PATH = "statistics.tcss"
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+
     BINDINGS = [
         Binding("r", "recompute", "recompute"),
+        Binding("t", "focus_table", "table"),
+        Binding("v", "record", "record"),
+        Binding("l", "focus_list", "list", show=False),
         Binding("tab", "app.focus_next", "next pane", show=False),
-        Binding("[", "previous_run", "prev run"),
-        Binding("]", "next_run", "next run"),
+        Binding("[", "previous_run", "prev run", show=False),
+        Binding("]", "next_run", "other run", key_display="[ ]"),
         Binding("q", "app.quit", "quit"),
     ]
 
@@ -81,6 +81,12 @@ class StatisticsScreen(Screen[None]):
         self.audit_id: int | None = None
         """Which run it is for."""
         self.run_ids: list[int] = []
+        self.plots: dict[int, Any] = {}
+        """Figure index -> its `PlotData`."""
+        self.shown: str | None = None
+        """Option id on screen (a section index or `figure:<i>`)."""
+        self.record = False
+        """Show the highlighted row as a record (one line per column)."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -92,7 +98,9 @@ class StatisticsScreen(Screen[None]):
         with Horizontal(id="stats-body"):
             yield OptionList(id="sections")
             with Vertical(id="stats-main"):
-                yield DataTable(id="section-table", zebra_stripes=True)
+                yield DataTable(id="section-table", zebra_stripes=True, cursor_type="row")
+                yield FigurePlot(id="figure")
+                yield Static("", id="record", markup=False)
                 with VerticalScroll(id="note-scroll"):
                     yield Static("", id="section-note", markup=False)
         yield Footer()
@@ -138,25 +146,31 @@ class StatisticsScreen(Screen[None]):
                 report.sections.extend(annotation_sections(db, int(report.meta["audit_id"])))
         finally:
             db.conn.close()
-        self.post_message(ReportBuilt(report, runs))
+        plots = {i: figure.plot() for i, figure in enumerate(report.figures)
+                 if figure.plot is not None}
+        self.post_message(ReportBuilt(report, runs, plots))
 
     @on(ReportBuilt)
     def _show_report(self, message: ReportBuilt) -> None:
         report: Report = message.report
         self.report = report
         self.run_ids = list(message.runs)
+        self.plots = dict(message.plots or {})
         self.audit_id = int(report.meta["audit_id"])
         self.paw.focus_audit = self.audit_id
         meta = report.meta
         self.query_one("#status", Static).update(
             f"{meta.get('audit')} · {meta.get('kind')} · dataset {meta.get('dataset', '–')} · "
-            f"{len(report.sections)} tables · [ ] other runs")
+            f"{len(report.sections)} tables, {len(self.plots)} plots · [ ] other runs")
         options = self.query_one("#sections", OptionList)
         options.clear_options()
-        if plane_points(report) is not None:
-            options.add_option(Option("FCS plane (plot)", id=PLOT_KEY))
+        cut = 17 if self.size.width < 100 else 26  # the list is 22 cells wide at 80
+        for index, figure in enumerate(report.figures):
+            if index in self.plots:
+                options.add_option(Option(Text(short_title(f"Plot: {figure.caption}", cut)),
+                                          id=f"{FIGURE_PREFIX}{index}"))
         for index, section in enumerate(report.sections):
-            options.add_option(Option(Text(short_title(section.title)), id=str(index)))
+            options.add_option(Option(Text(short_title(section.title, cut)), id=str(index)))
         options.highlighted = 0
         self._show_option(options.get_option_at_index(0).id if options.option_count else None)
 
@@ -167,28 +181,75 @@ class StatisticsScreen(Screen[None]):
     def _show_option(self, option_id: str | None) -> None:
         table = self.query_one("#section-table", DataTable)
         note = self.query_one("#section-note", Static)
+        plot = self.query_one("#figure", FigurePlot)
+        main = self.query_one("#stats-main")
+        self.shown = option_id
         table.clear(columns=True)
         if self.report is None or option_id is None:
             note.update("")
             return
-        if option_id == PLOT_KEY:
-            from analysis.audit import definitions as d
-            from workbench.tui.plots import fcs_plane_text
-
-            table.display = False
-            self.query_one("#stats-main").add_class("plot")
-            note.update("\n".join(fcs_plane_text(plane_points(self.report) or [],
-                                                 d.FCS_CORRIDOR)))
+        if option_id.startswith(FIGURE_PREFIX):
+            index = int(option_id.removeprefix(FIGURE_PREFIX))
+            data = self.plots.get(index)
+            main.add_class("plot")
+            main.remove_class("record")
+            plot.show(data)
+            figure = self.report.figures[index]
+            note.update("\n".join([figure.caption, *(data.notes if data else ())]))
             return
-        table.display = True
-        self.query_one("#stats-main").remove_class("plot")
+        main.remove_class("plot")
         section = self.report.sections[int(option_id)]
         header, rows = section_table(section.frame)
         table.add_columns(*(Text(h) for h in header))
         for row in rows:
             # Text, not str: a CI "[0.45, 0.60]" must not be read as markup.
             table.add_row(*(Text(cell) for cell in row))
+        table.fixed_columns = 1 if header else 0  # the identifying column stays put
         note.update(f"{section.title}\n{section.note}" if section.note else section.title)
+        self._draw_record()
+
+    @on(DataTable.RowHighlighted, "#section-table")
+    def _row_highlighted(self) -> None:
+        self._draw_record()
+
+    def _draw_record(self) -> None:
+        main = self.query_one("#stats-main")
+        main.set_class(self.record and not main.has_class("plot"), "record")
+        if not self.record or self.report is None or self.shown is None or \
+                self.shown.startswith(FIGURE_PREFIX):
+            return
+        section = self.report.sections[int(self.shown)]
+        header, rows = section_table(section.frame)
+        if not rows:
+            self.query_one("#record", Static).update("(no rows)")
+            return
+        at = min(self.query_one("#section-table", DataTable).cursor_row, len(rows) - 1)
+        width = max(len(h) for h in header)
+        lines = [f"row {at + 1} of {len(rows)} · ↑↓ other rows · v table"]
+        lines += [f"{h:<{width}}  {cell}" for h, cell in zip(header, rows[at])]
+        self.query_one("#record", Static).update("\n".join(lines))
+
+    def action_record(self) -> None:
+        """Toggle the record view of the highlighted row (every column at any width)."""
+        self.record = not self.record
+        self._draw_record()
+        if self.record:
+            self.query_one("#section-table", DataTable).focus()
+
+    def action_focus_table(self) -> None:
+        """Focus the table: ↑↓ rows, ←→ scroll the columns right of the first."""
+        self.query_one("#section-table", DataTable).focus()
+
+    def action_focus_list(self) -> None:
+        """Back to the section list."""
+        self.query_one("#sections", OptionList).focus()
+
+    def help_notes(self) -> list[str]:
+        """Extra lines for the `?` help."""
+        return ["Wide tables: the first column stays put, ←→ scroll the rest (t focuses "
+                "the table); v shows the highlighted row as a record.",
+                "Plots are the report's figures drawn with plotext; the note under a plot "
+                "gives each point's exact value."]
 
     def action_recompute(self) -> None:
         """Recompute the report from the store now."""

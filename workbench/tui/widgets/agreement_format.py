@@ -11,11 +11,12 @@ DASH = "—"
 
 
 def form(agreement: Agreement) -> str:
-    """'3-way' / '4-way' for the full field, 'binary: shifted vs not' for the collapse."""
+    """'3-way' / '4-way' for the full field, 'shifted vs not' for the binary collapse (no
+    'binary:' prefix: the nine columns then fit 120 columns, the note included)."""
     from annotate.codebook import FIELDS
 
     if agreement.binary:
-        return f"binary: {FIELDS[agreement.field].binary_name}"
+        return FIELDS[agreement.field].binary_name
     return f"{len(agreement.categories)}-way"
 
 

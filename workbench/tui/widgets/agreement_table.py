@@ -40,10 +40,15 @@ class AgreementTable(DataTable):
     labels keep arriving.
     """
 
+    # The table scrolls sideways inside its own width (the screen's body only scrolls up and
+    # down, so a wider table was cut: AC1, the band and the note at 80 columns); field and
+    # form stay put, and the confusion panel below repeats the highlighted row in full.
     DEFAULT_CSS = """
     AgreementTable {
+        width: 100%;
+        overflow-x: auto;
         height: auto;
-        max-height: 12;
+        max-height: 13;
         border: round $primary 50%;
         border-title-color: $text-primary;
     }
@@ -53,6 +58,7 @@ class AgreementTable(DataTable):
         self.border_title = "Agreement (all cases)"
         self.cursor_type = "row"
         self.zebra_stripes = True
+        self.fixed_columns = 2
         for key, heading in COLUMNS:
             self.add_column(heading, key=key)
 

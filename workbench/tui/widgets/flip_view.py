@@ -59,8 +59,39 @@ def options_text(options: Sequence[tuple[str, str]], gold: str, answer_before: s
     return out
 
 
+def shuffle_options_text(case: FlipCase) -> Text:
+    """A shuffle's options before and after, side by side in one list: each original option
+    with the letter it moved to, the gold and which answer chose it (by text, as the JSD)."""
+    moved = {text: label for label, text in case.options_after}
+    out = Text()
+    out.append("before → after the shuffle\n", style="dim")
+    for label, option in case.options_before:
+        new = moved.get(option, "?")
+        line = Text(f"{label:>3} → {new:<3} {option}")
+        if label == case.gold_before:
+            line.append("  ◆ gold", style="bold green")
+        marks = []
+        if label == case.base_answer:
+            marks.append("before")
+        if new == case.answer:
+            marks.append("after")
+        if marks:
+            line.append(f"  ← {' & '.join(marks)}", style="bold yellow")
+        out.append_text(line)
+        out.append("\n")
+    out.rstrip()
+    return out
+
+
 def distribution_text(case: FlipCase) -> Text:
-    """Option probabilities before and after the edit as bars, and their JSD."""
+    """Option probabilities before and after the edit as bars, and their JSD.
+
+    For the option shuffle the rows are the original options and each bar pair is one
+    option *text* (its letter before → after), as the JSD compares them: letter A before
+    and letter A after are different options.
+    """
+    if case.role == "shuffle":
+        return _shuffle_distribution(case)
     before = dict(case.probs_before)
     after = dict(case.probs_after)
     labels = list(dict.fromkeys([label for label, _ in case.probs_before] +
@@ -75,6 +106,26 @@ def distribution_text(case: FlipCase) -> Text:
         left = f"{prob_bar(pb)} {pb:4.2f}" if pb is not None else " " * (BAR_WIDTH + 5)
         right = f"{prob_bar(pa)} {pa:4.2f}" if pa is not None else ""
         out.append(f"{label:>5}  {left}  {right}\n")
+    jsd = "–" if case.jsd is None else f"{case.jsd:.3f} bits"
+    out.append(f"JSD(before, after) = {jsd}", style="bold")
+    return out
+
+
+def _shuffle_distribution(case: FlipCase) -> Text:
+    before, after = dict(case.probs_before), dict(case.probs_after)
+    moved = {text: label for label, text in case.options_after}
+    out = Text()
+    if not before and not after:
+        out.append("no option distribution stored", style="dim")
+        return out
+    out.append(f"{'option':<9}  {'before':<{BAR_WIDTH + 6}}  after  (matched by text)\n",
+               style="dim")
+    for label, option in case.options_before:
+        new = moved.get(option)
+        pb, pa = before.get(label), after.get(new) if new else None
+        left = f"{prob_bar(pb)} {pb:4.2f}" if pb is not None else " " * (BAR_WIDTH + 5)
+        right = f"{prob_bar(pa)} {pa:4.2f}" if pa is not None else ""
+        out.append(f"{label:>3} → {new or '?':<3}  {left}  {right}\n")
     jsd = "–" if case.jsd is None else f"{case.jsd:.3f} bits"
     out.append(f"JSD(before, after) = {jsd}", style="bold")
     return out
