@@ -67,6 +67,8 @@ class StatisticsScreen(Screen[None]):
         Binding("r", "recompute", "recompute"),
         Binding("t", "focus_table", "table"),
         Binding("v", "record", "record"),
+        Binding("ctrl+d", "record_page(1)", "more"),
+        Binding("ctrl+u", "record_page(-1)", "back", show=False),
         Binding("l", "focus_list", "list", show=False),
         Binding("tab", "app.focus_next", "next pane", show=False),
         Binding("[", "previous_run", "prev run", show=False),
@@ -100,7 +102,8 @@ class StatisticsScreen(Screen[None]):
             with Vertical(id="stats-main"):
                 yield DataTable(id="section-table", zebra_stripes=True, cursor_type="row")
                 yield FigurePlot(id="figure")
-                yield Static("", id="record", markup=False)
+                with VerticalScroll(id="record-scroll"):
+                    yield Static("", id="record", markup=False)
                 with VerticalScroll(id="note-scroll"):
                     yield Static("", id="section-note", markup=False)
         yield Footer()
@@ -213,6 +216,7 @@ class StatisticsScreen(Screen[None]):
         self._draw_record()
 
     def _draw_record(self) -> None:
+        self.refresh_bindings()
         main = self.query_one("#stats-main")
         main.set_class(self.record and not main.has_class("plot"), "record")
         if not self.record or self.report is None or self.shown is None or \
@@ -233,8 +237,27 @@ class StatisticsScreen(Screen[None]):
         """Toggle the record view of the highlighted row (every column at any width)."""
         self.record = not self.record
         self._draw_record()
+        self.refresh_bindings()
         if self.record:
             self.query_one("#section-table", DataTable).focus()
+
+    def action_record_page(self, direction: int) -> None:
+        """Page the record when it has more columns than the screen has lines."""
+        scroll = self.query_one("#record-scroll", VerticalScroll)
+        if direction > 0:
+            scroll.scroll_page_down(animate=False)
+        else:
+            scroll.scroll_page_up(animate=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The record's page keys only while a record is shown (in the footer then, where `t`
+        was: the table already has the focus)."""
+        # False hides a binding (None would show it dimmed)
+        if action == "record_page":
+            return self.record
+        if action == "focus_table":  # the table has the focus in a record: room for ^d
+            return not self.record
+        return True
 
     def action_focus_table(self) -> None:
         """Focus the table: ↑↓ rows, ←→ scroll the columns right of the first."""

@@ -59,8 +59,10 @@ def _finite(xs: tuple, ys: tuple) -> tuple[list, list]:
 def draw(plt, data: PlotData) -> None:
     """Issue the plotext calls for `data` on the plot object `plt`."""
     plt.title(data.title)
-    plt.xlabel(data.xlabel)
-    plt.ylabel(data.ylabel)
+    # plotext prints both axis names on one line under the plot (y's on the left), so each
+    # says which axis it names
+    plt.xlabel(f"x: {data.xlabel}" if data.xlabel else "")
+    plt.ylabel(f"y: {data.ylabel}" if data.ylabel else "")
     bars = [s for s in data.series if s.kind == "bar"]
     if bars:
         labels = [str(x) for x in bars[0].x]
