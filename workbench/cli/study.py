@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from workbench.cli.options import db_option, engine_options, make_engine, open_store
+from workbench.cli.options import (
+    db_option,
+    engine_options,
+    fail_on_errors,
+    make_engine,
+    open_store,
+)
 from workbench.cli.progress import ProgressReporter
 
 
@@ -130,6 +136,7 @@ def study_command(dataset_name: str, models: str, targets: str, baselines: str,
     state = "stopped" if outcome.stopped else "finished"
     click.echo(f"study {outcome.study} {state}: {outcome.generated} new generation(s); "
                f"report with `paw report --study {outcome.study} --n-boot 1000`")
+    fail_on_errors(outcome.job_counts.get("error", 0), "job(s)")
 
 
 @click.command("power")
