@@ -8,7 +8,12 @@ How one generation is made depends on the kind of server (`workbench.models.endp
   continued chain), every sampler field pinned (`LLAMA_SERVER_PINNED`), `n_probs` top-N
   log-probs at every generated position and `return_tokens`: the output ids and the
   distribution at the answer token come from that reply, as in-process. Only an answer read
-  at an appended cue needs a second request (prompt + output + cue ids, one token).
+  at an appended cue needs a second request (prompt + output + cue ids, one token). The
+  generation request is sent with `cache_prompt: false`: a slot that reuses what an
+  earlier request left in its cache (positions filled while decoding, or a fully cached
+  prompt whose last token it then evaluates alone) gives other logits, so a warm server's
+  text could differ from a fresh one's (measured, docs/runner.md); the cue request reuses
+  only this request's own cache, as the in-process runner does.
 - `llama_cpp.server` and other OpenAI-compatible servers: `POST /v1/completions` with the
   prompt text (they take no token ids) and `logprobs`; the output ids are the text
   re-tokenized here; the top-N log-probs of the reply are used where its tokens are the
@@ -70,6 +75,10 @@ MUST_BE_EMPTY = {"stop": "--reverse-prompt", "grammar": "--grammar",
                  "speculative.types": "--spec-type/--model-draft"}
 """Server defaults a request cannot clear (an empty `stop` falls back to the server's), so
 a server with any of them set is refused; values `[]`, `""` and `none` count as empty."""
+
+APPLIED_UNCHECKED = {"logit_bias", "n_cmpl", "n_indent", "t_max_predict_ms", "n_cache_reuse",
+                     "reasoning_budget_tokens", "cache_prompt", "stream"}
+"""Pinned fields a reply's `generation_settings` spells differently or leaves out."""
 
 NOT_SAMPLING = {"n_predict", "max_tokens", "n_probs", "chat_format", "reasoning_format",
                 "reasoning_in_content", "generation_prompt", "timings_per_token", "lora",
@@ -230,6 +239,35 @@ class ServerPoolBackend:
                             "of different builds must not share keys, so use one build")
         if info.kind == KIND_LLAMA_SERVER:
             check_neutral(info)
+            self._check_applied(info.url)
+
+    def _check_applied(self, url: str) -> None:
+        """Refuse a llama-server whose applied settings differ from what PAW pinned.
+
+        `/props` does not show every default (`--reverse-prompt`, `--grammar`); the reply's
+        `generation_settings` does, so one token is generated and they are compared.
+
+        Raises:
+            UserError: names the setting, the server's value and PAW's.
+        """
+        try:
+            reply = self.http.post(url + "/completion", {
+                **LLAMA_SERVER_PINNED, "prompt": [0], "n_predict": 1, "temperature": 0.0,
+                "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0})
+        except ServerError as exc:
+            raise UserError(f"--servers: {url} did not run a one-token check: {exc}") from None
+        applied = reply.get("generation_settings") or {}
+        for name, flag in MUST_BE_EMPTY.items():
+            if applied.get(name) not in ([], "", None, "none"):
+                raise UserError(f"{url}: the server applies {name} = {applied[name]!r} to "
+                                f"every request; restart it without {flag}")
+        for name, wanted in LLAMA_SERVER_PINNED.items():
+            got = applied.get(name, wanted)
+            same = abs(got - wanted) < 1e-6 if isinstance(wanted, float) and \
+                isinstance(got, (int, float)) else got == wanted or name in APPLIED_UNCHECKED
+            if not same:
+                raise UserError(f"{url}: the server applied {name} = {got!r} where PAW "
+                                f"sent {wanted!r}; its results would not be reproducible")
 
     def _concurrency(self, info: ServerInfo) -> int:
         return self.settings.concurrency or max(1, info.slots)
@@ -312,7 +350,8 @@ class ServerPoolBackend:
         sampler = tok.prepared.request.sampler
         reply = self.http.post(url + "/completion", {
             **LLAMA_SERVER_PINNED, "prompt": list(tok.context_ids), "n_predict": plan.max_new,
-            "n_probs": self.top_n, "return_tokens": True, "temperature": sampler.temperature,
+            "n_probs": self.top_n, "return_tokens": True, "cache_prompt": False,
+            "temperature": sampler.temperature,
             "top_k": sampler.top_k, "top_p": sampler.top_p, "min_p": sampler.min_p,
             "repeat_penalty": sampler.repeat_penalty, "seed": sampler.seed,
         })
