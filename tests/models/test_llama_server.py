@@ -136,11 +136,17 @@ def test_server_sampler_defaults_are_pinned_or_refused(binary, pair, tmp_path) -
 
 def test_a_request_longer_than_a_slot_is_refused_before_sending(binary, tmp_path) -> None:
     db, model = _demo_db()
-    with start_pool(model.path, 1, engine="llama-server", threads=1, ctx=128,
+    item = demo_requests(db, 1)[1].item
+    long = GenerationRequest(item=item, mode="direct", template="direct@1",
+                             question=item.question + " The patient is stable." * 150,
+                             sampler=Sampler(max_tokens=3))
+    with start_pool(model.path, 1, engine="llama-server", threads=1, ctx=512,
                     binary=binary, log_dir=tmp_path) as small:
         backend = ServerPoolBackend(model, small.urls)
-        with pytest.raises(UserError, match="item 'demo-001'.*context of 128"):
-            Runner(db, model, backend=backend).run(demo_requests(db, 1))
+        assert backend.n_ctx == 512
+        with pytest.raises(UserError, match=f"item '{item.source_id}'.*context of 512"):
+            Runner(db, model, backend=backend).run([long])
+    assert db.execute("SELECT COUNT(*) FROM generations").fetchone()[0] == 0
 
 
 def test_an_alias_api_key_and_no_silent_fallback(binary, tmp_path) -> None:
@@ -185,7 +191,7 @@ def test_a_hung_server_is_taken_over_and_readmitted(binary, tmp_path) -> None:
     db, model = _demo_db()
     with start_pool(model.path, 2, engine="llama-server", threads=1, binary=binary,
                     log_dir=tmp_path) as pool:
-        backend = ServerPoolBackend(model, PoolSettings(tuple(pool.urls), timeout_s=4))
+        backend = ServerPoolBackend(model, PoolSettings(tuple(pool.urls), timeout_s=12))
         hung = pool.processes[1]
 
         def freeze_then_thaw(event, events) -> None:
@@ -195,7 +201,7 @@ def test_a_hung_server_is_taken_over_and_readmitted(binary, tmp_path) -> None:
                 os.kill(hung.pid, signal.SIGCONT)
 
         events = Events(freeze_then_thaw)
-        summary = Runner(db, model, backend=backend).run(demo_requests(db, 8, 48),
+        summary = Runner(db, model, backend=backend).run(demo_requests(db, 8, 24),
                                                           on_event=events)
     assert summary.generated == 16 and summary.errors == 0
     keys = [r[0] for r in db.execute("SELECT key FROM generations")]
