@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from store import open_db  # noqa: E402
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit  # noqa: E402
-from workbench.datasets.demo import import_demo  # noqa: E402
-from workbench.models import default_model  # noqa: E402
-from workbench.models.pool import start_pool  # noqa: E402
-from workbench.models.server import PoolSettings, ServerPoolBackend  # noqa: E402
+from store import open_db
+from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.datasets.demo import import_demo
+from workbench.models import default_model
+from workbench.models.pool import start_pool
+from workbench.models.server import PoolSettings, ServerPoolBackend
 
 OPERATORS = "F1_truncate_50,M2_sex,shuffle"
 

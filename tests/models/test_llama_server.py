@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
-import time
 
 import pytest
 
@@ -129,9 +127,9 @@ def test_server_sampler_defaults_are_pinned_or_refused(binary, pair, tmp_path) -
     again = {g.key: g.output for g in get_generations(db2, skewed.keys).values()}
     assert texts == again  # same build, same keys, same greedy texts
     with start_pool(model.path, 1, engine="llama-server", threads=1, binary=binary,
-                    log_dir=tmp_path / "r", extra_args=("--reverse-prompt", "Answer")) as stop:
-        with pytest.raises(UserError, match="stop"):
-            ServerPoolBackend(model, stop.urls)
+                    log_dir=tmp_path / "r", extra_args=("--reverse-prompt", "Answer")) as stop, \
+            pytest.raises(UserError, match="stop = \\['Answer'\\].*--reverse-prompt"):
+        ServerPoolBackend(model, stop.urls)
 
 
 def test_a_request_longer_than_a_slot_is_refused_before_sending(binary, tmp_path) -> None:

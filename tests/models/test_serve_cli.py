@@ -33,7 +33,8 @@ def _paw(*args: str, db: Path, timeout: float = 600) -> subprocess.CompletedProc
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("PAW_SERVERS", None)
     return subprocess.run([sys.executable, "-m", "workbench", *args, "--db", str(db)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+                          capture_output=True, text=True, timeout=timeout, env=env,
+                          check=False)
 
 
 def _dataset(tmp_path: Path) -> Path:

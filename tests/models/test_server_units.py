@@ -7,14 +7,15 @@ from click.testing import CliRunner
 
 from store.errors import UserError
 from workbench.models.endpoint import ServerInfo
-from workbench.models.server import LLAMA_SERVER_PINNED, check_neutral, pool_tag
+from workbench.models.server import pool_tag
+from workbench.models.server_settings import LLAMA_SERVER_PINNED, check_neutral
 
 SHA = "ab12cd34ef56" + "0" * 52
 
 
 def _info(**fields) -> ServerInfo:
-    base = dict(url="http://h:1", kind="llama-server", build="b1-abc", model_file=None,
-                model_ids=())
+    base = {"url": "http://h:1", "kind": "llama-server", "build": "b1-abc",
+            "model_file": None, "model_ids": ()}
     return ServerInfo(**{**base, **fields})
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from store.errors import UserError
+
 ENGINES = ("llama-server", "python")
 """`paw serve --engine`: llama.cpp's C++ server, or llama-cpp-python's."""
 

@@ -15,9 +15,10 @@ How one generation is made depends on the kind of server (`workbench.models.endp
   text could differ from a fresh one's (measured, docs/runner.md); the cue request reuses
   only this request's own cache, as the in-process runner does.
 - `llama_cpp.server` and other OpenAI-compatible servers: `POST /v1/completions` with the
-  prompt text (they take no token ids) and `logprobs`; the output ids are the text
-  re-tokenized here; the top-N log-probs of the reply are used where its tokens are the
-  re-tokenized ones, else (and for an appended cue) one more request reads the position.
+  prompt text (they take no token ids) and `logprobs`; the output ids are read back from
+  the reply's token texts (each a piece of exactly one vocabulary id), else the text is
+  re-tokenized here; the reply's top-N log-probs are used where its tokens are those ids,
+  else (and for an appended cue) one more request reads the position.
 
 The distribution is then built exactly as in-process (`execute.finish_generation`) from
 the top-N log-probs: a label candidate outside the top N counts as probability 0.
@@ -47,48 +48,15 @@ from workbench.models.endpoint import (
     ServerInfo,
     probe,
 )
+from workbench.models.server_settings import (
+    APPLIED_UNCHECKED,
+    LLAMA_SERVER_PINNED,
+    MUST_BE_EMPTY,
+    check_neutral,
+)
 
 TOP_N = 20
 """Log-probs asked for per position (a label candidate outside them counts 0)."""
-
-REPEAT_LAST_N = 64
-"""Tokens the repeat penalty looks back over: llama-cpp-python's `last_n_tokens_size`."""
-
-LLAMA_SERVER_PINNED: dict[str, Any] = {
-    "dynatemp_range": 0.0, "dynatemp_exponent": 1.0, "typical_p": 1.0, "top_n_sigma": -1.0,
-    "xtc_probability": 0.0, "xtc_threshold": 0.1, "repeat_last_n": REPEAT_LAST_N,
-    "presence_penalty": 0.0, "frequency_penalty": 0.0, "dry_multiplier": 0.0,
-    "dry_base": 1.75, "dry_allowed_length": 2, "dry_penalty_last_n": 64, "mirostat": 0,
-    "mirostat_tau": 5.0, "mirostat_eta": 0.1, "adaptive_target": -1.0,
-    "adaptive_decay": 0.9, "min_keep": 1, "ignore_eos": False, "logit_bias": [],
-    "samplers": ["penalties", "top_k", "typ_p", "top_p", "min_p", "temperature"],
-    "n_keep": 0, "n_cmpl": 1, "n_indent": 0, "t_max_predict_ms": -1,
-    "backend_sampling": False, "post_sampling_probs": False, "n_cache_reuse": 0,
-    "reasoning_budget_tokens": -1, "stream": False, "cache_prompt": True,
-}
-"""Every llama-server sampler field PAW does not set from its `Sampler`, pinned to what
-in-process decoding does (llama-cpp-python's chain: penalties, top-k, typical, top-p, min-p,
-temperature, seeded draw; min_keep 1), so a server's own defaults (`--dry-multiplier`,
-`--xtc-probability`, `--samplers`, …) never leak in."""
-
-MUST_BE_EMPTY = {"stop": "--reverse-prompt", "grammar": "--grammar",
-                 "speculative.types": "--spec-type/--model-draft"}
-"""Server defaults a request cannot clear (an empty `stop` falls back to the server's), so
-a server with any of them set is refused; values `[]`, `""` and `none` count as empty."""
-
-APPLIED_UNCHECKED = {"logit_bias", "n_cmpl", "n_indent", "t_max_predict_ms", "n_cache_reuse",
-                     "reasoning_budget_tokens", "cache_prompt", "stream"}
-"""Pinned fields a reply's `generation_settings` spells differently or leaves out."""
-
-NOT_SAMPLING = {"n_predict", "max_tokens", "n_probs", "chat_format", "reasoning_format",
-                "reasoning_in_content", "generation_prompt", "timings_per_token", "lora",
-                "grammar_lazy", "grammar_triggers", "preserved_tokens", "n_discard",
-                "seed", "temperature", "top_k", "top_p", "min_p", "repeat_penalty",
-                "dry_sequence_breakers", "stream", "logit_bias", "thinking_forced_open",
-                "reasoning_control"}
-"""Default settings that PAW sets per request from its `Sampler`, or that do not change
-which token is drawn; any other field the server lists must be pinned or empty."""
-
 
 @dataclass(frozen=True)
 class PoolSettings:
@@ -134,24 +102,6 @@ def servers_from_env() -> list[str]:
     import os
 
     return parse_urls(os.environ.get("PAW_SERVERS"))
-
-
-def check_neutral(info: ServerInfo) -> None:
-    """Refuse a llama-server whose defaults a request cannot override or PAW does not know.
-
-    Raises:
-        UserError: names the setting and its value.
-    """
-    for name, value in info.defaults.items():
-        if name in MUST_BE_EMPTY:
-            if value not in ([], "", None, "none"):
-                raise UserError(f"{info.url}: the server's default {name} = {value!r} applies "
-                                f"to every request; restart it without "
-                                f"{MUST_BE_EMPTY[name]}")
-        elif name not in LLAMA_SERVER_PINNED and name not in NOT_SAMPLING:
-            raise UserError(f"{info.url}: the server's default setting {name} = {value!r} is "
-                            f"one PAW does not know and cannot pin, so its results would not "
-                            f"be reproducible (build {info.build})")
 
 
 def pool_tag(info: ServerInfo, concurrency: int) -> str:
@@ -213,6 +163,7 @@ class ServerPoolBackend:
         self._model = self.vocab._model
         self.add_bos = bool(self._model.add_bos_token())
         self._pieces: dict[int, bytes] = {}
+        self._by_text: dict[str, int] | None = None
         eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
         self._eog = set(eog)
         self._no_eog_list = [[t, False] for t in eog]
@@ -406,7 +357,9 @@ class ServerPoolBackend:
             tops = list(logprobs.get("top_logprobs") or [])
         except (KeyError, IndexError, TypeError):
             raise EndpointDown(f"{url}: malformed completion reply") from None
-        ids = tuple(self.tokenize(output, special=False)) if output else ()
+        ids = self._ids_of(texts, output)
+        if ids is None:  # the reply's tokens do not spell the output: re-tokenize the text
+            ids = tuple(self.tokenize(output, special=False)) if output else ()
         pieces = [self.piece(t).decode("utf-8", "replace") for t in ids]
         if pieces == texts[:len(pieces)] and len(tops) >= len(ids):
             steps = [self._text_top(top or {}, plan.watch_ids) for top in tops]
@@ -415,6 +368,19 @@ class ServerPoolBackend:
         else:
             steps = []
         return Decoded(ids, "stop" if finish == "stop" else "length", tuple(steps))
+
+    def _ids_of(self, texts: Sequence[str], output: str) -> tuple[int, ...] | None:
+        """The generated ids, from the reply's token texts (one id per distinct piece text;
+        None when a text is not a piece, is ambiguous, or they do not spell the output)."""
+        if "".join(texts) != output:
+            return None
+        if self._by_text is None:
+            counts: dict[str, list[int]] = {}
+            for t in range(self.vocab.n_vocab()):
+                counts.setdefault(self.piece(t).decode("utf-8", "replace"), []).append(t)
+            self._by_text = {text: ids[0] for text, ids in counts.items() if len(ids) == 1}
+        ids = [self._by_text.get(text) for text in texts]
+        return None if None in ids else tuple(ids)  # type: ignore[arg-type]
 
     def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int]
                   ) -> Watched:
