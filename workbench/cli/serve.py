@@ -81,9 +81,15 @@ def serve_command(model_name: str, engine: str, count: int, parallel: int, host:
             click.echo(f"PAW_SERVERS={','.join(pool.urls)}")
             click.echo("serving; Ctrl-C stops the servers", err=True)
             try:
-                while pool.alive():
+                reported: set[int] = set()
+                while any(p.poll() is None for p in pool.processes):
+                    for k, process in enumerate(pool.processes):
+                        if process.poll() is not None and k not in reported:
+                            reported.add(k)  # the others go on serving
+                            click.echo(f"paw: server {pool.urls[k]} exited (code "
+                                       f"{process.returncode}; log {pool.logs[k]})", err=True)
                     time.sleep(1.0)
-                click.echo("paw: a server exited; stopping the pool", err=True)
+                click.echo("paw: every server exited", err=True)
             except KeyboardInterrupt:
                 click.echo("paw: stopping the servers", err=True)
     finally:

@@ -97,7 +97,7 @@ class Dispatcher:
         now = time.monotonic()
         self.eps: dict[str, _Endpoint] = {}
         for url in backend.settings.urls:
-            up = url in backend.infos
+            up = url in backend.infos and url not in backend.down  # down in an earlier stage
             self.eps[url] = _Endpoint(url, backend.concurrency.get(url, 1), up,
                                       down_since=None if up else now)
 
@@ -269,6 +269,7 @@ class Dispatcher:
                     ep.groups.appendleft(_Group(item, deque([tok])))
             if ep.up:
                 ep.up = False
+                self.backend.down.add(ep.url)
                 ep.down_since = time.monotonic()
                 ep.probes = 0
                 ep.next_probe = time.monotonic() + BACKOFF_S[0]
@@ -318,6 +319,7 @@ class Dispatcher:
             ep.width = 1 if serial else backend.settings.concurrency or max(1, info.slots)
             backend.concurrency[ep.url] = ep.width
             ep.up, ep.down_since = True, None
+            backend.down.discard(ep.url)
             self._note(f"endpoint {ep.url} is back; it takes work again")
             self._start_workers(ep)
             self.cond.notify_all()

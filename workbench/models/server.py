@@ -156,7 +156,7 @@ class ServerPoolBackend:
         self.key_tag = pool_tag(first, widest)
         ctxs = [i.slot_ctx for i in self.infos.values() if i.slot_ctx]
         self.n_ctx = min(ctxs) if ctxs else (settings.ctx or 4096)
-        self.down_at_start = down
+        self.down = set(down)  # endpoints not answering now (kept across stages)
         self.pins: dict[Any, str] = {}  # item id -> endpoint, kept across stages
         self.peak: dict[str, int] = {}  # endpoint -> most requests it had in flight at once
         self.vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
