@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -86,10 +85,9 @@ def test_paw_serve_stops_its_servers_on_sigterm(tmp_path) -> None:
                               str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=env)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while not is_up(url) and time.monotonic() < deadline and serve.poll() is None:
-        time.sleep(0.5)
-    assert is_up(url), serve.stderr.read() if serve.poll() is not None else "not up"
+    printed = [serve.stdout.readline() for _ in range(2)]  # its URL line, then PAW_SERVERS=
+    assert printed[1].strip() == f"PAW_SERVERS={url}", printed
+    assert is_up(url)
     with urllib.request.urlopen(url + "/v1/models", timeout=5) as reply:
         assert reply.status == 200
     serve.send_signal(signal.SIGTERM)
