@@ -100,7 +100,7 @@ def build_llama_server(jobs: int | None = None, log: Path | None = None) -> tupl
                          *CMAKE_FLAGS])
         _step(out, log, ["cmake", "--build", str(build), "--target", "llama-server",
                          "-j", str(jobs or os.cpu_count() or 1)])
-        binary = next(build.rglob("llama-server"))
+        binary = build / "bin" / "llama-server"
         shutil.copy2(binary, dest / "llama-server")
     return dest / "llama-server", time.perf_counter() - started
 
