@@ -57,3 +57,14 @@ def test_a_bad_server_header_is_one_clear_line(tmp_path) -> None:
     assert result.exit_code != 0
     assert "--server-header: 'nocolon' is not 'Name: value'" in str(result.exception or "") + \
         result.output
+
+
+def test_a_pool_url_that_is_not_a_url_is_one_clear_line() -> None:
+    from store import open_db
+    from workbench.models import default_model
+    from workbench.models.server import ServerPoolBackend
+
+    model = default_model(open_db(memory=True))
+    for bad in ("notaurl", "ftp://h:1", "http://"):
+        with pytest.raises(UserError, match="is not a server URL"):
+            ServerPoolBackend(model, [bad])

@@ -74,7 +74,7 @@ class Http:
                 status, body = reply.status, reply.read()
         except urllib.error.HTTPError as exc:
             status, body = exc.code, exc.read()
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, ValueError) as exc:
             raise EndpointDown(f"{url}: {getattr(exc, 'reason', exc)}") from None
         try:
             return status, json.loads(body.decode("utf-8")) if body else None

@@ -131,6 +131,13 @@ class ServerPoolBackend:
             settings = PoolSettings(tuple(parse_urls(settings)))
         if not settings.urls:
             raise UserError("--servers: the pool needs at least one URL")
+        from urllib.parse import urlsplit
+
+        for url in settings.urls:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise UserError(f"--servers: {url!r} is not a server URL "
+                                "(expected http://HOST:PORT)")
         self.settings = settings
         self.http = settings.http()
         self.model = model
