@@ -28,9 +28,10 @@ from workbench.models.server import PoolSettings, ServerPoolBackend
 
 pytestmark = pytest.mark.model
 
-BOUND = 0.02
+BOUND = 0.01
 """Stated bound on |p_llama-server − p_in-process| where both wrote the same text, serial
-slots, same llama.cpp source (docs/runner.md gives the measured figure)."""
+slots, same llama.cpp source: measured largest 4e-4 over 10 demo items × (CoT, direct)
+(`bench/pool_agreement.py`, docs/runner.md)."""
 
 
 def _demo_db():

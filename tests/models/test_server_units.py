@@ -68,3 +68,19 @@ def test_a_pool_url_that_is_not_a_url_is_one_clear_line() -> None:
     for bad in ("notaurl", "ftp://h:1", "http://"):
         with pytest.raises(UserError, match="is not a server URL"):
             ServerPoolBackend(model, [bad])
+
+
+def test_paw_serve_s_llama_server_command_line() -> None:
+    from workbench.models.llama_server import server_command
+
+    command = server_command("llama-server", "m.gguf", host="127.0.0.1", port=8081,
+                             threads=2, ctx=4096, parallel=4, gpu_layers=0,
+                             extra_buffers=False, api_key="k")
+    flags = dict(zip(command[1::2], command[2::2]))
+    assert flags["-c"] == "16384" and flags["-np"] == "4"  # per-slot context = -c / -np
+    assert flags["-fa"] == "off" and flags["-b"] == flags["-ub"] == "512"  # as in-process
+    assert "--no-repack" in command  # CPUs that report AMX (extra buffers off)
+    assert command[-2:] == ["--api-key", "k"]
+    assert "--no-repack" not in server_command(
+        "llama-server", "m.gguf", host="h", port=1, threads=1, ctx=512, parallel=1,
+        gpu_layers=0, extra_buffers=True)
