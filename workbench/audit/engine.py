@@ -74,18 +74,23 @@ class AuditEngine:
             by default the runner loads llama.cpp lazily, only if something is generated.
         batch_size: sequences per llama.cpp batch (default: the runner's; 1: one at a
             time); batching needs the runner's bit-exactness self-check to pass.
-        servers: base URLs of a llama.cpp server pool (default: `PAW_SERVERS`); a model
-            the pool serves decodes there, any other in-process.
+        servers: a server pool (`PoolSettings`, or its base URLs; default: `PAW_SERVERS`);
+            every model decodes there, and a model the pool does not serve is a
+            `UserError` (never a silent in-process run).
     """
 
     def __init__(self, db: sqlite_utils.Database, *, threads: int | None = None,
                  gpu_layers: int = 0, ctx: int | None = None,
                  backend_factory: BackendFactory | None = None,
-                 batch_size: int | None = None, servers: list[str] | None = None) -> None:
-        from workbench.models.server import servers_from_env
+                 batch_size: int | None = None, servers: Any = None) -> None:
+        from workbench.models.server import PoolSettings, servers_from_env
 
         self.db = db
-        self.servers = servers if servers is not None else servers_from_env()
+        if servers is None:
+            servers = servers_from_env()
+        if servers and not isinstance(servers, PoolSettings):
+            servers = PoolSettings(tuple(servers), ctx=ctx)
+        self.servers = servers or None
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.ctx = ctx
@@ -99,10 +104,9 @@ class AuditEngine:
         if runner is None:
             backend = self.backend_factory(model) if self.backend_factory else None
             if backend is None and self.servers:
-                from workbench.models.server import ServerPoolBackend, pool_serves
+                from workbench.models.server import ServerPoolBackend
 
-                if pool_serves(self.servers, model):
-                    backend = ServerPoolBackend(model, self.servers, ctx=self.ctx or 4096)
+                backend = ServerPoolBackend(model, self.servers)
             runner = Runner(self.db, model, threads=self.threads, gpu_layers=self.gpu_layers,
                             ctx=self.ctx, backend=backend, batch_size=self.batch_size)
             self._runners[model.id] = runner

@@ -9,6 +9,7 @@ import click
 from workbench.cli.options import (
     db_option,
     engine_options,
+    fail_on_errors,
     make_engine,
     open_store,
     prepare_output,
@@ -87,6 +88,7 @@ def audit_command(models: str, dataset_name: str, templates: str, limit: int | N
                    servers=servers)
     click.echo(f"audit {outcome.audit}: {outcome.generated} new generation(s); "
                f"report with `paw report --audit {outcome.audit}`")
+    fail_on_errors(outcome.job_counts.get("error", 0), "job(s)")
 
 
 def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int | None,

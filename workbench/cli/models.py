@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from workbench.cli.options import db_option, engine_options, open_store, real, whole
+from workbench.cli.options import (
+    db_option,
+    engine_options,
+    fail_on_errors,
+    open_store,
+    pool_settings,
+    real,
+    whole,
+)
 from workbench.cli.progress import ProgressReporter
 
 MODE_ROLES = {"cot": "baseline", "direct": "direct"}
@@ -145,14 +153,11 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
         raise UserError(f"dataset {dataset_name!r} has no items")
     threads = threads or default_threads()  # decided once, so the session records it
     backend = None
-    if servers:
-        from workbench.models.server import ServerPoolBackend, parse_urls, pool_serves
+    pool = pool_settings(servers, ctx)
+    if pool is not None:
+        from workbench.models.server import ServerPoolBackend
 
-        urls = parse_urls(servers)
-        if not pool_serves(urls, model):
-            raise UserError(f"--servers: the pool does not serve {model.name!r} "
-                            f"({model.path}); start it with `paw serve --model {model.name}`")
-        backend = ServerPoolBackend(model, urls, ctx=ctx or 4096)
+        backend = ServerPoolBackend(model, pool)
     runner = Runner(db, model, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
                     batch_size=batch_size, backend=backend)
     plan = plan_run(db, runner, dataset_id(db, dataset_name), items, mode=mode,
@@ -165,6 +170,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     with ProgressReporter() as progress:
         summary = plan.execute(settings, progress)
     _print_summary(summary)
+    fail_on_errors(summary.status_counts.get("error", 0))
 
 
 def _print_summary(summary: Any) -> None:

@@ -154,16 +154,52 @@ threads_option: Callable[[Any], Any] = click.option(
 """`--threads N` of every command that runs a model in-process."""
 
 
+SERVER_META_KEY = "paw.server_options"
+"""Where the pool options (`--server-concurrency`, `--server-timeout`, `--api-key`,
+`--server-header`) leave their values in `ctx.meta`, so commands need no parameter each."""
+
+
+def _keep_server_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    ctx.meta.setdefault(SERVER_META_KEY, {})[param.name] = value
+    return value
+
+
+def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The pool options besides `--servers`, read back by `make_engine`."""
+    for decorator in (
+        click.option("--server-header", "server_headers", multiple=True, expose_value=False,
+                     callback=_keep_server_option, metavar="'NAME: VALUE'",
+                     help="An HTTP header sent to every server (repeatable)."),
+        click.option("--api-key", "api_key", envvar="PAW_SERVER_API_KEY", expose_value=False,
+                     callback=_keep_server_option,
+                     help="The servers' API key (sent as 'Authorization: Bearer KEY'; "
+                          "default: $PAW_SERVER_API_KEY)."),
+        click.option("--server-timeout", "server_timeout", type=real(1),
+                     default=600.0, show_default=True, expose_value=False,
+                     callback=_keep_server_option,
+                     help="Seconds one server request may take, and the whole pool may be "
+                          "down, before it counts as failed."),
+        click.option("--server-concurrency", "server_concurrency", expose_value=False,
+                     type=whole(1), callback=_keep_server_option,
+                     help="Requests in flight per server (default: its slot count from "
+                          "/props; 1 is serial and reproducible)."),
+    ):
+        command = decorator(command)
+    return command
+
+
 def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """`--threads`, `--gpu-layers`, `--ctx`, `--batch` and `--servers`: how every generating
-    command runs its models (one definition, so the help reads the same everywhere). The
-    command receives `threads`, `gpu_layers`, `ctx`, `batch_size` and `servers`; pass them
-    to `make_engine`."""
+    """`--threads`, `--gpu-layers`, `--ctx`, `--batch`, `--servers` and the pool options: how
+    every generating command runs its models (one definition, so the help reads the same
+    everywhere). The command receives `threads`, `gpu_layers`, `ctx`, `batch_size` and
+    `servers`; pass them to `make_engine` (which reads the pool options itself)."""
+    command = server_options(command)
     command = click.option(
         "--servers", envvar="PAW_SERVERS",
-        help="Decode on a pool of llama.cpp servers: comma-separated base URLs (see `paw "
-             "serve`; default: $PAW_SERVERS); a model the pool does not serve runs "
-             "in-process.")(command)
+        help="Decode on a pool of llama.cpp servers (llama-server, llama_cpp.server or any "
+             "OpenAI-compatible server with log-probs): comma-separated base URLs (see "
+             "`paw serve`; default: $PAW_SERVERS). A model the pool does not serve is an "
+             "error, never a silent in-process run.")(command)
     command = click.option(
         "--batch", "batch_size", type=whole(1),
         help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). Used only "
@@ -177,12 +213,49 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return threads_option(command)
 
 
+def pool_settings(servers: str | None, ctx: int | None) -> Any:
+    """The `PoolSettings` of `--servers` (else PAW_SERVERS) and the pool options; None when
+    no pool is named.
+
+    Raises:
+        UserError: a `--server-header` is not 'Name: value'.
+    """
+    from store.errors import UserError
+    from workbench.models.server import PoolSettings, parse_urls, servers_from_env
+
+    urls = parse_urls(servers) if servers else servers_from_env()
+    if not urls:
+        return None
+    context = click.get_current_context(silent=True)
+    given = dict(context.meta.get(SERVER_META_KEY, {})) if context is not None else {}
+    headers = []
+    for header in given.get("server_headers") or ():
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            raise UserError(f"--server-header: {header!r} is not 'Name: value'")
+        headers.append((name.strip(), value.strip()))
+    return PoolSettings(tuple(urls), api_key=given.get("api_key"), headers=tuple(headers),
+                        concurrency=given.get("server_concurrency"),
+                        timeout_s=float(given.get("server_timeout") or 600.0), ctx=ctx)
+
+
 def make_engine(db: Any, *, threads: int | None, gpu_layers: int, ctx: int | None,
                 batch_size: int | None, servers: str | None) -> Any:
     """The runners of a generating command, from its `engine_options`."""
     from workbench.audit import AuditEngine
-    from workbench.models.server import parse_urls, servers_from_env
 
-    urls = parse_urls(servers) if servers else servers_from_env()
     return AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
-                       batch_size=batch_size, servers=urls)
+                       batch_size=batch_size, servers=pool_settings(servers, ctx))
+
+
+def fail_on_errors(errors: int, what: str = "generation(s)") -> None:
+    """End a generating command with exit 1 when it left `errors` failed rows or jobs.
+
+    Raises:
+        UserError: says how many, and that the same command retries them.
+    """
+    from store.errors import UserError
+
+    if errors:
+        raise UserError(f"{errors} {what} ended in error (status 'error', see `paw runs`); "
+                        "run the same command again to retry them")

@@ -264,6 +264,7 @@ class ProgressReporter:
             BatchingChecked,
             GenerationFinished,
             ModelLoaded,
+            PoolNotice,
             RunFinished,
             RunStarted,
         )
@@ -295,8 +296,9 @@ class ProgressReporter:
             if event.to_generate and self.live:
                 self._update_block("generations", 0, event.to_generate, unit="gen")
             self._plain_every = max(1, event.to_generate // 20)
-        elif isinstance(event, BatchingChecked):  # once per loaded model
-            self.say(event.message)
+        elif isinstance(event, (BatchingChecked, PoolNotice)):  # once per load / change
+            self.say(event.message if isinstance(event, BatchingChecked)
+                     else f"paw: {event.message}")
         elif isinstance(event, ModelLoaded):
             threads = f", {event.threads} threads" if event.threads else ""
             self.say(f"model {event.name} loaded in {event.seconds:.1f} s{threads}")

@@ -7,6 +7,7 @@ import click
 from workbench.cli.options import (
     db_option,
     engine_options,
+    fail_on_errors,
     make_engine,
     open_store,
     whole,
@@ -112,6 +113,7 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     click.echo(f"robustness {outcome.audit}: {outcome.generated} new generation(s), "
                f"{outcome.judgements} new verdict(s), {outcome.embedded} new embedding(s); "
                f"report with `paw report --robustness {outcome.audit}`")
+    fail_on_errors(outcome.job_counts.get("error", 0), "job(s)")
 
 
 commands = [robustness_command]

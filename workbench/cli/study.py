@@ -7,6 +7,7 @@ import click
 from workbench.cli.options import (
     db_option,
     engine_options,
+    fail_on_errors,
     make_engine,
     open_store,
     real,
@@ -205,6 +206,7 @@ def study_command(dataset_name: str, models: str, targets: str | None,
             click.echo("")
     click.echo(f"study {outcome.study} {state}: {outcome.generated} new generation(s); "
                f"report with `paw report --study {outcome.study} --n-boot 1000`")
+    fail_on_errors(outcome.job_counts.get("error", 0), "job(s)")
 
 
 @click.command("power")

@@ -113,5 +113,13 @@ class RunFinished:
     summary: RunSummary
 
 
-RunnerEvent = RunStarted | ModelLoaded | BatchingChecked | GenerationFinished | RunFinished
+@dataclass(frozen=True)
+class PoolNotice:
+    """A server pool's endpoint was dropped, came back or cannot join (one line to show)."""
+
+    message: str
+
+
+RunnerEvent = (RunStarted | ModelLoaded | BatchingChecked | GenerationFinished | RunFinished
+               | PoolNotice)
 """Anything `Runner.run` passes to `on_event`."""

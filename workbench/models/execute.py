@@ -12,6 +12,7 @@ The answer position (where the option distribution is read):
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -95,12 +96,18 @@ def label_token_index(pieces: list[bytes], output: str, start: int | None) -> in
 
 
 def _distribution(tok: Tokenized, watched: Watched, watch_ids: list[int],
-                  pieces_of: dict[int, str], position: str) -> tuple[dict, dict]:
+                  pieces_of: dict[int, str], position: str) -> tuple[dict | None, dict]:
     by_id = dict(zip(watch_ids, watched.logits))
     probs, combined = option_distribution(tok.candidates, by_id)
+    if all(v == -math.inf for v in combined.values()):
+        probs = None  # no candidate reported (a server's top-N held none of them)
+
+    def finite(value: float) -> float | None:  # -inf: not reported by a server's top N
+        return None if value == -math.inf else value
+
     details = {
-        "labels": combined,
-        "candidates": {label: {pieces_of[t]: by_id[t] for t in ids}
+        "labels": {label: finite(v) for label, v in combined.items()},
+        "candidates": {label: {pieces_of[t]: finite(by_id[t]) for t in ids}
                        for label, ids in tok.candidates.items()},
         "vocab_logsumexp": watched.logsumexp,
         "position": position,

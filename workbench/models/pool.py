@@ -1,9 +1,11 @@
-"""A local pool of llama.cpp servers: N `llama_cpp.server` processes on this machine.
+"""A local pool of llama.cpp servers: N `llama-server` or `llama_cpp.server` processes here.
 
 Used by `paw serve` and by the tests. Each process serves one model on its own port of the
-loopback address (or `--host`), one request at a time; `ServerPoolBackend` spreads an
-audit's items over them. For a pool across machines, run `paw serve --host 0.0.0.0` (or
-`python -m llama_cpp.server`) on each machine and give the auditor's PAW the list of URLs.
+loopback address (or `--host`): llama.cpp's C++ `llama-server` with `parallel` slots of
+`ctx` tokens each (`engine="llama-server"`), or llama-cpp-python's `llama_cpp.server`, one
+request at a time (`engine="python"`); `ServerPoolBackend` spreads an audit's items over
+them. For a pool across machines, run `paw serve --host 0.0.0.0` (or the server itself) on
+each machine and give the auditor's PAW the list of URLs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from store.errors import UserError
-from workbench.models.server import is_up
+
+ENGINES = ("llama-server", "python")
+"""`paw serve --engine`: llama.cpp's C++ server, or llama-cpp-python's."""
 
 SERVER_PACKAGES = ("fastapi", "uvicorn", "sse_starlette", "starlette_context",
                    "pydantic_settings")
@@ -72,43 +76,90 @@ class LocalPool:
                 process.wait()
 
 
-def start_pool(model_path: str, count: int = 2, *, host: str = "127.0.0.1",
-               port: int | None = None, threads: int = 1, ctx: int = 4096,
-               gpu_layers: int = 0, log_dir: str | Path | None = None,
-               timeout_s: float = 300.0) -> LocalPool:
+def is_up(base_url: str, timeout: float = 2.0) -> bool:
+    """Whether the server answers `GET /health` (llama-server) or `GET /v1/models` with 200."""
+    import urllib.error
+    import urllib.request
+
+    for path in ("/health", "/v1/models"):
+        try:
+            with urllib.request.urlopen(base_url + path, timeout=timeout) as reply:
+                if reply.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError, ValueError):
+            continue
+    return False
+
+
+def start_pool(model_path: str, count: int = 2, *, engine: str = "python",
+               host: str = "127.0.0.1", port: int | None = None, threads: int = 1,
+               ctx: int = 4096, parallel: int = 1, gpu_layers: int = 0,
+               log_dir: str | Path | None = None, timeout_s: float = 300.0,
+               binary: str | None = None, api_key: str | None = None,
+               extra_args: tuple[str, ...] = ()) -> LocalPool:
     """Start `count` servers of one model and wait until each answers.
 
     Args:
         model_path: the GGUF file.
         count: servers to start.
+        engine: "llama-server" (llama.cpp's C++ server) or "python" (llama_cpp.server).
         host: address to listen on (127.0.0.1: this machine only).
         port: the first port (the others follow); default: free ports.
         threads: CPU threads per server (on one machine, servers × threads ≤ cores).
-        ctx: context size of each server (the pool backend's `ctx` must match).
-        gpu_layers: layers offloaded to a GPU (`--n_gpu_layers`).
+        ctx: context of one request (one slot) in tokens.
+        parallel: llama-server slots per server (`-np`; its `-c` is ctx × parallel).
+        gpu_layers: layers offloaded to a GPU.
         log_dir: where each server's output goes (default: a temporary folder).
         timeout_s: how long to wait for the servers to load.
+        binary: the llama-server executable (default: `find_llama_server()`).
+        api_key: llama-server `--api-key`.
+        extra_args: more arguments for each server (e.g. sampler defaults, in tests).
 
     Raises:
-        UserError: the server extra is missing, or a server exited or did not answer.
+        UserError: the server is not installed, or a server exited or did not answer.
     """
     import tempfile
 
-    check_server_installed()
+    from workbench.models.backend import use_extra_buffers
+
+    if engine not in ENGINES:
+        raise UserError(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    if engine == "python":
+        check_server_installed()
+    else:
+        from workbench.models.llama_server import find_llama_server
+
+        binary = binary or find_llama_server()
+        if binary is None:
+            raise UserError("no llama-server binary: build one with `paw serve "
+                            "--build-llama-server`, or set PAW_LLAMA_SERVER=PATH "
+                            "(docs/runner.md, \"Getting llama-server\")")
     folder = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="paw-serve-"))
     folder.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+           "PYTHONPATH": os.pathsep.join(
+               [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
     pool = LocalPool(urls=[])
     try:
         for k in range(count):
             chosen = port + k if port is not None else free_port(host)
             log = folder / f"server-{chosen}.log"
-            command = [sys.executable, "-m", "workbench.models.serve_worker",
-                       "--model", str(model_path), "--host", host, "--port", str(chosen),
-                       "--n_ctx", str(ctx), "--n_threads", str(threads),
-                       "--n_threads_batch", str(threads), "--n_gpu_layers", str(gpu_layers),
-                       "--logits_all", "true", "--verbose", "false"]
+            if engine == "python":
+                command = [sys.executable, "-m", "workbench.models.serve_worker",
+                           "--model", str(model_path), "--host", host, "--port", str(chosen),
+                           "--n_ctx", str(ctx), "--n_threads", str(threads),
+                           "--n_threads_batch", str(threads), "--n_gpu_layers",
+                           str(gpu_layers), "--logits_all", "true", "--verbose", "false"]
+                if api_key:
+                    command += ["--api_key", api_key]
+            else:
+                from workbench.models.llama_server import server_command
+
+                command = server_command(binary, str(model_path), host=host, port=chosen,
+                                         threads=threads, ctx=ctx, parallel=parallel,
+                                         gpu_layers=gpu_layers,
+                                         extra_buffers=use_extra_buffers(), api_key=api_key)
+            command += list(extra_args)
             with open(log, "wb") as handle:
                 pool.processes.append(subprocess.Popen(command, stdout=handle,
                                                        stderr=subprocess.STDOUT, env=env))
@@ -123,7 +174,7 @@ def start_pool(model_path: str, count: int = 2, *, host: str = "127.0.0.1",
                     tail = pool.logs[k].read_text(errors="replace").strip().splitlines()[-1:]
                     raise UserError(f"server {pool.urls[k]} exited: "
                                     f"{tail[0] if tail else 'no output'} (log {pool.logs[k]})")
-                if is_up(pool.urls[k]):
+                if is_up(pool.urls[k]) or (api_key and _answers(pool.urls[k])):
                     waiting.remove(k)
             if waiting and time.monotonic() > deadline:
                 raise UserError(f"servers {[pool.urls[k] for k in waiting]} did not answer "
@@ -134,3 +185,17 @@ def start_pool(model_path: str, count: int = 2, *, host: str = "127.0.0.1",
         pool.close()
         raise
     return pool
+
+
+def _answers(base_url: str) -> bool:
+    """Whether a server with an API key is up: it answers 401 rather than not at all."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(base_url + "/v1/models", timeout=2.0):
+            return True
+    except urllib.error.HTTPError as exc:
+        return exc.code in (401, 403)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False

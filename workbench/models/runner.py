@@ -246,7 +246,7 @@ class Runner:
             if run_pool is not None:  # a server pool: requests spread over its endpoints
                 stopped = run_pool(work, self.model.id,
                                    lambda tok: plan_decode(self.backend, tok), record,
-                                   should_stop)
+                                   should_stop, emit=emit)
             elif batched:
                 stopped = self._run_batched(work, record, should_stop)
             else:

@@ -1,60 +1,92 @@
-"""Scale-out: the runner's plan sent to a pool of OpenAI-compatible llama.cpp servers.
+"""Scale-out: the runner's plan decoded by a pool of llama.cpp servers (or OpenAI-compatible ones).
 
-A pool is a list of base URLs of `python -m llama_cpp.server` processes (started by
-`paw serve` here, or on other machines). The auditor's machine keeps the SQLite file,
-plans, keys, parses and stores; the servers only decode. Per request:
+The auditor's machine keeps the SQLite file, plans, keys, tokenizes (the model's own
+vocabulary, loaded here vocabulary-only), parses and stores; the servers only decode.
+How one generation is made depends on the kind of server (`workbench.models.endpoint`):
 
-1. `POST /v1/completions` with the prompt text (chat prompt + any continued chain) and
-   every sampler setting spelled out (the server's own defaults differ from PAW's);
-2. the output is parsed here, and its token ids are the output text re-tokenized with the
-   model's own vocabulary (loaded here vocabulary-only; the API returns text, not ids);
-3. the option distribution is read with one more request at the answer position — the
-   prompt + the output up to the label token ("output"), the prompt itself for a direct
-   answer ("prompt"), or + the cue ("appended") — `max_tokens=1`, `logprobs=TOP_N`, end of
-   generation biased away so the server always returns that position's top-N log-probs
-   (computed from the raw logits). A label candidate outside the top N counts as 0.
+- `llama-server`: ONE request, `POST /completion` with the exact token ids (prompt and any
+  continued chain), every sampler field pinned (`LLAMA_SERVER_PINNED`), `n_probs` top-N
+  log-probs at every generated position and `return_tokens`: the output ids and the
+  distribution at the answer token come from that reply, as in-process. Only an answer read
+  at an appended cue needs a second request (prompt + output + cue ids, one token). The
+  generation request is sent with `cache_prompt: false`: a slot that reuses what an
+  earlier request left in its cache (positions filled while decoding, or a fully cached
+  prompt whose last token it then evaluates alone) gives other logits, so a warm server's
+  text could differ from a fresh one's (measured, docs/runner.md); the cue request reuses
+  only this request's own cache, as the in-process runner does.
+- `llama_cpp.server` and other OpenAI-compatible servers: `POST /v1/completions` with the
+  prompt text (they take no token ids) and `logprobs`; the output ids are read back from
+  the reply's token texts (each a piece of exactly one vocabulary id), else the text is
+  re-tokenized here; the reply's top-N log-probs are used where its tokens are those ids,
+  else (and for an appended cue) one more request reads the position.
 
-Scheduling: every request of an item goes to one endpoint (its prefix cache then holds the
-item's prompt); items are spread over endpoints by load; each endpoint gets one request at
-a time (llama_cpp.server serves one at a time). An endpoint that fails (refused, HTTP
-error, time-out) is dropped for the rest of the run and its items move to the others; the
-failed request is retried there. Results are stored by the calling thread only, once per
-key. If every endpoint is down, what is left is stored as status 'error' (retried on the
-next run, like any backend failure).
+The distribution is then built exactly as in-process (`execute.finish_generation`) from
+the top-N log-probs: a label candidate outside the top N counts as probability 0.
 
-Keys: a server generation is keyed with `backend: llama_cpp.server` added, so it never
-shares a key with an in-process one — its token ids and distributions are not bit-identical
-to in-process decoding (docs/runner.md, "Server pool", gives the measured bound).
+Keys: a server generation's key adds `key_tag` = kind, build and slot mode (e.g.
+`llama-server b1-0c1e570 serial`), so generations of different builds, kinds of server
+or concurrency modes never share a key with each other or with in-process ones.
 """
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
+import dataclasses
 import time
-import urllib.error
-import urllib.request
-from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from store.errors import UserError
 from store.generations import NewGeneration
 from store.records import ModelRecord
-from workbench.models.answers import option_distribution, parse_answer
-
-KEY_TAG = "llama_cpp.server"
-"""Added to the generation key of every server generation."""
+from workbench.models.decoded import Decoded, Watched
+from workbench.models.endpoint import (
+    KIND_LLAMA_SERVER,
+    EndpointDown,
+    Http,
+    ServerError,
+    ServerInfo,
+    probe,
+)
+from workbench.models.server_settings import (
+    APPLIED_UNCHECKED,
+    LLAMA_SERVER_PINNED,
+    MUST_BE_EMPTY,
+    check_neutral,
+)
 
 TOP_N = 20
-"""Log-probs asked for at the answer position (a label candidate outside them counts 0)."""
+"""Log-probs asked for per position (a label candidate outside them counts 0)."""
 
-TIMEOUT_S = 600.0
-"""One request's time-out; longer means the endpoint is treated as failed."""
+@dataclass(frozen=True)
+class PoolSettings:
+    """How to reach and use a pool (the `--servers` family of options).
 
+    Attributes:
+        urls: the endpoints' base URLs.
+        api_key: sent as `Authorization: Bearer KEY` (llama-server `--api-key`).
+        headers: extra (name, value) headers for every request.
+        concurrency: requests in flight per endpoint (None: the server's slot count).
+        timeout_s: one request's time-out; longer counts as the endpoint hanging.
+        ctx: context per request where the server does not say (llama_cpp.server, other
+            OpenAI-compatible servers); llama-server's slot context is read from `/props`.
+        top_n: log-probs per position.
+    """
 
-class ServerError(RuntimeError):
-    """An endpoint did not answer (refused, HTTP error, time-out, malformed reply)."""
+    urls: tuple[str, ...]
+    api_key: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    concurrency: int | None = None
+    timeout_s: float = 600.0
+    ctx: int | None = None
+    top_n: int = TOP_N
+
+    def http(self) -> Http:
+        """The HTTP client with this pool's headers and time-out."""
+        headers = dict(self.headers)
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return Http(headers, self.timeout_s)
 
 
 def parse_urls(text: str | Sequence[str] | None) -> list[str]:
@@ -65,33 +97,6 @@ def parse_urls(text: str | Sequence[str] | None) -> list[str]:
     return [p.strip().rstrip("/") for p in parts if p.strip()]
 
 
-def post_json(url: str, payload: dict[str, Any], timeout: float = TIMEOUT_S) -> dict[str, Any]:
-    """POST `payload` as JSON and return the JSON reply.
-
-    Raises:
-        ServerError: anything but a 200 with a JSON body.
-    """
-    request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"),
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as reply:
-            return json.loads(reply.read().decode("utf-8"))
-    except urllib.error.HTTPError as exc:
-        body = exc.read().decode("utf-8", "replace")[:300]
-        raise ServerError(f"{url}: HTTP {exc.code}: {body}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise ServerError(f"{url}: {exc}") from None
-
-
-def is_up(base_url: str, timeout: float = 2.0) -> bool:
-    """Whether `GET /v1/models` answers 200."""
-    try:
-        with urllib.request.urlopen(base_url + "/v1/models", timeout=timeout) as reply:
-            return reply.status == 200
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
-
-
 def servers_from_env() -> list[str]:
     """The pool named by the `PAW_SERVERS` environment variable (comma-separated URLs)."""
     import os
@@ -99,71 +104,136 @@ def servers_from_env() -> list[str]:
     return parse_urls(os.environ.get("PAW_SERVERS"))
 
 
-def served_model(base_url: str) -> str | None:
-    """The file name of the model an endpoint serves (from `GET /v1/models`), if it answers."""
-    import os
-
-    try:
-        with urllib.request.urlopen(base_url + "/v1/models", timeout=5.0) as reply:
-            data = json.loads(reply.read().decode("utf-8"))
-        return os.path.basename(str(data["data"][0]["id"]))
-    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError):
-        return None
-
-
-def pool_serves(urls: Sequence[str], model: ModelRecord) -> bool:
-    """Whether every endpoint that answers serves `model`'s file (by file name).
-
-    Raises:
-        UserError: no endpoint answers at all.
-    """
-    import os
-
-    from store.errors import UserError
-
-    names = {url: served_model(url) for url in urls}
-    answering = {url: name for url, name in names.items() if name is not None}
-    if not answering:
-        raise UserError(f"no server of the pool answers ({', '.join(urls)}); start them "
-                        "with `paw serve` or check PAW_SERVERS")
-    return all(name == os.path.basename(model.path) for name in answering.values())
+def pool_tag(info: ServerInfo, concurrency: int) -> str:
+    """What a pool generation's key adds: kind, build and whether slots were shared."""
+    mode = "serial" if concurrency <= 1 else "shared"
+    return f"{info.kind} {info.build} {mode}"
 
 
 class ServerPoolBackend:
-    """The runner's backend for a pool of llama_cpp.server endpoints.
-
-    Tokenizing is done here with the model's vocabulary (the same GGUF file, loaded
-    vocabulary-only, which the registry has already hashed); decoding on the servers.
+    """The runner's backend for a pool of servers of one model.
 
     Args:
         model: the registered model (its file must be here too, for the vocabulary).
-        urls: the endpoints' base URLs.
-        ctx: the servers' context size (`paw serve --ctx`, default 4096).
-        top_n: log-probs asked for at the answer position.
+        settings: the pool (a `PoolSettings`, or just the list of URLs).
+
+    Raises:
+        UserError: no endpoint answers, the endpoints differ in kind or build, one serves
+            another model, or a llama-server has a default PAW cannot pin.
     """
 
-    key_tag = KEY_TAG
+    def __init__(self, model: ModelRecord, settings: PoolSettings | Sequence[str]) -> None:
+        import os
 
-    def __init__(self, model: ModelRecord, urls: Sequence[str], *, ctx: int = 4096,
-                 top_n: int = TOP_N) -> None:
         from llama_cpp import Llama
 
-        if not urls:
-            raise ValueError("a server pool needs at least one URL")
-        self.urls = list(urls)
-        self.n_ctx = ctx
-        self.top_n = top_n
+        if not isinstance(settings, PoolSettings):
+            settings = PoolSettings(tuple(parse_urls(settings)))
+        if not settings.urls:
+            raise UserError("--servers: the pool needs at least one URL")
+        from urllib.parse import urlsplit
+
+        for url in settings.urls:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise UserError(f"--servers: {url!r} is not a server URL "
+                                "(expected http://HOST:PORT)")
+        self.settings = settings
+        self.http = settings.http()
+        self.model = model
         self.threads = None
+        self.top_n = settings.top_n
+        self.infos: dict[str, ServerInfo] = {}
+        down: list[str] = []
+        for url in settings.urls:
+            try:
+                self.infos[url] = probe(url, self.http)
+            except EndpointDown:
+                down.append(url)
+        if not self.infos:
+            raise UserError(f"--servers: no server of the pool answers ({', '.join(down)}); "
+                            "start them with `paw serve`, or check the URLs")
+        file_name = os.path.basename(model.path)
+        for info in self.infos.values():
+            self.admissible(info, file_name)
+        first = next(iter(self.infos.values()))
+        self.kind, self.build = first.kind, first.build
+        self.concurrency = {url: self._concurrency(info) for url, info in self.infos.items()}
+        widest = max(self.concurrency.values())
+        self.key_tag = pool_tag(first, widest)
+        ctxs = [i.slot_ctx for i in self.infos.values() if i.slot_ctx]
+        self.n_ctx = min(ctxs) if ctxs else (settings.ctx or 4096)
+        self.down = set(down)  # endpoints not answering now (kept across stages)
+        self.pins: dict[Any, str] = {}  # item id -> endpoint, kept across stages
+        self.peak: dict[str, int] = {}  # endpoint -> most requests it had in flight at once
         self.vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
-        self.add_bos = bool(self.vocab._model.add_bos_token())
+        self._model = self.vocab._model
+        self.add_bos = bool(self._model.add_bos_token())
         self._pieces: dict[int, bytes] = {}
+        self._by_text: dict[str, int] | None = None
         eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
-        self._no_eog = {str(t): -1e9 for t in eog}
+        self._eog = set(eog)
+        self._no_eog_list = [[t, False] for t in eog]
+        self._no_eog_map = {str(t): -100.0 for t in eog}
+
+    def admissible(self, info: ServerInfo, file_name: str | None = None) -> None:
+        """Raise unless `info` may join this pool (same kind, build and model; pinnable).
+
+        Raises:
+            UserError: says what differs.
+        """
+        import os
+
+        file_name = file_name or os.path.basename(self.model.path)
+        if not info.serves(file_name, self.model.name, self.model.sha256):
+            raise UserError(
+                f"--servers: {info.url} serves {info.served}, not model {self.model.name!r} "
+                f"({file_name}); serve that file, or start the server with an alias equal "
+                f"to the model's name or its sha256 ({self.model.sha256[:12]}…)")
+        first = next(iter(self.infos.values()))
+        if (info.kind, info.build) != (first.kind, first.build):
+            raise UserError(f"--servers: the pool mixes builds: {first.url} is {first.kind} "
+                            f"{first.build}, {info.url} is {info.kind} {info.build}; results "
+                            "of different builds must not share keys, so use one build")
+        if info.kind == KIND_LLAMA_SERVER:
+            check_neutral(info)
+            self._check_applied(info.url)
+
+    def _check_applied(self, url: str) -> None:
+        """Refuse a llama-server whose applied settings differ from what PAW pinned.
+
+        `/props` does not show every default (`--reverse-prompt`, `--grammar`); the reply's
+        `generation_settings` does, so one token is generated and they are compared.
+
+        Raises:
+            UserError: names the setting, the server's value and PAW's.
+        """
+        try:
+            reply = self.http.post(url + "/completion", {
+                **LLAMA_SERVER_PINNED, "prompt": [0], "n_predict": 1, "temperature": 0.0,
+                "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0})
+        except ServerError as exc:
+            raise UserError(f"--servers: {url} did not run a one-token check: {exc}") from None
+        applied = reply.get("generation_settings") or {}
+        for name, flag in MUST_BE_EMPTY.items():
+            if applied.get(name) not in ([], "", None, "none"):
+                raise UserError(f"{url}: the server applies {name} = {applied[name]!r} to "
+                                f"every request; restart it without {flag}")
+        for name, wanted in LLAMA_SERVER_PINNED.items():
+            got = applied.get(name, wanted)
+            same = abs(got - wanted) < 1e-6 if isinstance(wanted, float) and \
+                isinstance(got, (int, float)) else got == wanted or name in APPLIED_UNCHECKED
+            if not same:
+                raise UserError(f"{url}: the server applied {name} = {got!r} where PAW "
+                                f"sent {wanted!r}; its results would not be reproducible")
+
+    def _concurrency(self, info: ServerInfo) -> int:
+        return self.settings.concurrency or max(1, info.slots)
 
     def _is_eog(self, token: int) -> bool:
         import llama_cpp
 
-        return bool(llama_cpp.llama_vocab_is_eog(self.vocab._model.vocab, token))
+        return bool(llama_cpp.llama_vocab_is_eog(self._model.vocab, token))
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         """Token ids of `text`, no BOS."""
@@ -173,7 +243,7 @@ class ServerPoolBackend:
         """The bytes of one token."""
         piece = self._pieces.get(token_id)
         if piece is None:
-            piece = self.vocab._model.detokenize([token_id], special=False)
+            piece = self._model.detokenize([token_id], special=False)
             self._pieces[token_id] = piece
         return piece
 
@@ -181,201 +251,167 @@ class ServerPoolBackend:
         """Free the vocabulary."""
         self.vocab.close()
 
+    def run_pool(self, work: Sequence[Any], model_id: int, plan_of: Callable[[Any], Any],
+                 record: Callable[[Any, NewGeneration], None],
+                 should_stop: Callable[[], bool] | None = None,
+                 emit: Callable[[Any], None] | None = None) -> bool:
+        """Run `work` across the endpoints (`workbench.models.dispatch`); True when stopped."""
+        from workbench.models.dispatch import Dispatcher
+
+        return Dispatcher(self, model_id, plan_of, record, emit).run(work, should_stop)
+
     # ------------------------------------------------------------ one request
 
-    def _prompt_text(self, tok: Any) -> str:
-        rendered = tok.prepared.rendered
-        text = rendered.text + (rendered.prefix or "")
-        bos = self.vocab._model.token_get_text(self.vocab.token_bos()) if self.add_bos else ""
-        # The server prepends BOS itself when the model asks for one; the chat template's
-        # own BOS text would make it two.
-        return text[len(bos):] if bos and text.startswith(bos) else text
-
-    def _top(self, url: str, context: str) -> dict[str, float]:
-        reply = post_json(url + "/v1/completions", {
-            "prompt": context, "max_tokens": 1, "temperature": 0.0, "top_k": 0, "top_p": 1.0,
-            "min_p": 0.0, "repeat_penalty": 1.0, "logprobs": self.top_n,
-            "logit_bias": self._no_eog,
-        })
-        try:
-            return dict(reply["choices"][0]["logprobs"]["top_logprobs"][0])
-        except (KeyError, IndexError, TypeError):
-            raise ServerError(f"{url}: no log-probs in the reply") from None
-
-    def serve(self, url: str, tok: Any, model_id: int, max_new: int) -> NewGeneration:
-        """Generate one request on the endpoint `url` and build its row.
+    def serve(self, url: str, tok: Any, model_id: int, plan: Any) -> NewGeneration:
+        """Generate one request on endpoint `url` and build its row.
 
         Raises:
-            ServerError: the endpoint failed (the caller retries elsewhere).
+            EndpointDown: the endpoint failed (the dispatcher retries elsewhere).
+            RequestRefused: the endpoint refused this request (4xx).
         """
-        from workbench.models.execute import base_row, label_token_index
+        from workbench.models.execute import finish_generation
 
         started = time.perf_counter()
-        request, rendered = tok.prepared.request, tok.prepared.rendered
-        sampler = request.sampler
-        prompt = self._prompt_text(tok)
-        reply = post_json(url + "/v1/completions", {
-            "prompt": prompt, "max_tokens": max_new, "temperature": sampler.temperature,
+        failures: list[ServerError] = []
+
+        def next_logits(ids: Sequence[int], watch: Sequence[int]) -> Watched:
+            try:
+                return self._position(url, tok, ids, watch)
+            except ServerError as exc:
+                failures.append(exc)
+                raise
+
+        if self.kind == KIND_LLAMA_SERVER:
+            decoded = self._generate_ids(url, tok, plan)
+        else:
+            decoded = self._generate_text(url, tok, plan)
+        if tok.prepared.request.mode == "direct" and not decoded.steps:
+            decoded = dataclasses.replace(
+                decoded, steps=(next_logits(tok.context_ids, plan.watch_ids),))
+        row = finish_generation(self, tok, model_id, plan, decoded, next_logits, started)
+        if failures:
+            raise failures[-1]
+        if row.option_logits is None:
+            return row
+        details = dict(row.option_logits)
+        details.update(endpoint=url, source=self.kind, build=self.build, top_n=self.top_n,
+                       slots="serial" if self.concurrency.get(url, 1) <= 1 else "shared",
+                       missing=sorted(label for label, value in
+                                      (details.get("labels") or {}).items() if value is None))
+        return dataclasses.replace(row, option_logits=details)
+
+    def _watched(self, top: dict[int, float], watch: Sequence[int]) -> Watched:
+        """Watched 'logits' from top-N log-probs (log p = logit − logsumexp: same softmax)."""
+        return Watched(tuple(top.get(t, float("-inf")) for t in watch), 0.0)
+
+    def _generate_ids(self, url: str, tok: Any, plan: Any) -> Decoded:
+        sampler = tok.prepared.request.sampler
+        reply = self.http.post(url + "/completion", {
+            **LLAMA_SERVER_PINNED, "prompt": list(tok.context_ids), "n_predict": plan.max_new,
+            "n_probs": self.top_n, "return_tokens": True, "cache_prompt": False,
+            "temperature": sampler.temperature,
+            "top_k": sampler.top_k, "top_p": sampler.top_p, "min_p": sampler.min_p,
+            "repeat_penalty": sampler.repeat_penalty, "seed": sampler.seed,
+        })
+        try:
+            ids = [int(t) for t in reply["tokens"]]
+            probs = reply.get("completion_probabilities") or []
+            steps = [self._watched({int(p["id"]): float(p["logprob"])
+                                    for p in step["top_logprobs"]}, plan.watch_ids)
+                     for step in probs]
+        except (KeyError, TypeError, ValueError):
+            raise EndpointDown(f"{url}: malformed /completion reply") from None
+        finish = "stop" if reply.get("stop_type") == "eos" else "length"
+        if ids and ids[-1] in self._eog:
+            ids = ids[:-1]
+        return Decoded(tuple(ids), finish, tuple(steps))
+
+    def _prompt_text(self, tok: Any, extra: Sequence[int] = ()) -> str:
+        rendered = tok.prepared.rendered
+        text = rendered.text + (rendered.prefix or "")
+        bos = self._model.token_get_text(self.vocab.token_bos()) if self.add_bos else ""
+        # The server prepends BOS itself when the model asks for one; the chat template's
+        # own BOS text would make it two.
+        if bos and text.startswith(bos):
+            text = text[len(bos):]
+        return text + b"".join(self.piece(t) for t in extra).decode("utf-8", "replace")
+
+    def _openai_payload(self, tok: Any, prompt: str, max_tokens: int) -> dict[str, Any]:
+        sampler = tok.prepared.request.sampler
+        info = self.infos[next(iter(self.infos))]
+        return {
+            "model": info.model_ids[0] if info.model_ids else None, "prompt": prompt,
+            "max_tokens": max_tokens, "temperature": sampler.temperature,
             "top_p": sampler.top_p, "top_k": sampler.top_k, "min_p": sampler.min_p,
             "repeat_penalty": sampler.repeat_penalty, "seed": sampler.seed,
-            "presence_penalty": 0.0, "frequency_penalty": 0.0,
-        })
+            "presence_penalty": 0.0, "frequency_penalty": 0.0, "mirostat_mode": 0,
+            "logprobs": self.top_n, "stream": False,
+        }
+
+    def _text_top(self, top: dict[str, float], watch: Sequence[int]) -> Watched:
+        by_text = {self.piece(t).decode("utf-8", "replace"): t for t in watch}
+        return self._watched({by_text[text]: float(v) for text, v in top.items()
+                              if text in by_text}, watch)
+
+    def _generate_text(self, url: str, tok: Any, plan: Any) -> Decoded:
+        reply = self.http.post(url + "/v1/completions",
+                               self._openai_payload(tok, self._prompt_text(tok), plan.max_new))
         try:
             choice = reply["choices"][0]
             output, finish = choice["text"] or "", choice.get("finish_reason") or "length"
+            logprobs = choice.get("logprobs") or {}
+            texts = list(logprobs.get("tokens") or [])
+            tops = list(logprobs.get("top_logprobs") or [])
         except (KeyError, IndexError, TypeError):
-            raise ServerError(f"{url}: malformed completion reply") from None
-        ids = tuple(self.tokenize(output, special=False)) if output else ()
-        pieces = [self.piece(t) for t in ids]
-        parsed = parse_answer(output, rendered.labels, leading=request.mode == "direct")
-        index = None if request.mode == "direct" else \
-            label_token_index(pieces, output, parsed.start)
-        if request.mode == "direct":
-            context, position = prompt, "prompt"
-        elif index is not None:
-            context = prompt + b"".join(pieces[:index]).decode("utf-8", "replace")
-            position = "output"
+            raise EndpointDown(f"{url}: malformed completion reply") from None
+        ids = self._ids_of(texts, output)
+        if ids is None:  # the reply's tokens do not spell the output: re-tokenize the text
+            ids = tuple(self.tokenize(output, special=False)) if output else ()
+        pieces = [self.piece(t).decode("utf-8", "replace") for t in ids]
+        if pieces == texts[:len(pieces)] and len(tops) >= len(ids):
+            steps = [self._text_top(top or {}, plan.watch_ids) for top in tops]
+        elif tops and tok.prepared.request.mode == "direct":
+            steps = [self._text_top(tops[0] or {}, plan.watch_ids)]  # the prompt's end
         else:
-            before = (rendered.prefix or "") + output
-            separator = "" if not before or before[-1].isspace() else "\n"
-            context, position = prompt + output + separator + rendered.cue, "appended"
-        top = self._top(url, context)
-        probs, details = self._distribution(tok, top, position)
-        details["endpoint"] = url
-        return NewGeneration(
-            **base_row(tok, model_id), output=output, output_token_ids=ids,
-            answer=parsed.answer, parse_status=parsed.status, option_probs=probs,
-            option_logits=details, tokens_out=len(ids),
-            latency_s=time.perf_counter() - started,
-            finish_reason="stop" if finish == "stop" else "length",
-        )
+            steps = []
+        return Decoded(ids, "stop" if finish == "stop" else "length", tuple(steps))
 
-    def _distribution(self, tok: Any, top: dict[str, float], position: str
-                      ) -> tuple[dict[str, float] | None, dict[str, Any]]:
-        """Label probabilities from top-N log-probs (logprob = logit − logsumexp)."""
-        found: dict[int, float] = {}
-        shown: dict[str, dict[str, float]] = {}
-        for label, ids in tok.candidates.items():
-            shown[label] = {}
-            for t in ids:
-                text = self.piece(t).decode("utf-8", "replace")
-                if text in top:
-                    found[t] = float(top[text])
-                    shown[label][text] = float(top[text])
-        present = {label: tuple(t for t in ids if t in found)
-                   for label, ids in tok.candidates.items()}
-        present = {label: ids for label, ids in present.items() if ids}
-        details: dict[str, Any] = {"candidates": shown, "vocab_logsumexp": 0.0,
-                                   "position": position, "source": KEY_TAG,
-                                   "top_n": self.top_n,
-                                   "missing": sorted(set(tok.candidates) - set(present))}
-        if not present:
-            details["labels"] = {label: None for label in tok.candidates}
-            return None, details
-        probs, combined = option_distribution(present, found)
-        details["labels"] = {label: combined.get(label) for label in tok.candidates}
-        return {label: probs.get(label, 0.0) for label in tok.candidates}, details
+    def _ids_of(self, texts: Sequence[str], output: str) -> tuple[int, ...] | None:
+        """The generated ids, from the reply's token texts (one id per distinct piece text;
+        None when a text is not a piece, is ambiguous, or they do not spell the output)."""
+        if "".join(texts) != output:
+            return None
+        if self._by_text is None:
+            counts: dict[str, list[int]] = {}
+            for t in range(self.vocab.n_vocab()):
+                counts.setdefault(self.piece(t).decode("utf-8", "replace"), []).append(t)
+            self._by_text = {text: ids[0] for text, ids in counts.items() if len(ids) == 1}
+        ids = [self._by_text.get(text) for text in texts]
+        return None if None in ids else tuple(ids)  # type: ignore[arg-type]
 
-    # ------------------------------------------------------------ the pool
-
-    def run_pool(self, work: Sequence[Any], model_id: int, plan_of: Callable[[Any], Any],
-                 record: Callable[[Any, NewGeneration], None],
-                 should_stop: Callable[[], bool] | None = None) -> bool:
-        """Run `work` (in its order) across the endpoints; `record` is called here, once per key.
-
-        Returns:
-            True when stopped early.
-        """
-        from workbench.models.execute import error_row
-
-        lock = threading.Lock()
-        queues: dict[str, deque] = {url: deque() for url in self.urls}
-        pinned: dict[Any, str] = {}
-        load = dict.fromkeys(self.urls, 0)
-        for tok in work:  # every request of an item to one endpoint, items by load
-            item = tok.prepared.request.item.id
-            url = pinned.get(item)
-            if url is None:
-                url = pinned[item] = min(self.urls, key=lambda u: load[u])
-            queues[url].append(tok)
-            load[url] += 1
-        live = set(self.urls)
-        results: queue.Queue = queue.Queue()
-        stop = threading.Event()
-
-        def move_away(dead: str, pending: list, exc: Exception) -> None:
-            """Re-pin a failed endpoint's items (whole items) to the least-loaded live ones."""
-            by_item: dict[Any, list] = {}
-            for tok in pending:
-                by_item.setdefault(tok.prepared.request.item.id, []).append(tok)
-            for item, toks in by_item.items():
-                if not live:
-                    for tok in toks:
-                        results.put((tok, error_row(tok, model_id, ServerError(
-                            f"every endpoint failed (last: {exc})"), time.perf_counter())))
-                    continue
-                url = min(live, key=lambda u: len(queues[u]))
-                pinned[item] = url
-                queues[url].extend(toks)
-
-        running: set[str] = set()
-        threads: list[threading.Thread] = []
-
-        def worker(url: str) -> None:
-            while True:
-                with lock:  # leave and deregister atomically, so no work is stranded
-                    if stop.is_set() or url not in live or not queues[url]:
-                        running.discard(url)
-                        return
-                    tok = queues[url].popleft()
-                try:
-                    row = self.serve(url, tok, model_id, plan_of(tok).max_new)
-                except ServerError as exc:
-                    with lock:
-                        live.discard(url)
-                        pending = [tok, *queues[url]]
-                        queues[url].clear()
-                        move_away(url, pending, exc)
-                        revive = [u for u in live if queues[u] and u not in running]
-                        running.discard(url)
-                    for other in revive:
-                        start(other)
-                    return
-                except Exception as exc:  # noqa: BLE001 - a bug for this request only
-                    row = error_row(tok, model_id, exc, time.perf_counter())
-                results.put((tok, row))
-
-        def start(url: str) -> None:
-            with lock:
-                if url in running:
-                    return
-                running.add(url)
-            thread = threading.Thread(target=worker, args=(url,), daemon=True)
-            threads.append(thread)
-            thread.start()
-
-        for url in self.urls:
-            if queues[url]:
-                start(url)
-        stored: set[str] = set()
-        stopped = False
-        while True:
-            if should_stop is not None and not stopped and should_stop():
-                stopped = True
-                stop.set()
+    def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int]
+                  ) -> Watched:
+        """The top-N log-probs after `ids` (one token drawn, end of generation banned, so the
+        server always reports that position; the reported log-probs are pre-sampling)."""
+        if self.kind == KIND_LLAMA_SERVER:
+            reply = self.http.post(url + "/completion", {
+                **LLAMA_SERVER_PINNED, "prompt": list(ids), "n_predict": 1,
+                "n_probs": self.top_n, "temperature": 0.0, "top_k": 0, "top_p": 1.0,
+                "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0,
+                "logit_bias": self._no_eog_list,
+            })
             try:
-                message = results.get(timeout=0.2)
-            except queue.Empty:
-                with lock:
-                    idle = not running
-                if idle and results.empty():
-                    break
-                continue
-            tok, row = message
-            if row.key in stored:  # never store one key twice
-                continue
-            stored.add(row.key)
-            record(tok, row)
-        for thread in threads:
-            thread.join(timeout=1.0)
-        return stopped
+                step = reply["completion_probabilities"][0]["top_logprobs"]
+                return self._watched({int(p["id"]): float(p["logprob"]) for p in step}, watch)
+            except (KeyError, IndexError, TypeError, ValueError):
+                raise EndpointDown(f"{url}: no log-probs in the /completion reply") from None
+        extra = list(ids[len(tok.context_ids):])
+        payload = self._openai_payload(tok, self._prompt_text(tok, extra), 1)
+        payload.update(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
+                       logit_bias=self._no_eog_map)
+        reply = self.http.post(url + "/v1/completions", payload)
+        try:
+            return self._text_top(dict(reply["choices"][0]["logprobs"]["top_logprobs"][0]),
+                                  watch)
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise EndpointDown(f"{url}: no log-probs in the completion reply") from None
