@@ -51,42 +51,53 @@ def _generations(db) -> dict[str, tuple]:
         "option_logits_json FROM generations")}
 
 
-def test_audit_batched_and_one_at_a_time_store_identical_generations(backend,
-                                                                     monkeypatch) -> None:
-    widths: list[int] = []
+def test_audit_batched_on_two_decoders_and_one_at_a_time_store_identical_generations(
+        backend, monkeypatch) -> None:
+    """Width 4 on one decoder, width 4 on two decoders at once (one thread each, the work
+    split between them), and one at a time: the same rows, bit for bit."""
+    widths: dict[tuple, list[int]] = {}
     original = batch_module.BatchDecoder.run
 
     def counting_run(self, jobs, on_finished, should_stop=None):
+        before = self.stats["step_tokens"]
         try:
             return original(self, jobs, on_finished, should_stop)
         finally:
-            widths.append(self.stats["widest"])
+            widths.setdefault(config, []).append(self.stats["widest"])
+            if self.stats["step_tokens"] > before:
+                busy.setdefault(config, set()).add(id(self))
 
     monkeypatch.setattr(batch_module.BatchDecoder, "run", counting_run)
-    stored, verdicts = {}, []
-    for batch_size in (4, 1):
+    monkeypatch.delenv("PAW_DECODERS", raising=False)
+    stored, verdicts, busy = {}, [], {}
+    for config in ((4, 1), (4, 2), (1, 1)):
+        batch_size, cores = config
         db = open_db(memory=True)
         import_demo(db)
         spec = AuditSpec(dataset="demo", models=("default",), templates=("neutral_cot@1",),
                          operators=resolve_operators(OPERATORS), item_ids=ITEMS,
                          max_tokens=40)
-        engine = AuditEngine(db, backend_factory=lambda model: backend, batch_size=batch_size)
+        engine = AuditEngine(db, backend_factory=lambda model: backend, batch_size=batch_size,
+                             threads=cores)  # 2 cores: two 1-thread decoders
         backend.reset()
         outcome = run_audit(db, spec, engine=engine, judge=False,
                             on_event=lambda e: verdicts.append(getattr(e, "event", e)))
         assert not outcome.stopped and outcome.generated > 10
-        stored[batch_size] = _generations(db)
+        stored[config] = _generations(db)
         if batch_size == 4:
             verdict = model_metadata(db, default_model(db).id)["batch_check"]
             if not verdict["identical"]:
                 pytest.skip(f"batching is off on this machine: {verdict['detail']}")
-    assert max(widths) >= 2, "the batched audit never decoded two sequences at once"
-    assert any(isinstance(e, BatchingChecked) and e.identical for e in verdicts)
-    assert stored[4].keys() == stored[1].keys()
-    assert stored[4] == stored[1]
-    positions = {json.loads(row[-1])["position"] for row in stored[4].values()}
+    assert max(widths[(4, 1)]) >= 2, "the batched audit never decoded two sequences at once"
+    assert len(busy[(4, 2)]) == 2, "both decoders must have decoded part of the work"
+    checked = [e for e in verdicts if isinstance(e, BatchingChecked)]
+    assert any(e.identical and e.decoders == 2 for e in checked)
+    assert stored[(4, 1)].keys() == stored[(1, 1)].keys() == stored[(4, 2)].keys()
+    assert stored[(4, 1)] == stored[(1, 1)]
+    assert stored[(4, 2)] == stored[(1, 1)]
+    positions = {json.loads(row[-1])["position"] for row in stored[(1, 1)].values()}
     assert "prompt" in positions and positions & {"output", "appended"}  # direct and cot
-    assert any(row[2] is not None for row in stored[4].values())  # F-block continuations
+    assert any(row[2] is not None for row in stored[(1, 1)].values())  # F-block continuations
 
 
 def _runner(backend, width: int, db=None) -> Runner:

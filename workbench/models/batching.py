@@ -16,19 +16,45 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+import sqlite_utils
 
 from store.generations import NewGeneration
+from store.records import ModelRecord
 from workbench.models.arrangement import Arrangement, available_memory, decoders_that_fit
 from workbench.models.batch import BatchJob, Slot
 from workbench.models.decoded import Decoded
-from workbench.models.execute import Tokenized, cue_room, error_row, finish_generation, plan_decode
+from workbench.models.execute import (
+    Prepared,
+    Tokenized,
+    cue_room,
+    error_row,
+    finish_generation,
+    plan_decode,
+)
 from workbench.models.parallel import run_decoders
+from workbench.models.request import GenerationRequest
 from workbench.models.selfcheck import BatchVerdict, Probe, check_batching, probe_requests
-from workbench.models.verdicts import fingerprint, record_verdict, stored_verdict
+from workbench.models.verdicts import covers, fingerprint, record_verdict, stored_verdict
 
-if TYPE_CHECKING:
-    from workbench.models.runner import Runner
+
+class Runner(Protocol):
+    """What the batching setup needs of `workbench.models.runner.Runner`."""
+
+    db: sqlite_utils.Database
+    model: ModelRecord
+    gpu_layers: int
+
+    @property
+    def backend(self) -> Any:
+        """The loaded backend."""
+
+    def prepare(self, request: GenerationRequest) -> Prepared:
+        """Render and key a request."""
+
+    def tokenize(self, prepared: Prepared) -> Tokenized:
+        """Token ids of a prepared request."""
 
 
 def swa_prefix_reuse_requested() -> bool:
@@ -38,8 +64,14 @@ def swa_prefix_reuse_requested() -> bool:
 
 
 def _probes(runner: Runner, width: int) -> list[Probe]:
+    backend = runner.backend
+
+    def detokenize(ids) -> str:
+        return b"".join(backend.piece(t) for t in ids).decode("utf-8", errors="replace")
+
     probes = []
-    for request in probe_requests(width):
+    for request in probe_requests(width, lambda text: backend.tokenize(text, special=False),
+                                  detokenize):
         tok = runner.tokenize(runner.prepare(request))
         plan = plan_decode(runner.backend, tok)
         cue = runner.backend.tokenize("\n" + tok.prepared.rendered.cue, special=False)
@@ -76,11 +108,14 @@ def _verdict(runner: Runner, backend: Any, arrangement: Arrangement, reuse: bool
     key = fingerprint(runner.model, threads=arrangement.threads, width=arrangement.width,
                       gpu_layers=runner.gpu_layers, prefix_reuse=reuse,
                       extra_buffers=bool(getattr(backend, "extra_buffers", False)))
+    wanted = arrangement.decoders
     known = backend.__dict__.setdefault("batch_verdicts", {})  # one check per loaded model
-    verdict = known.get(key) or stored_verdict(runner.db, runner.model, key)
+    verdict = known.get(key)
+    if verdict is None or not covers(verdict, wanted):
+        verdict = stored_verdict(runner.db, runner.model, key, wanted)
     if verdict is None:
         verdict = measure_verdict(runner, arrangement, reuse=reuse)
-    if stored_verdict(runner.db, runner.model, key) is None:
+    if stored_verdict(runner.db, runner.model, key, verdict.decoders) is None:
         record_verdict(runner.db, runner.model, key, verdict, gpu_layers=runner.gpu_layers)
     known[key] = verdict
     return verdict
@@ -127,7 +162,7 @@ def run_batched(backend: Any, arrangement: Arrangement, verdict: BatchVerdict,
                              plan.watch_ids, tag=(tok, plan)))
         need = max(need, len(tok.context_ids) + plan.max_new
                    + cue_room(backend, tok.prepared.rendered.cue) + 1)
-    count = min(_decoder_count(backend, arrangement, need), len(jobs))
+    count = min(_decoder_count(backend, arrangement, need), len(jobs), verdict.decoders)
     decoders = backend.batch_decoders(count, arrangement.width, need,
                                       threads=arrangement.threads,
                                       prefix_reuse=verdict.prefix_reuse)

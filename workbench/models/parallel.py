@@ -24,6 +24,7 @@ import queue
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from itertools import pairwise
 from typing import Any, TypeVar
 
 from workbench.models.batch import BatchDecoder, BatchJob, Slot
@@ -72,11 +73,11 @@ def split_shares(costs: Sequence[float], count: int) -> list[range]:
     for index, cost in enumerate(costs):
         running += cost
         # Close a share once it holds its fair part (cut after the job that crosses it).
-        while share < count and running >= total * share / count:
+        while share < count and running >= total * share / count - 1e-9 * total:
             bounds.append(index + 1)
             share += 1
     bounds += [len(costs)] * (count + 1 - len(bounds))
-    return [range(a, b) for a, b in zip(bounds, bounds[1:])]
+    return [range(a, b) for a, b in pairwise(bounds)]
 
 
 class WorkShares:

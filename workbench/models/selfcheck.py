@@ -2,16 +2,17 @@
 
 Run when a model is loaded for batched decoding (unless a verdict for the same model file,
 llama.cpp build, CPU, threads and width is stored: `workbench.models.verdicts`). The probe
-is `n_seq + 1` chain-of-thought continuations of clinical vignettes, rendered with the
-model's own chat template and continued from "Step 1:" (so no probe can end on its first
-token: a bare-text probe made the embedded model emit end-of-generation at once, and the
-first version of this check compared no multi-sequence step at all). Their prompts are
-~200–300 tokens, across llama.cpp's 256-cell padding of the attended KV length, some
-crossing it while decoding; two share the whole prompt (one slot copies the other's
-cache); the last one reuses a freed slot; one is sampled at temperature 0.8 with a seed
-and one carries a repeat penalty. Budgets are staggered (`PROBE_TOKENS` + `PROBE_STAGGER`
-per rank) so the batch narrows one sequence at a time through every width from `n_seq`
-down to 1, then the answer cue is appended on top of each output.
+is `n_seq + 1` chain-of-thought continuations of one clinical vignette, rendered with the
+model's own chat template and continued from the first 2 to ~90 tokens of a written chain
+("Step 1: The chest pressure …"), so no probe can end on its first token: a bare-text probe
+made the embedded model emit end-of-generation at once, and the first version of this check
+compared no multi-sequence step at all. The contexts (~230–320 tokens) straddle llama.cpp's
+256-cell padding of the attended KV length, some crossing it while decoding; each is a
+prefix of the longer ones, so slots copy each other's cache (two continue the same tokens);
+the last one reuses a freed slot; one is sampled at temperature 0.8 with a seed and one
+carries a repeat penalty. Budgets are staggered (`PROBE_TOKENS` + `PROBE_STAGGER` per rank)
+so the batch narrows one sequence at a time through every width from `n_seq` down to 1,
+then the answer cue is appended on top of each output.
 
 Every probe is decoded on every decoder of the arrangement (all at once, one thread each,
 as the run will) and alone — `LlamaCppBackend.generate` and `next_logits`, one sequence per
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ from store.records import Item
 from workbench.models.batch import BatchDecoder, BatchJob
 from workbench.models.request import GenerationRequest, Sampler
 
-PROBE_VERSION = 2
+PROBE_VERSION = 3
 """Part of the stored verdict's fingerprint: a new probe invalidates stored verdicts."""
 
 PROBE_TOKENS = 16
@@ -43,30 +44,29 @@ PROBE_TOKENS = 16
 PROBE_STAGGER = 2
 """Each longer probe decodes this many more tokens, so every width gets its own steps."""
 
-PROBE_PREFIX = "Step 1:"
-"""The chain every probe continues: a forced start, never the end of a generation."""
-
 PROBE_TEMPLATE = "neutral_cot@1"
 
-_SENTENCES = (
+_QUESTION = (
     "A 54-year-old woman presents to the emergency department with two hours of chest "
-    "pressure radiating to the jaw.",
-    "She is sweating and nauseated and rates the pain eight out of ten.",
-    "She has hypertension, type 2 diabetes and a 30 pack-year smoking history.",
-    "Her blood pressure is 150/95 mm Hg, pulse 104/min and oxygen saturation 95% on air.",
-    "An ECG shows 2 mm ST elevation in leads II, III and aVF with reciprocal depression "
-    "in aVL.",
-    "The first troponin is pending and a chest radiograph shows no widened mediastinum.",
-    "She took no medication before arrival and has no known drug allergies.",
-    "Her last meal was four hours ago and she has no history of bleeding.",
-    "The nearest catheterisation laboratory can take her within 60 minutes.",
-)
-_QUESTIONS = ("What is the most appropriate next step?", "Which treatment comes first?",
-              "What should be given now?", "What is the best immediate management?")
+    "pressure radiating to the jaw. She is sweating and nauseated and rates the pain eight "
+    "out of ten. She has hypertension, type 2 diabetes and a 30 pack-year smoking history. "
+    "An ECG shows 2 mm ST elevation in leads II, III and aVF. What is the most appropriate "
+    "next step?")
 _OPTIONS = {"A": "Aspirin and emergent coronary angiography",
             "B": "Intravenous heparin and observation",
             "C": "CT angiography of the chest",
             "D": "Discharge with outpatient stress testing"}
+_CHAIN = (
+    "Step 1: The chest pressure radiates to the jaw and comes with sweating and nausea, "
+    "which points to an acute coronary syndrome.\nStep 2: ST elevation in the inferior "
+    "leads II, III and aVF means an inferior myocardial infarction, most likely from the "
+    "right coronary artery.\nStep 3: Her risk factors (hypertension, diabetes, smoking) "
+    "make this even more likely, and the pain began only two hours ago, well inside the "
+    "window for reperfusion.\nStep 4:")
+CHAIN_SPREAD = 90
+"""The probes continue the first 2 to ~90 tokens of one chain: their contexts (a prompt of
+~230 tokens plus the chain cut) spread across 256 cells, and each is a prefix of the
+longer ones, so the whole probe costs one prompt evaluation (slots copy each other)."""
 
 
 def probe_budgets(n_seq: int) -> list[int]:
@@ -74,27 +74,35 @@ def probe_budgets(n_seq: int) -> list[int]:
     return [PROBE_TOKENS + PROBE_STAGGER * (n_seq - 1 - k) for k in range(n_seq)] + [PROBE_TOKENS]
 
 
-def probe_requests(n_seq: int) -> list[GenerationRequest]:
+def probe_requests(n_seq: int, tokenize: Callable[[str], list[int]],
+                   detokenize: Callable[[Sequence[int]], str]) -> list[GenerationRequest]:
     """The probe as requests (the runner renders them with the model's chat template).
 
-    Probes 0 and 1 share the whole vignette (1 is the seeded sample: a cross-slot copy);
-    the others keep 4 to 9 of its sentences, so prompt lengths spread over ~200–300 tokens.
+    Probe k continues the chain's first tokens, longest first; probes 0 and 1 continue the
+    same ones (1 is the seeded sample: a cross-slot copy), 2 carries a repeat penalty.
+
+    Args:
+        n_seq: the width checked (`n_seq + 1` probes).
+        tokenize: the model's tokenizer (plain text, no special tokens).
+        detokenize: token ids back to text (the request's `prefix`).
     """
-    budgets = probe_budgets(n_seq)
+    chain = tokenize(_CHAIN)
+    longest = min(CHAIN_SPREAD, len(chain))
+    item = Item(source_id="selfcheck", kind="mcq", question=_QUESTION, options=_OPTIONS,
+                gold="A")
     requests = []
-    for k, budget in enumerate(budgets):
-        kept = len(_SENTENCES) if k < 2 else 4 + (k - 2) % (len(_SENTENCES) - 3)
-        question = " ".join(_SENTENCES[:kept]) + " " + _QUESTIONS[k % len(_QUESTIONS)]
+    for k, budget in enumerate(probe_budgets(n_seq)):
+        cut = longest if k < 2 else 2 + (longest - 2) * (n_seq + 1 - k) // (n_seq + 1)
         if k == 1:
             sampler = Sampler(temperature=0.8, seed=7, max_tokens=budget)
         elif k == 2:
             sampler = Sampler(repeat_penalty=1.1, max_tokens=budget)
         else:
             sampler = Sampler(max_tokens=budget)
-        item = Item(source_id=f"selfcheck-{k}", kind="mcq", question=question,
-                    options=_OPTIONS, gold="A")
+        ids = tuple(chain[:cut])
         requests.append(GenerationRequest(item=item, mode="continue", template=PROBE_TEMPLATE,
-                                          sampler=sampler, prefix=PROBE_PREFIX))
+                                          sampler=sampler, prefix=detokenize(ids),
+                                          prefix_token_ids=ids))
     return requests
 
 
@@ -205,8 +213,8 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - started
-    settings = dict(decoders=len(decoders), threads=decoders[0].threads,
-                    prefix_reuse=decoders[0].prefix_reuse)
+    settings: dict[str, Any] = {"decoders": len(decoders), "threads": decoders[0].threads,
+                                "prefix_reuse": decoders[0].prefix_reuse}
     mismatches = []
     for index, results in enumerate(batched):
         where = f"decoder {index}: " if len(decoders) > 1 else ""

@@ -11,9 +11,10 @@ modification time of every shared library it loads (a rebuild of the same versio
 for CUDA, changes them); llama.cpp's system info line (the CPU features it was built for
 and found); the CPU's model name and flags from /proc/cpuinfo; whether extra buffer types
 (weight repacking) are on; threads per decoder, the width, GPU layers, prefix reuse and
-the probe's version. The number of decoders is not an ingredient: each decoder is its own
-context with the same settings (the check compares every one, and a verdict stored for
-two decoders says each of them matched).
+the probe's version. The number of decoders is not an ingredient but a condition: the
+check compares every decoder it ran, so a verdict that passed on D decoders at once is
+reused for D or fewer, and a run with more decoders checks again (and stores the wider
+verdict in its place). A verdict that found a difference stands for any number.
 """
 
 from __future__ import annotations
@@ -85,11 +86,19 @@ def fingerprint(model: ModelRecord, *, threads: int, width: int, gpu_layers: int
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def stored_verdict(db: sqlite_utils.Database, model: ModelRecord, key: str
-                   ) -> BatchVerdict | None:
-    """The verdict stored under fingerprint `key`, or None."""
+def covers(verdict: BatchVerdict, decoders: int) -> bool:
+    """Whether `verdict` decides a run on `decoders` decoders (see the module docstring)."""
+    return not verdict.identical or verdict.decoders >= decoders
+
+
+def stored_verdict(db: sqlite_utils.Database, model: ModelRecord, key: str,
+                   decoders: int = 1) -> BatchVerdict | None:
+    """The verdict stored under fingerprint `key` that covers `decoders`, or None."""
     entry = model_metadata(db, model.id).get("batch_checks", {}).get(key)
-    return None if entry is None else BatchVerdict.from_dict(entry, entry.get("checked_at"))
+    if entry is None:
+        return None
+    verdict = BatchVerdict.from_dict(entry, entry.get("checked_at"))
+    return verdict if covers(verdict, decoders) else None
 
 
 def record_verdict(db: sqlite_utils.Database, model: ModelRecord, key: str,
