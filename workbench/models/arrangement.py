@@ -22,6 +22,16 @@ from store.errors import UserError
 MEMORY_SHARE = 0.5
 """Of the memory available now, the most the decoders' KV caches may take."""
 
+MIN_CELLS = 2048
+"""KV cells per sequence a decoder is made with at least (at most the context): one size
+serves every stage of an audit, so the prompts cached in stage 1 are still there for the
+F-block and the judge (a decoder that must grow is made anew, and loses them)."""
+
+
+def decoder_cells(need: int, n_ctx: int) -> int:
+    """Cells per sequence for decoders whose longest sequence needs `need`."""
+    return max(need, min(n_ctx, MIN_CELLS))
+
 
 @dataclass(frozen=True)
 class Arrangement:

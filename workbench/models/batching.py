@@ -22,7 +22,12 @@ import sqlite_utils
 
 from store.generations import NewGeneration
 from store.records import ModelRecord
-from workbench.models.arrangement import Arrangement, available_memory, decoders_that_fit
+from workbench.models.arrangement import (
+    Arrangement,
+    available_memory,
+    decoder_cells,
+    decoders_that_fit,
+)
 from workbench.models.batch import BatchJob, Slot
 from workbench.models.decoded import Decoded
 from workbench.models.execute import (
@@ -96,7 +101,8 @@ def measure_verdict(runner: Runner, arrangement: Arrangement, *, reuse: bool | N
     """
     backend = runner.backend
     probes = _probes(runner, arrangement.width)
-    need = max(len(p.context_ids) + p.sampler.max_tokens + len(p.cue_ids) + 2 for p in probes)
+    need = decoder_cells(max(len(p.context_ids) + p.sampler.max_tokens + len(p.cue_ids) + 2
+                             for p in probes), backend.n_ctx)
     decoders = backend.batch_decoders(  # type: ignore[attr-defined]
         _decoder_count(backend, arrangement, need), arrangement.width, need,
         threads=arrangement.threads, prefix_reuse=reuse)
@@ -162,6 +168,7 @@ def run_batched(backend: Any, arrangement: Arrangement, verdict: BatchVerdict,
                              plan.watch_ids, tag=(tok, plan)))
         need = max(need, len(tok.context_ids) + plan.max_new
                    + cue_room(backend, tok.prepared.rendered.cue) + 1)
+    need = decoder_cells(need, backend.n_ctx)
     count = min(_decoder_count(backend, arrangement, need), len(jobs), verdict.decoders)
     decoders = backend.batch_decoders(count, arrangement.width, need,
                                       threads=arrangement.threads,
