@@ -30,7 +30,14 @@ import os
 import resource
 import time
 
-from limit import describe_rates, limit_seconds, load_average, minimum_work, raw_rates
+from limit import (
+    describe_rates,
+    limit_cpu_seconds,
+    limit_seconds,
+    load_average,
+    minimum_work,
+    raw_rates,
+)
 
 from store import open_db
 from store.generations import get_generations
@@ -113,7 +120,7 @@ def main() -> None:
     if args.rates_only:
         sample = [tokenize("Question: " + "A 54-year-old woman has chest pain. " * 30, False)]
         for cores in cores_list:
-            load_s, rates = raw_rates(model.path, cores, (1, 8, 32), sample, 330)
+            (load_s, _), rates = raw_rates(model.path, cores, (1, 8, 32), sample, 330)
             print(f"cores {cores} (load {load_average()}): model load {load_s:.2f} s")
             print("\n".join(describe_rates(rates)), flush=True)
         return
@@ -141,8 +148,10 @@ def main() -> None:
               f"{load_average()})", flush=True)
         load_b, rates_b = raw_rates(model.path, cores, (1, args.batch), sample,
                                     work.median_context)
-        limit = (limit_seconds(work, load_a, rates_a, args.batch)
-                 + limit_seconds(work, load_b, rates_b, args.batch)) / 2
+        limit = (limit_seconds(work, load_a[0], rates_a, args.batch)
+                 + limit_seconds(work, load_b[0], rates_b, args.batch)) / 2
+        limit_cpu = (limit_cpu_seconds(work, load_a[1], rates_a, args.batch)
+                     + limit_cpu_seconds(work, load_b[1], rates_b, args.batch)) / 2
         print(f"[{cores} core(s)] work: {work.generations} generations, {work.context_tokens} "
               f"context tokens, {work.unique_prompt_tokens} unique with perfect prefix "
               f"sharing, {work.cue_tokens} cue tokens, {work.decoded_tokens} decoded")
@@ -153,11 +162,18 @@ def main() -> None:
               f"{counters.get('step_tokens', 0) / steps if steps else 0:.2f}; step time "
               f"{counters.get('step_s', 0):.1f} s, prompt time {counters.get('eval_s', 0):.1f} s "
               f"(summed over decoders)", flush=True)
-        rows.append((cores, warm_s, cold_s, limit, warm_cpu))
-    print("\ncores  PAW warm  PAW cold  limit    warm/limit  cold/limit  warm CPU s")
-    for cores, warm_s, cold_s, limit, cpu in rows:
+        rows.append((cores, warm_s, cold_s, limit, warm_cpu, cold_cpu, limit_cpu))
+    print("\nwall seconds (meaningful on an idle machine only):")
+    print("cores  PAW warm  PAW cold   limit  warm/limit  cold/limit")
+    for cores, warm_s, cold_s, limit, *_ in rows:
         print(f"{cores:5d}  {warm_s:7.1f}s  {cold_s:7.1f}s  {limit:6.1f}s  {warm_s / limit:10.2f}"
-              f"  {cold_s / limit:10.2f}  {cpu:10.1f}")
+              f"  {cold_s / limit:10.2f}")
+    print("CPU seconds (all threads; robust to other work on the machine):")
+    print("cores  PAW warm  PAW cold   limit  warm/limit  cold/limit  warm CPU/(wall x cores)")
+    for cores, warm_s, _, _, warm_cpu, cold_cpu, limit_cpu in rows:
+        print(f"{cores:5d}  {warm_cpu:7.1f}s  {cold_cpu:7.1f}s  {limit_cpu:6.1f}s  "
+              f"{warm_cpu / limit_cpu:10.2f}  {cold_cpu / limit_cpu:10.2f}  "
+              f"{warm_cpu / (warm_s * cores):10.2f}")
     print(f"load average at the end: {load_average()}")
 
 

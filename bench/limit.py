@@ -78,13 +78,27 @@ def minimum_work(generations: Sequence, tokenize: Callable[[str, bool], list[int
 
 @dataclass(frozen=True)
 class Rate:
-    """Tokens per second of one arrangement (contexts × threads each) for one kind of work."""
+    """Tokens per second of one arrangement (contexts × threads each) for one kind of work.
+
+    `tokens_per_cpu_s`: tokens per CPU second of this process (all its threads) while it
+    ran: on a machine shared with other work, wall rates fall with the load, CPU rates far
+    less, so CPU ratios stay meaningful where wall ratios do not.
+    """
 
     kind: str
     contexts: int
     threads: int
     width: int
     tokens_per_s: float
+    tokens_per_cpu_s: float = 0.0
+
+
+def process_cpu() -> float:
+    """CPU seconds of this process so far (user + system, every thread)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _contexts(llm, count: int, threads: int, n_seq: int, cells: int) -> list:
@@ -128,15 +142,23 @@ def _prompt_work(ctx, prompts: Sequence[Sequence[int]]) -> int:
     return tokens
 
 
-def _decode_work(ctx, prompt: Sequence[int], width: int, steps: int) -> tuple[int, float]:
-    """Fill `width` streams with `prompt` (untimed), then time `steps` decode steps."""
+def _fill_streams(ctx, prompt: Sequence[int], width: int) -> None:
+    """Evaluate `prompt` into each of `width` streams (untimed: decoding starts after it)."""
     import llama_cpp
 
-    batch = llama_cpp.llama_batch_init(max(512, width), 0, 1)
+    batch = llama_cpp.llama_batch_init(512, 0, 1)
     for seq in range(width):
         for first in range(0, len(prompt), 512):
             chunk = prompt[first:first + 512]
             _decode(ctx, batch, [(t, first + i, seq, False) for i, t in enumerate(chunk)])
+    llama_cpp.llama_batch_free(batch)
+
+
+def _decode_work(ctx, prompt: Sequence[int], width: int, steps: int) -> tuple[int, float]:
+    """Time `steps` decode steps of `width` sequences after `prompt`."""
+    import llama_cpp
+
+    batch = llama_cpp.llama_batch_init(max(512, width), 0, 1)
     token = prompt[-1]
     started = time.perf_counter()
     for step in range(steps):
@@ -162,7 +184,7 @@ def _parallel(contexts: list, work: Callable) -> list:
 
 def raw_rates(model_path: str, cores: int, widths: Sequence[int],
               prompts: Sequence[Sequence[int]], context_length: int, steps: int = 48
-              ) -> tuple[float, list[Rate]]:
+              ) -> tuple[tuple[float, float], list[Rate]]:
     """Measure load time and raw prompt and decode rates on `cores` cores.
 
     Args:
@@ -174,7 +196,7 @@ def raw_rates(model_path: str, cores: int, widths: Sequence[int],
         steps: decode steps timed per arrangement and width.
 
     Returns:
-        (seconds to load the model bare, the rates).
+        ((seconds, CPU seconds) to load the model bare, the rates).
     """
     import llama_cpp
     from llama_cpp import Llama
@@ -182,11 +204,11 @@ def raw_rates(model_path: str, cores: int, widths: Sequence[int],
     from workbench.models.backend import model_params, use_extra_buffers
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as PAW sets it
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), process_cpu()
     with model_params(use_extra_buffers()):
         llm = Llama(model_path=model_path, n_ctx=256, n_batch=512, n_threads=1,
                     logits_all=False, verbose=False)
-    load_s = time.perf_counter() - started
+    load_s, load_cpu_s = time.perf_counter() - started, process_cpu() - cpu
     arrangements = [(1, cores)] + ([(cores, 1)] if cores > 1 else [])
     decode_prompt = (list(prompts[0]) * (context_length // max(1, len(prompts[0])) + 1)
                      )[:max(2, context_length)]
@@ -194,23 +216,27 @@ def raw_rates(model_path: str, cores: int, widths: Sequence[int],
     for count, threads in arrangements:
         cells = -(-(max(map(len, prompts)) + 2) // 256) * 256
         contexts = _contexts(llm, count, threads, 1, cells)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), process_cpu()
         tokens = sum(_parallel(contexts, lambda ctx: _prompt_work(ctx, prompts)))
-        rates.append(Rate("prompt", count, threads, 1, tokens / (time.perf_counter() - started)))
+        rates.append(Rate("prompt", count, threads, 1, tokens / (time.perf_counter() - started),
+                          tokens / max(1e-9, process_cpu() - cpu)))
         for ctx in contexts:
             llama_cpp.llama_free(ctx)
         for width in widths:
             cells = -(-(len(decode_prompt) + steps + 2) // 256) * 256
             contexts = _contexts(llm, count, threads, width, cells)
+            _parallel(contexts, lambda ctx, w=width: _fill_streams(ctx, decode_prompt, w))
+            cpu = process_cpu()
             done = _parallel(contexts, lambda ctx, w=width: _decode_work(ctx, decode_prompt, w,
                                                                        steps))
+            tokens = sum(n for n, _ in done)
             # Parallel contexts: total tokens over the longest of their (simultaneous) times.
-            rates.append(Rate("decode", count, threads, width,
-                              sum(n for n, _ in done) / max(s for _, s in done)))
+            rates.append(Rate("decode", count, threads, width, tokens / max(s for _, s in done),
+                              tokens / max(1e-9, process_cpu() - cpu)))
             for ctx in contexts:
                 llama_cpp.llama_free(ctx)
     llm.close()
-    return load_s, rates
+    return (load_s, load_cpu_s), rates
 
 
 def best(rates: Sequence[Rate], kind: str, width: int = 1) -> Rate:
@@ -228,10 +254,21 @@ def limit_seconds(work: Work, load_s: float, rates: Sequence[Rate], width: int) 
         work.decoded_tokens / decode
 
 
+def limit_cpu_seconds(work: Work, load_cpu_s: float, rates: Sequence[Rate], width: int
+                      ) -> float:
+    """The lower bound in CPU seconds: the same tokens at the least CPU per token any
+    arrangement needed (what PAW's CPU seconds are compared with on a loaded machine)."""
+    prompt = max(r.tokens_per_cpu_s for r in rates if r.kind == "prompt")
+    decode = max(r.tokens_per_cpu_s for r in rates if r.kind == "decode" and r.width == width)
+    return load_cpu_s + (work.unique_prompt_tokens + work.cue_tokens) / prompt + \
+        work.decoded_tokens / decode
+
+
 def describe_rates(rates: Sequence[Rate]) -> list[str]:
     """Lines for the report: every arrangement's rate."""
     return [f"  {r.kind:6s} width {r.width:2d}: {r.contexts} context(s) x {r.threads} "
-            f"thread(s): {r.tokens_per_s:7.1f} tok/s" for r in rates]
+            f"thread(s): {r.tokens_per_s:7.1f} tok/s ({r.tokens_per_cpu_s:6.1f} per CPU s)"
+            for r in rates]
 
 
 def load_average() -> str:

@@ -145,7 +145,7 @@ def main() -> None:
 
     work = minimum_work(generations, tokenize)
     sample = sorted((tokenize(g.prompt, True) for g in generations), key=len)
-    load_s, rates = raw_rates(model.path, cores, (1, args.batch),
+    (load_s, _), rates = raw_rates(model.path, cores, (1, args.batch),
                               sample[:: max(1, len(sample) // 8)][:8], work.median_context)
     print(f"raw rates (load {load_average()}):\n" + "\n".join(describe_rates(rates)))
     one = best([r for r in rates if r.contexts == 1], "decode", 1)

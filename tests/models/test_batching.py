@@ -246,3 +246,38 @@ def test_seeded_samples_and_continuations_match_alone(backend) -> None:
     batched = run(3)
     assert batched == run(1)
     assert len({row[1] for row in batched.values()}) >= 3  # the seeds really differ
+
+
+@pytest.mark.parametrize("requested, reuse_identical, checked, kept", [
+    (False, True, [False], False),         # off unless asked for
+    (True, False, [True, False], False),   # asked for, the check differs: fresh prompts
+    (True, True, [True], True),            # asked for and identical: reused
+])
+def test_a_sliding_window_model_reuses_prefixes_only_where_the_check_allows(
+        backend, monkeypatch, requested, reuse_identical, checked, kept) -> None:
+    from dataclasses import replace
+
+    if requested:
+        monkeypatch.setenv("PAW_SWA_PREFIX_REUSE", "1")
+    else:
+        monkeypatch.delenv("PAW_SWA_PREFIX_REUSE", raising=False)
+    seen = []
+
+    def check(b, decoders, probes):
+        reuse = decoders[0].prefix_reuse
+        seen.append(reuse)
+        same = reuse_identical or not reuse
+        return BatchVerdict(same, decoders[0].n_seq, "checked" if same else "probe 3: step 2",
+                            0.1, {2: 5}, prefix_reuse=reuse)
+
+    monkeypatch.setattr(batching_module, "check_batching", check)
+    db = open_db(memory=True)
+    model = replace(default_model(db), prefix_cache_safe=False)  # as gemma3 is registered
+    backend.__dict__.pop("batch_verdicts", None)
+    runner = Runner(db, model, backend=backend, batch_size=2)
+    assert runner.batching()
+    backend.__dict__.pop("batch_verdicts", None)
+    assert seen == checked
+    assert runner.batch_verdict.prefix_reuse is kept
+    assert model_metadata(db, model.id)["batch_check"]["prefix_reuse"] is kept
+    backend.close_decoders()

@@ -60,7 +60,10 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class ModelLoaded:
-    """The backend finished loading the model (only emitted when something is generated)."""
+    """The backend finished loading the model (only emitted when something is generated).
+
+    `threads`: the cores it uses (`--threads`, or the idle cores when it loaded).
+    """
 
     name: str
     seconds: float

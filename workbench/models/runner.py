@@ -226,7 +226,7 @@ class Runner:
                 loading = time.perf_counter()
                 _ = self.backend
                 loaded = ModelLoaded(self.model.name, time.perf_counter() - loading,
-                                     getattr(self._backend, "threads", None))
+                                     getattr(self._backend, "batch_threads", None))
             work = [self.tokenize(p) for p in pending]
             for tok in work:
                 check_fits(tok, self.backend)
