@@ -193,7 +193,7 @@ def main() -> None:
     sample = sorted((tokenize(g.prompt, True) for g in generations), key=len)
     (load_s, _), rates = raw_rates(model.path, cores, (1, args.batch), sample[:: max(1, len(sample)
                                                                               // 8)][:8],
-                              work.median_context)
+                              work.decode_position)
     print(f"raw rates (load {load_average()}):\n" + "\n".join(describe_rates(rates)))
     one = best([r for r in rates if r.contexts == 1], "decode", 1)
     per_core = [r for r in rates if r.kind == "decode" and r.width == 1 and r.contexts > 1]

@@ -139,7 +139,7 @@ def main() -> None:
         contexts = sorted((tokenize(g.prompt, True) for g in generations), key=len)
         sample = contexts[:: max(1, len(contexts) // 8)][:8]
         load_a, rates_a = raw_rates(model.path, cores, (1, args.batch), sample,
-                                    work.median_context)
+                                    work.decode_position)
         print(f"[{cores} core(s)] rates (load {load_average()}):")
         print("\n".join(describe_rates(rates_a)), flush=True)
         warm_s, warm_cpu, counters, _, _ = paw_pass(cores, args.items, args.max_tokens,
@@ -147,7 +147,7 @@ def main() -> None:
         print(f"[{cores} core(s)] PAW warm {warm_s:.1f} s ({warm_cpu:.1f} CPU s; load "
               f"{load_average()})", flush=True)
         load_b, rates_b = raw_rates(model.path, cores, (1, args.batch), sample,
-                                    work.median_context)
+                                    work.decode_position)
         limit = (limit_seconds(work, load_a[0], rates_a, args.batch)
                  + limit_seconds(work, load_b[0], rates_b, args.batch)) / 2
         limit_cpu = (limit_cpu_seconds(work, load_a[1], rates_a, args.batch)

@@ -9,8 +9,9 @@ machine's raw llama.cpp rates, both measured here, by the benchmark itself.
 - **Raw rates** (`raw_rates`): llama-cpp-python's low-level API only (`llama_decode` on
   contexts made with `llama_init_from_model`; no sampling, no Python per token beyond
   filling the batch). Prompt evaluation: real contexts of the workload in chunks of 512,
-  logits for the last token only. Decoding: `width` sequences per `llama_decode` at the
-  workload's median context length, logits for every row (as decoding needs them). Each
+  logits for the last token only. Decoding: `width` sequences per `llama_decode`, the timed
+  steps centred on the workload's mean decoded position (attention costs grow with it),
+  logits for every row (as decoding needs them). Each
   arrangement of the cores is measured — one context with every thread, and one 1-thread
   context per core running at once — and the bound takes the best of them for prompts and
   for decoding separately (so it is a bound for any arrangement, PAW's included).
@@ -40,6 +41,8 @@ class Work:
     cue_tokens: int
     decoded_tokens: int
     median_context: int
+    decode_position: int
+    """Mean position of a decoded token (what a decode step's attention spans)."""
 
 
 def _trie_size(sequences: Sequence[Sequence[int]]) -> int:
@@ -63,17 +66,20 @@ def minimum_work(generations: Sequence, tokenize: Callable[[str, bool], list[int
         generations: the rows (not 'error').
         tokenize: `tokenize(text, special)` with the model's vocabulary.
     """
-    contexts, cues, decoded = [], 0, 0
+    contexts, cues, decoded, positions = [], 0, 0, 0.0
     for gen in generations:
         context = tuple(tokenize(gen.prompt, True)) + tuple(gen.prefix_token_ids or ())
         contexts.append(context)
-        decoded += len(gen.output_token_ids or ())
+        out = len(gen.output_token_ids or ())
+        decoded += out
+        positions += out * (len(context) + out / 2)
         if gen.option_logits and gen.option_logits.get("position") == "appended":
             before = (gen.prefix or "") + (gen.output or "")
             separator = "" if not before or before[-1].isspace() else "\n"
             cues += len(tokenize(separator + "Answer:", False))
     return Work(len(contexts), sum(map(len, contexts)), _trie_size(contexts), cues, decoded,
-                int(statistics.median(len(c) for c in contexts)) if contexts else 0)
+                int(statistics.median(len(c) for c in contexts)) if contexts else 0,
+                int(positions / decoded) if decoded else 0)
 
 
 @dataclass(frozen=True)
@@ -192,7 +198,8 @@ def raw_rates(model_path: str, cores: int, widths: Sequence[int],
         cores: cores to use.
         widths: decode widths to measure.
         prompts: real contexts of the workload (each ≤ 512 tokens is typical).
-        context_length: where decoding is measured (the workload's median context).
+        context_length: where decoding is measured: the timed steps are centred on it
+            (the workload's mean decoded position, `Work.decode_position`).
         steps: decode steps timed per arrangement and width.
 
     Returns:
@@ -210,8 +217,8 @@ def raw_rates(model_path: str, cores: int, widths: Sequence[int],
                     logits_all=False, verbose=False)
     load_s, load_cpu_s = time.perf_counter() - started, process_cpu() - cpu
     arrangements = [(1, cores)] + ([(cores, 1)] if cores > 1 else [])
-    decode_prompt = (list(prompts[0]) * (context_length // max(1, len(prompts[0])) + 1)
-                     )[:max(2, context_length)]
+    start = max(2, context_length - steps // 2)
+    decode_prompt = (list(prompts[0]) * (start // max(1, len(prompts[0])) + 1))[:start]
     rates = []
     for count, threads in arrangements:
         cells = -(-(max(map(len, prompts)) + 2) // 256) * 256
