@@ -1,31 +1,30 @@
-"""Benchmark: the `paw audit` engine against a naive loop, on the full seed-002 battery.
+"""Benchmark: the `paw audit` engine against the machine's lower bound and a careful loop.
 
 Workload: N demo vignettes (multiple choice), every operator of the battery (17 F, 13 M,
 the option shuffle) plus the CoT and direct baselines, greedy, on the embedded model. No
-judge (the naive loop has none).
+judge (the careful loop has none).
 
-- Engine: `workbench.audit.run_audit` — plan, stage 1, F-block on its own baselines, stage 2;
-  per model one llama.cpp context (logits_all=False), prompts ordered by token ids so shared
-  prefixes reuse the KV cache, the option distribution read from the logits at the answer
-  position during decoding, F1 continuations from the baseline's exact token ids.
-- Naive: what a research script does: `Llama(logits_all=True)` with llama-cpp-python's
-  defaults, operator-major order (for each operator, for each item), one
-  `create_chat_completion` per CoT prompt (`create_completion` on the same rendered text for
-  direct answers, which need the `Answer:` prefill, and for F-block continuations), then
-  `create_completion(max_tokens=1, logprobs=20)` on the context up to the answer for the
-  option probabilities. The F-block edits the naive pass's own baseline chain with the same
-  operators and seeds.
+- Engine: `workbench.audit.run_audit` — plan, stage 1, F-block on its own baselines, stage 2,
+  on the arrangement PAW chooses for `--threads` cores (one 1-thread batch decoder per core
+  on a CPU), the batching verdict stored once and reused (round 2 pays no self-check).
+- Limit: `bench/limit.py` — the minimum prompt tokens (perfect prefix sharing), cue tokens
+  and decoded tokens of the engine's generations at the best raw `llama_decode` rates this
+  machine reached just now, at the engine's batch width. No loop can beat it.
+- Careful: what a competent user writes with llama-cpp-python: one `Llama(logits_all=False)`
+  with the best measured thread counts (decode threads: the faster of 1 and all cores for
+  one sequence; prompt threads: all cores), item-major order (an item's baseline, the
+  F-block continuations of its chain, its direct answer, its M variants and shuffle, so
+  `Llama.generate` reuses each item's prompt prefix), greedy `Llama.generate`, and one read
+  of the last logits after appending `Answer:` for the option distribution. The F-block
+  edits the careful loop's own baseline chain with the same operators and seeds.
 
-- Bare: `bench/bare_batched.py`, a bare batched `llama_decode` loop replaying the engine's
-  generations (same context ids, same output ids, same appended cues, same threads and
-  batch width): the engine's ceiling on this machine.
+Prints generations per second (model load included) for each pass — per generation, not
+per audit job: the engine answers identical prompts (two negation variants making the same
+edit) once, which a per-job rate would credit to it — engine/limit and careful/engine, and
+the largest difference between the engine's and the careful loop's option distributions
+where both wrote the same text.
 
-Prints the throughputs (answered audit jobs per second and generated tokens per second,
-model load included), engine/bare and engine/naive, and the largest difference between the
-engine's and the naive pass's option distributions (where both wrote the same text, and
-overall).
-
-    .venv/bin/python bench/audit_vs_naive.py --items 20 --max-tokens 48
+    .venv/bin/python bench/audit_vs_naive.py --items 4 --max-tokens 64
 """
 
 from __future__ import annotations
@@ -35,8 +34,8 @@ import json
 import os
 import time
 
-from bare_batched import bare_batched_pass, replay_of
-from naive_common import answer_context, naive_probs
+from limit import best, describe_rates, limit_seconds, load_average, minimum_work, raw_rates
+from naive_common import careful_answer, careful_generate, careful_llama, careful_probs
 
 from store import open_db
 from store.datasets import get_items
@@ -45,9 +44,10 @@ from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
 from workbench.audit.spec import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
-from workbench.models.backend import default_threads, model_params, use_extra_buffers
-from workbench.models.registry import register_model
+from workbench.models.backend import default_threads
+from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.prompts import ChatFormat, build_messages
+from workbench.models.registry import register_model
 from workbench.models.templates import DEFAULT_TEMPLATE, get_template
 from workbench.perturb import OPERATORS, strip_final_answer
 
@@ -55,34 +55,30 @@ TEMPLATE = "neutral_cot@1"
 DIRECT_MAX_TOKENS = 16
 
 
-def engine_pass(db, items, operators, max_tokens: int, threads: int | None,
-                batch: int | None):
-    """The audit through `run_audit`.
+def engine_pass(db, items, operators, max_tokens: int, threads: int, batch: int,
+                metadata: str | None = None):
+    """The audit through `run_audit` (with `metadata`: a stored batching verdict).
 
     Returns:
-        (seconds, n generations, {(item, op): result}, (threads, batch width used)).
+        (seconds, n generations, {(item, op): (output, probs)}, model metadata after).
     """
+    model = default_model(db)
+    if metadata is not None:
+        db.execute("UPDATE models SET metadata_json = ? WHERE id = ?", [metadata, model.id])
     spec = AuditSpec(dataset="demo", models=("default",), templates=(TEMPLATE,),
                      operators=operators, item_ids=tuple(i.source_id for i in items),
                      max_tokens=max_tokens, name="bench")
+    events = []
     started = time.perf_counter()
     engine = AuditEngine(db, threads=threads, batch_size=batch)
-    seen: dict = {}
-    model_id = default_model(db).id
-
-    def on_event(event) -> None:  # keep the runner's settings before it is released
-        runner = engine._runners.get(model_id)
-        if runner is not None and runner._backend is not None:
-            decoder = getattr(runner._backend, "_decoder", None)
-            seen.update(threads=runner._backend.threads, verdict=runner.batch_verdict,
-                        batch=runner.batch_size, stats=dict(decoder.stats) if decoder else None)
-
-    outcome = run_audit(db, spec, engine=engine, judge=False, on_event=on_event)
+    try:
+        outcome = run_audit(db, spec, engine=engine, judge=False,
+                            on_event=lambda e: events.append(getattr(e, "event", e)))
+    finally:
+        engine.close()
     elapsed = time.perf_counter() - started
-    verdict = seen.get("verdict")
-    width = seen["batch"] if verdict is not None and verdict.identical else 1
-    print(f"engine: {seen.get('threads')} threads, batch {seen.get('batch')}, self-check "
-          f"{'identical' if verdict and verdict.identical else verdict}, decoder {seen.get('stats')}")
+    said = [e.message for e in events if type(e).__name__ == "BatchingChecked"]
+    print(f"engine: {threads} cores; {said[0] if said else 'no batching verdict'}")
     results = {}
     for source_id, role, op, output, probs in db.execute(
             "SELECT i.source_id, j.role, v.operator_id, g.output, g.option_probs_json "
@@ -91,164 +87,157 @@ def engine_pass(db, items, operators, max_tokens: int, threads: int | None,
             "JOIN generations g ON g.key = j.generation_key WHERE j.audit_id = ?",
             [outcome.audit_id]):
         results[(source_id, op or role)] = (output, json.loads(probs) if probs else None)
-    return elapsed, outcome.generated, results, (seen.get("threads") or 1, width)
+    stored = db.execute("SELECT metadata_json FROM models WHERE id = ?", [model.id]).fetchone()
+    return elapsed, outcome.generated, results, stored[0]
 
 
-def naive_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFormat,
-               seed: int = 0):
-    """The battery operator-major; returns (seconds, n generations, {(item, op): result})."""
-    from llama_cpp import Llama
-
+def careful_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFormat,
+                 threads: int, batch_threads: int, seed: int = 0):
+    """The battery item-major with the careful loop; returns (seconds, n generations, results)."""
     started = time.perf_counter()
-    with model_params(use_extra_buffers()):
-        llm = Llama(model_path=model_path, n_ctx=4096, logits_all=True, verbose=False)
+    llm = careful_llama(model_path, threads, batch_threads)
     cot = get_template(TEMPLATE)
     direct = get_template(DEFAULT_TEMPLATE["direct"])
     results: dict = {}
     n = 0
 
-    def chat_cot(item, request) -> None:
-        nonlocal n
-        messages = build_messages(request, cot)
-        reply = llm.create_chat_completion(messages=messages, temperature=0.0,
-                                           max_tokens=max_tokens)
-        text = reply["choices"][0]["message"]["content"] or ""
-        labels = tuple(request.effective_options)
-        n += 1
-        return text, naive_probs(llm, answer_context(chat.render(messages), text, labels),
-                                  labels)
+    def ids_of(text: str, special: bool) -> list[int]:
+        return llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
 
-    for item in items:  # the baselines first: the F-block needs them
-        results[(item.source_id, "baseline")] = chat_cot(
-            item, GenerationRequest(item, "cot", TEMPLATE))
-    for item in items:
-        prompt = chat.render(build_messages(GenerationRequest(item, "direct",
-                                                              direct.id), direct)) + "Answer:"
-        out = llm.create_completion(prompt, max_tokens=DIRECT_MAX_TOKENS, temperature=0.0)
+    def answer(prompt_ids, labels, budget=max_tokens):
+        nonlocal n
         n += 1
-        results[(item.source_id, "direct")] = (out["choices"][0]["text"],
-                                               naive_probs(llm, prompt, item.labels))
-    for op_id in operators:  # operator-major, as a script looping over the catalogue
-        op = OPERATORS[op_id]
-        for item in items:
-            if op.block == "M" or op_id == SHUFFLE_OPERATOR:
-                edit = op.apply(item.question, seed=seed, item_key=item.source_id,
-                                options=item.options, gold=item.gold)
-                if not edit.fired:
-                    continue
-                request = (GenerationRequest(item, "cot", TEMPLATE, question=edit.text)
-                           if op.block == "M" else
-                           GenerationRequest(item, "cot", TEMPLATE, options=edit.options))
-                results[(item.source_id, op_id)] = chat_cot(item, request)
-                continue
-            chain = strip_final_answer(results[(item.source_id, "baseline")][0])
+        return careful_answer(llm, prompt_ids, careful_generate(llm, prompt_ids, budget), labels)
+
+    f_ops = [OPERATORS[o] for o in operators if OPERATORS[o].target == "chain"]
+    q_ops = [OPERATORS[o] for o in operators if OPERATORS[o].target != "chain"]
+    for item in items:  # item-major: an item's prompts share their prefix, back to back
+        plain = ids_of(chat.render(build_messages(GenerationRequest(item, "cot", TEMPLATE),
+                                                  cot)), True)
+        results[(item.source_id, "baseline")] = baseline = answer(plain, item.labels)
+        chain = strip_final_answer(baseline[0])
+        for op in f_ops:
             edit = op.apply(chain, seed=seed, item_key=item.source_id)
+            if edit.fired:
+                results[(item.source_id, op.id)] = answer(plain + ids_of(edit.text, False),
+                                                          item.labels)
+        prompt = ids_of(chat.render(build_messages(
+            GenerationRequest(item, "direct", direct.id), direct)) + "Answer:", True)
+        out = careful_generate(llm, prompt, DIRECT_MAX_TOKENS)
+        n += 1
+        results[(item.source_id, "direct")] = (
+            llm.detokenize(out).decode("utf-8", errors="replace"),
+            careful_probs(llm, prompt, item.labels))
+        for op in q_ops:
+            edit = op.apply(item.question, seed=seed, item_key=item.source_id,
+                            options=item.options, gold=item.gold)
             if not edit.fired:
                 continue
-            prompt = chat.render(build_messages(GenerationRequest(item, "cot", TEMPLATE), cot))
-            prompt += edit.text
-            out = llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0)
-            text = out["choices"][0]["text"]
-            n += 1
-            results[(item.source_id, op_id)] = (
-                text, naive_probs(llm, answer_context(prompt, text, item.labels),
-                                   item.labels))
+            request = (GenerationRequest(item, "cot", TEMPLATE, question=edit.text)
+                       if op.id != SHUFFLE_OPERATOR else
+                       GenerationRequest(item, "cot", TEMPLATE, options=edit.options))
+            results[(item.source_id, op.id)] = answer(
+                ids_of(chat.render(build_messages(request, cot)), True),
+                tuple(request.effective_options))
     elapsed = time.perf_counter() - started
     llm.close()
     return elapsed, n, results
 
 
+def _fresh_db(model_path: str | None):
+    db = open_db(memory=True)
+    import_demo(db)
+    if model_path:  # benchmarked under the name the passes use
+        register_model(db, model_path, "default")
+    return db
+
+
 def main() -> None:
-    """Run both passes and print the comparison."""
+    """Run the passes and print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=20)
-    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--items", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--model", default=None,
                         help="A GGUF file to benchmark instead of the embedded SmolLM2")
     parser.add_argument("--threads", type=int, default=None,
-                        help="Engine threads (default: the runner's, idle cores)")
-    parser.add_argument("--batch", type=int, default=None,
-                        help="Engine sequences per batch (default: the runner's)")
+                        help="Cores for every pass (default: the idle cores, chosen once)")
+    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH_SIZE,
+                        help="Engine sequences per batch")
     parser.add_argument("--rounds", type=int, choices=(1, 2), default=2,
-                        help="2: engine, bare, naive, then naive, bare, engine (ratios from "
-                             "the sums, so a change of machine load favours no pass)")
+                        help="2: engine, careful, then careful, engine (sums compared, so a "
+                             "change of machine load favours neither)")
     args = parser.parse_args()
-    # One thread count for every pass and round (chosen once from the idle cores), so a
-    # pass that starts while the machine is busy does not run with fewer threads.
-    args.threads = args.threads or default_threads()
+    cores = args.threads or default_threads()
 
-    db = open_db(memory=True)
-    import_demo(db)
-    if args.model:  # benchmarked under the name the passes use
-        register_model(db, args.model, "default")
+    db = _fresh_db(args.model)
     items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
     operators = resolve_operators("all")
     model = default_model(db)
     chat = Runner(db, model).chat
     print(f"{len(items)} items x (baseline, direct, {len(operators)} operators), max "
-          f"{args.max_tokens} tokens, cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}")
-    engine_s, engine_n, engine_results, (threads, width) = engine_pass(
-        db, items, operators, args.max_tokens, args.threads, args.batch)
+          f"{args.max_tokens} tokens, {cores} cores of {os.cpu_count()}, load {load_average()}")
+    engine_s, engine_n, engine_results, metadata = engine_pass(
+        db, items, operators, args.max_tokens, cores, args.batch)
+    print(f"engine (round 1, self-check included): {engine_n} generations in {engine_s:.1f} s"
+          f" (load {load_average()})", flush=True)
     from llama_cpp import Llama
 
     vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
-    generations = get_generations(db, [k for (k,) in db.execute(
-        "SELECT key FROM generations WHERE parse_status != 'error' ORDER BY id")])
-    replays = [replay_of(g, lambda text, special: vocab.tokenize(
-        text.encode("utf-8"), add_bos=False, special=special)) for g in generations.values()]
-    tokens = sum(len(g.output_token_ids or ()) for g in generations.values())
-    print(f"engine: {len(engine_results)} answered jobs ({engine_n} generations, {tokens} "
-          f"tokens) in {engine_s:.1f} s: {len(engine_results) / engine_s:.3f} jobs/s, "
-          f"{tokens / engine_s:.1f} tok/s", flush=True)
-    bare_s = bare_batched_pass(model.path, threads, width, replays)
-    print(f"bare:   the same {len(replays)} generations replayed in {bare_s:.1f} s: "
-          f"{tokens / bare_s:.1f} tok/s ({width} per batch, {threads} threads)", flush=True)
-    naive_s, naive_n, naive_results = naive_pass(items, operators, args.max_tokens,
-                                                 model.path, chat)
-    print(f"naive:  {len(naive_results)} answered jobs ({naive_n} generations) in "
-          f"{naive_s:.1f} s: {len(naive_results) / naive_s:.3f} jobs/s")
-    if args.rounds == 2:  # the same three passes in reverse order: load changes even out
-        naive2 = naive_pass(items, operators, args.max_tokens, model.path, chat)[0]
-        bare2 = bare_batched_pass(model.path, threads, width, replays)
-        db2 = open_db(memory=True)
-        import_demo(db2)
-        if args.model:
-            register_model(db2, args.model, "default")
-        engine2 = engine_pass(db2, items, operators, args.max_tokens, args.threads,
-                              args.batch)[0]
-        print(f"round 2 (reversed): naive {naive2:.1f} s, bare {bare2:.1f} s, engine "
-              f"{engine2:.1f} s", flush=True)
-        engine_s, bare_s, naive_s = engine_s + engine2, bare_s + bare2, naive_s + naive2
-        print(f"both rounds: engine {engine_s:.1f} s ({2 * tokens / engine_s:.1f} tok/s), "
-              f"bare {bare_s:.1f} s ({2 * tokens / bare_s:.1f} tok/s), naive {naive_s:.1f} s")
-    print(f"engine/bare (same generations): {bare_s / engine_s:.2f}")
-    # Throughput = answered audit jobs (baseline, direct, each fired edit) per second, the
-    # work an auditor wants done; the engine answers identical prompts (e.g. two negation
-    # variants making the same edit) once, the naive loop every time.
-    ratio = (len(engine_results) / engine_s) / (len(naive_results) / naive_s)
-    print(f"throughput ratio engine/naive: {ratio:.2f}  (per generation: "
-          f"{(engine_n / engine_s) / (naive_n / naive_s):.2f})")
+    generations = list(get_generations(db, [k for (k,) in db.execute(
+        "SELECT key FROM generations WHERE parse_status != 'error'")]).values())
 
-    same, diffs_same, diffs_all, missing = 0, [], [], 0
-    common = sorted(set(engine_results) & set(naive_results))
+    def tokenize(text: str, special: bool) -> list[int]:
+        return vocab.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    work = minimum_work(generations, tokenize)
+    sample = sorted((tokenize(g.prompt, True) for g in generations), key=len)
+    (load_s, _), rates = raw_rates(model.path, cores, (1, args.batch), sample[:: max(1, len(sample)
+                                                                              // 8)][:8],
+                              work.decode_position)
+    print(f"raw rates (load {load_average()}):\n" + "\n".join(describe_rates(rates)))
+    one = best([r for r in rates if r.contexts == 1], "decode", 1)
+    per_core = [r for r in rates if r.kind == "decode" and r.width == 1 and r.contexts > 1]
+    threads = one.threads
+    if per_core and per_core[0].tokens_per_s / per_core[0].contexts > one.tokens_per_s:
+        threads = 1  # one sequence decodes faster on one thread than on all of them
+    careful_s, careful_n, careful_results = careful_pass(
+        items, operators, args.max_tokens, model.path, chat, threads, cores)
+    print(f"careful ({threads} decode thread(s), {cores} prompt threads): {careful_n} "
+          f"generations in {careful_s:.1f} s (load {load_average()})", flush=True)
+    limit = limit_seconds(work, load_s, rates, args.batch)
+    if args.rounds == 2:
+        careful_s += careful_pass(items, operators, args.max_tokens, model.path, chat, threads,
+                                  cores)[0]
+        warm = engine_pass(_fresh_db(args.model), items, operators, args.max_tokens, cores,
+                           args.batch, metadata)[0]
+        print(f"round 2 (reversed): careful, then engine with the stored verdict {warm:.1f} s "
+              f"(load {load_average()})", flush=True)
+        engine_s, limit = engine_s + warm, 2 * limit
+        careful_n, engine_n = 2 * careful_n, 2 * engine_n
+    print(f"work: {work.generations} generations, {work.unique_prompt_tokens} unique prompt "
+          f"tokens (of {work.context_tokens}), {work.cue_tokens} cue, {work.decoded_tokens} "
+          f"decoded; limit {limit:.1f} s")
+    print(f"engine {engine_s:.1f} s ({engine_n / engine_s:.3f} gen/s), limit {limit:.1f} s, "
+          f"careful {careful_s:.1f} s ({careful_n / careful_s:.3f} gen/s)")
+    print(f"engine/limit (time): {engine_s / limit:.2f}   per generation engine/careful: "
+          f"{(engine_n / engine_s) / (careful_n / careful_s):.2f}")
+
+    same, diffs_same, missing = 0, [], 0
+    common = sorted(set(engine_results) & set(careful_results))
     for key in common:
         text, probs = engine_results[key]
-        naive_text, naive_probs = naive_results[key]
-        if not probs or naive_probs is None:
+        careful_text, careful_dist = careful_results[key]
+        if not probs or not careful_dist:
             missing += 1
             continue
-        diff = max(abs(probs[label] - naive_probs.get(label, 0.0)) for label in probs)
-        diffs_all.append(diff)
-        if text == naive_text:
+        if text == careful_text:
             same += 1
-            diffs_same.append(diff)
-    print(f"compared generations: {len(common)} (engine {len(engine_results)}, naive "
-          f"{len(naive_results)}); identical text {same}; no distribution {missing}")
+            diffs_same.append(max(abs(probs[k] - careful_dist.get(k, 0.0)) for k in probs))
+    print(f"compared: {len(common)} jobs; identical text {same}; no distribution {missing}")
     if diffs_same:
-        print(f"max |p_engine - p_naive| where texts match: {max(diffs_same):.2e}")
-    if diffs_all:
-        print(f"max |p_engine - p_naive| overall: {max(diffs_all):.2e}")
-    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+        print(f"max |p_engine - p_careful| where texts match: {max(diffs_same):.2e} (the "
+              "careful loop always reads after an appended cue)")
+    print(f"load average at the end: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--model", default=None,
                         help="A GGUF file to benchmark instead of the embedded SmolLM2")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of the one context (default 1: the width gains are "
+                             "measured without the 2-thread single-sequence penalty)")
     args = parser.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
     db = open_db(memory=True)
@@ -65,6 +67,7 @@ def main() -> None:
     model = default_model(db)
     backend = LlamaCppBackend(model.path, context_length=model.context_length,
                               threads=args.threads, prefix_cache_safe=model.prefix_cache_safe)
+    os.environ["PAW_DECODERS"] = "1"  # one decoder: the width alone is what is measured
     one_width.model_path = args.model
     print(f"{args.items} items, greedy CoT, max {args.max_tokens} tokens, {backend.threads} "
           f"threads, cores {os.cpu_count()}, load {os.getloadavg()[0]:.2f}", flush=True)

@@ -1,31 +1,76 @@
-"""What both benchmarks' naive research-script loop shares: option probabilities from
-`create_completion(logprobs=…)` and the text after which the answer letter is read."""
+"""The careful loop both naive benchmarks run: what a competent user writes with llama-cpp-python."""
 
 from __future__ import annotations
 
-import math
+# ---------------------------------------------------------------- the careful loop
+# What a competent user writes with llama-cpp-python (issue 27): one `Llama` with
+# `logits_all=False`, the thread counts that measured best, `Llama.generate` (greedy, its
+# own prefix reuse between prompts) and one read of the last logits after appending the
+# answer cue, requests in item-major order so an item's prompts follow each other.
 
-from workbench.models.answers import parse_answer
+def careful_llama(model_path: str, threads: int, batch_threads: int):
+    """`Llama(logits_all=False)` with the given decode and prompt threads (PAW's buffer
+    settings, so both loops run the same kernels)."""
+    import os
+
+    from llama_cpp import Llama
+
+    from workbench.models.backend import model_params, use_extra_buffers
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    with model_params(use_extra_buffers()):
+        return Llama(model_path=model_path, n_ctx=4096, n_threads=threads,
+                     n_threads_batch=batch_threads, logits_all=False, verbose=False)
 
 
-def naive_probs(llm, text: str, labels) -> dict[str, float] | None:
-    """The research-script way: top-20 logprobs of one completion token."""
-    out = llm.create_completion(text, max_tokens=1, temperature=0.0, logprobs=20)
-    logprobs = out["choices"][0].get("logprobs")
-    if not logprobs or not logprobs.get("top_logprobs"):
-        return None  # first sampled token was end-of-sequence: llama-cpp-python returns nothing
-    top = logprobs["top_logprobs"][0]
-    mass = {label: sum(math.exp(lp) for tok, lp in top.items() if tok.strip() == label)
-            for label in labels}
-    total = sum(mass.values())
-    return {label: m / total for label, m in mass.items()} if total > 0 else None
+def careful_generate(llm, prompt_ids, max_tokens: int) -> list[int]:
+    """Greedy `Llama.generate` until end of generation or `max_tokens`; the output ids."""
+    import llama_cpp
+
+    out: list[int] = []
+    stream = llm.generate(list(prompt_ids), temp=0.0, top_k=0, top_p=1.0, min_p=0.0,
+                          repeat_penalty=1.0, reset=True)
+    try:
+        for token in stream:
+            if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
+                break
+            out.append(token)
+            if len(out) >= max_tokens:
+                break
+    finally:
+        stream.close()
+    return out
 
 
-def answer_context(prompt: str, text: str, labels) -> str:
-    parsed = parse_answer(text, labels)
-    if parsed.start is not None:
-        start = parsed.start - 1 if parsed.start > 0 and text[parsed.start - 1] == " " \
-            else parsed.start
-        return prompt + text[:start]
+def careful_probs(llm, context_ids, labels) -> dict[str, float]:
+    """Evaluate what of `context_ids` is not cached yet, read the last logits once, and
+    take the softmax over the labels' first tokens (" A" and "A", as PAW does)."""
+    import numpy as np
+
+    from workbench.models.answers import label_token_candidates, option_distribution
+
+    ids = list(context_ids)
+    cached = 0
+    for a, b in zip(llm._input_ids.tolist(), ids):
+        if a != b:
+            break
+        cached += 1
+    cached = min(cached, llm.n_tokens, len(ids) - 1)  # the last token is always evaluated
+    if cached < llm.n_tokens:
+        llm._ctx.kv_cache_seq_rm(-1, cached, -1)
+        llm.n_tokens = cached
+    llm.eval(ids[cached:])
+    logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+    candidates = label_token_candidates(
+        labels, lambda text: llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+    probs, _ = option_distribution(candidates, {t: float(logits[t])
+                                                for ids_ in candidates.values() for t in ids_})
+    return probs
+
+
+def careful_answer(llm, prompt_ids, output_ids, labels) -> tuple[str, dict[str, float]]:
+    """The output text and the option distribution after the appended `Answer:` cue."""
+    text = llm.detokenize(list(output_ids)).decode("utf-8", errors="replace")
     separator = "" if not text or text[-1].isspace() else "\n"
-    return prompt + text + separator + "Answer:"
+    cue = llm.tokenize((separator + "Answer:").encode("utf-8"), add_bos=False, special=False)
+    return text, careful_probs(llm, list(prompt_ids) + list(output_ids) + cue, labels)

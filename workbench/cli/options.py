@@ -150,7 +150,8 @@ def open_store(db_path: str, *, create: bool = False, readonly: bool = False):
 
 threads_option: Callable[[Any], Any] = click.option(
     "--threads", type=whole(1),
-    help="CPU threads (default: the cores other work leaves idle).")
+    help="CPU cores to use (default: the cores other work leaves idle); in-process each "
+         "core runs its own 1-thread batch decoder (docs/runner.md).")
 """`--threads N` of every command that runs a model in-process."""
 
 

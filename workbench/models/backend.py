@@ -17,6 +17,7 @@ Two llama.cpp details this module relies on (llama-cpp-python 0.3.36):
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -158,13 +159,15 @@ class LlamaCppBackend:
 
     def __init__(self, path: str, *, threads: int | None = None, gpu_layers: int = 0,
                  ctx: int | None = None, context_length: int | None = None,
-                 prefix_cache_safe: bool = True, extra_buffers: bool | None = None) -> None:
+                 prefix_cache_safe: bool = True, extra_buffers: bool | None = None,
+                 batch_threads: int | None = None) -> None:
         """Load the model.
 
         Args:
             path: the GGUF file.
-            threads: CPU threads for prompt and generation (default: all cores, where
-                llama-cpp-python's own default for generation is half of them).
+            threads: CPU threads for generation, one token at a time (default: all cores,
+                where llama-cpp-python's own default for generation is half of them).
+            batch_threads: CPU threads for prompt evaluation (default: `threads`).
             gpu_layers: layers to offload to a GPU (0: CPU only; -1: all).
             ctx: context size in tokens (default: min(trained context, 4096)).
             context_length: the model's trained context (from its metadata).
@@ -185,12 +188,14 @@ class LlamaCppBackend:
         self.path = path
         self.prefix_cache_safe = prefix_cache_safe
         self.threads = threads
+        self.batch_threads = batch_threads or threads
+        self.extra_buffers = use_extra_buffers() if extra_buffers is None else extra_buffers
         try:
-            with model_params(use_extra_buffers() if extra_buffers is None else extra_buffers):
+            with model_params(self.extra_buffers):
                 self.llm = Llama(
                     model_path=path, n_ctx=n_ctx, n_batch=512, n_threads=threads,
-                    n_threads_batch=threads, n_gpu_layers=gpu_layers, logits_all=False,
-                    verbose=False,
+                    n_threads_batch=self.batch_threads, n_gpu_layers=gpu_layers,
+                    logits_all=False, verbose=False,
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(f"{path}: llama.cpp could not load the model ({exc})") from None
@@ -204,35 +209,67 @@ class LlamaCppBackend:
         # decoding carry slightly different numbers (llama.cpp uses other kernels for a
         # one-token batch), and reusing them would make results depend on the schedule.
         self._reusable = 0
-        self._decoder: Any = None
+        self._decoders: list[Any] = []
+        # Batch decoders on other threads tokenize cues and read token pieces too.
+        self._vocab_lock = threading.Lock()
 
-    def batch_decoder(self, n_seq: int, ctx_seq: int) -> Any:
-        """A `BatchDecoder` for `n_seq` sequences of at least `ctx_seq` tokens (kept and reused).
+    def batch_decoders(self, count: int, n_seq: int, ctx_seq: int, *, threads: int,
+                       prefix_reuse: bool | None = None) -> list[Any]:
+        """`count` `BatchDecoder`s of `n_seq` sequences of at least `ctx_seq` tokens each
+        (kept, and reused while their settings fit and there are enough of them).
 
         Each sequence's KV stream is padded to a multiple of 256 cells, as llama.cpp does.
+
+        Args:
+            count: decoders (each its own llama.cpp context on this model).
+            n_seq: sequences per decoder.
+            ctx_seq: KV cells each sequence needs.
+            threads: threads of each decoder's context.
+            prefix_reuse: reuse cached prefixes (default: whether the model is safe for it).
         """
         from workbench.models.batch import BatchDecoder
 
+        reuse = self.prefix_cache_safe if prefix_reuse is None else prefix_reuse
         ctx_seq = min(-(-ctx_seq // 256) * 256, max(self.n_ctx, 256))
-        decoder = self._decoder
-        if decoder is not None and decoder.n_seq == n_seq and decoder.ctx_seq >= ctx_seq:
-            return decoder
-        if decoder is not None:
+        kept = self._decoders
+        if len(kept) >= count and all(d.n_seq == n_seq and d.ctx_seq >= ctx_seq
+                                      and d.threads == threads and d.prefix_reuse == reuse
+                                      for d in kept):
+            return kept[:count]
+        self.close_decoders()
+        for _ in range(count):
+            self._decoders.append(BatchDecoder(
+                self.llm, n_seq, ctx_seq, prefix_cache_safe=self.prefix_cache_safe,
+                threads=threads, prefix_reuse=reuse))
+        return list(self._decoders)
+
+    def close_decoders(self) -> None:
+        """Free the batch decoders' contexts."""
+        for decoder in self._decoders:
             decoder.close()
-            self._decoder = None
-        self._decoder = BatchDecoder(self.llm, n_seq, ctx_seq,
-                                     prefix_cache_safe=self.prefix_cache_safe)
-        return self._decoder
+        self._decoders = []
+
+    def kv_bytes_per_cell(self) -> int:
+        """Bytes of K and V cache per token position (f16, every layer), for sizing decoders."""
+        import llama_cpp
+
+        model = self.llm._model.model
+        layers = llama_cpp.llama_model_n_layer(model)
+        heads = max(1, llama_cpp.llama_model_n_head(model))
+        kv_width = llama_cpp.llama_model_n_embd(model) * llama_cpp.llama_model_n_head_kv(model)
+        return 2 * 2 * layers * kv_width // heads
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         """Token ids of `text`, no BOS (chat templates carry their own)."""
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+        with self._vocab_lock:
+            return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
 
     def piece(self, token_id: int) -> bytes:
         """The bytes of one token (cached)."""
         piece = self._pieces.get(token_id)
         if piece is None:
-            piece = self.llm._model.detokenize([token_id], special=False)
+            with self._vocab_lock:
+                piece = self.llm._model.detokenize([token_id], special=False)
             self._pieces[token_id] = piece
         return piece
 
@@ -327,7 +364,5 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         """Free the model and its contexts."""
-        if self._decoder is not None:
-            self._decoder.close()
-            self._decoder = None
+        self.close_decoders()
         self.llm.close()

@@ -24,7 +24,6 @@ the results are identical.
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,28 +118,39 @@ def _common(a: Sequence[int], b: Sequence[int]) -> int:
 class BatchDecoder:
     """A llama.cpp context with `n_seq` KV streams on a loaded `Llama`'s model.
 
+    Several decoders may share one model and run at once, each from its own thread
+    (llama.cpp contexts are independent; the model's weights are read-only).
+
     Args:
         llm: the loaded `llama_cpp.Llama` (its model, vocabulary and context settings).
         n_seq: sequences decoded together (slots).
         ctx_seq: KV cells per sequence (prompt + output + appended cue must fit).
         prefix_cache_safe: False to evaluate every prompt fresh (sliding-window or
-            recurrent models).
+            recurrent models), unless `prefix_reuse` says otherwise.
+        threads: CPU threads of this context (default: the `Llama`'s).
+        prefix_reuse: reuse batch-evaluated cached prefixes between requests (default:
+            `prefix_cache_safe`). On a sliding-window model this is what the self-check
+            must show identical before it is used (docs/runner.md).
     """
 
-    def __init__(self, llm: Any, n_seq: int, ctx_seq: int, *, prefix_cache_safe: bool = True
-                 ) -> None:
+    def __init__(self, llm: Any, n_seq: int, ctx_seq: int, *, prefix_cache_safe: bool = True,
+                 threads: int | None = None, prefix_reuse: bool | None = None) -> None:
         import llama_cpp
 
         self.llm = llm
         self.n_seq = n_seq
         self.ctx_seq = ctx_seq
         self.prefix_cache_safe = prefix_cache_safe
+        self.prefix_reuse = prefix_cache_safe if prefix_reuse is None else prefix_reuse
         self.n_batch = llm.n_batch
         self.n_vocab = llm.n_vocab()
         params = llama_cpp.llama_context_params.from_buffer_copy(llm.context_params)
         params.n_ctx = n_seq * ctx_seq
         params.n_seq_max = n_seq
         params.kv_unified = False  # one stream per sequence: cell layout as when alone
+        if threads is not None:
+            params.n_threads = params.n_threads_batch = threads
+        self.threads = params.n_threads
         self.ctx = llama_cpp.llama_init_from_model(llm._model.model, params)
         if not self.ctx:
             raise RuntimeError(f"llama.cpp could not create a context for {n_seq} sequences "
@@ -149,12 +159,18 @@ class BatchDecoder:
         self.batch = llama_cpp.llama_batch_init(max(self.n_batch, n_seq), 0, 1)
         self.vocab = llm._model.vocab
         self.slots = [Slot(i, self) for i in range(n_seq)]
-        self.stats = {"steps": 0, "widest": 0, "step_tokens": 0, "prompt_tokens": 0,
-                      "reused_tokens": 0, "copies": 0, "step_s": 0.0, "eval_s": 0.0}
-        """Counters for benchmarks and tests: decode steps, their widest batch, tokens
-        decoded in steps, prompt tokens evaluated, prompt tokens reused from the cache,
-        cross-slot prefix copies, seconds in step decodes and in single-sequence
-        evaluations (prompts and appended cues)."""
+        self.stats: dict[str, Any] = {}
+        """Counters for benchmarks and tests: decode steps, their widest batch, steps per
+        width (`widths`: {width: steps}), tokens decoded in steps, prompt tokens evaluated,
+        prompt tokens reused from the cache, cross-slot prefix copies, seconds in step
+        decodes and in single-sequence evaluations (prompts and appended cues)."""
+        self.reset_stats()
+
+    def reset_stats(self) -> None:
+        """Zero the counters of `stats`."""
+        self.stats = {"steps": 0, "widest": 0, "widths": {}, "step_tokens": 0,
+                      "prompt_tokens": 0, "reused_tokens": 0, "copies": 0, "step_s": 0.0,
+                      "eval_s": 0.0}
 
     def close(self) -> None:
         """Free the context and the batch."""
@@ -187,11 +203,14 @@ class BatchDecoder:
             raise RuntimeError(f"llama_decode returned {status}")
 
     def _truncate(self, slot: Slot, keep: int) -> None:
-        """Keep the first `keep` cached positions of the slot's sequence."""
+        """Keep the first `keep` cached positions of the slot's sequence (all of them go
+        where the cache cannot be cut there, as on a sliding-window model)."""
         import llama_cpp
 
         if keep < len(slot.ids):
-            llama_cpp.llama_memory_seq_rm(self.mem, slot.seq_id, keep, -1)
+            if not llama_cpp.llama_memory_seq_rm(self.mem, slot.seq_id, keep, -1):
+                llama_cpp.llama_memory_seq_rm(self.mem, slot.seq_id, 0, -1)
+                keep = 0
             del slot.ids[keep:]
         slot.reusable = min(slot.reusable, keep)
 
@@ -230,7 +249,7 @@ class BatchDecoder:
         import llama_cpp
 
         limit = len(context) - 2
-        if not self.prefix_cache_safe:
+        if not self.prefix_reuse:
             self._truncate(slot, 0)
             return
         own = min(_common(slot.ids, context), slot.reusable, limit)
@@ -285,25 +304,30 @@ class BatchDecoder:
             should_stop: Callable[[], bool] | None = None) -> bool:
         """Decode every job, up to `n_seq` at once, in the order given.
 
-        `on_finished(job, decoded_or_error, slot)` is called as each sequence ends, before
-        its slot takes the next job (so it may call `slot.next_logits`).
-        `should_stop` is polled before each job is admitted; when it says stop, sequences
-        in flight are dropped (nothing of them is reported).
+        `jobs` is read lazily, one job each time a slot is free (several decoders may
+        draw from one shared source). `on_finished(job, decoded_or_error, slot)` is called
+        as each sequence ends, before its slot takes the next job (so it may call
+        `slot.next_logits`). `should_stop` is polled before each job is admitted; when it
+        says stop, sequences in flight are dropped (nothing of them is reported).
 
         Returns:
             True when stopped early.
         """
-        pending = deque(jobs)
+        source = iter(jobs)
+        exhausted = False
         active: list[Slot] = []
-        while pending or active:
+        while not exhausted or active:
             for slot in self.slots:
-                if slot.job is not None or not pending:
+                if slot.job is not None or exhausted:
                     continue
                 if should_stop is not None and should_stop():
                     for busy in active:
                         self.reset_slot(busy)
                     return True
-                job = pending.popleft()
+                job = next(source, None)
+                if job is None:
+                    exhausted = True
+                    break
                 try:
                     self._admit(slot, job)
                 except Exception as exc:  # noqa: BLE001 - reported per job, stored as 'error'
@@ -320,6 +344,8 @@ class BatchDecoder:
             self.stats["steps"] += 1
             self.stats["step_tokens"] += len(active)
             self.stats["widest"] = max(self.stats["widest"], len(active))
+            widths = self.stats["widths"]
+            widths[len(active)] = widths.get(len(active), 0) + 1
             started = time.perf_counter()
             try:
                 self._decode()

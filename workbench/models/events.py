@@ -60,7 +60,10 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class ModelLoaded:
-    """The backend finished loading the model (only emitted when something is generated)."""
+    """The backend finished loading the model (only emitted when something is generated).
+
+    `threads`: the cores it uses (`--threads`, or the idle cores when it loaded).
+    """
 
     name: str
     seconds: float
@@ -69,10 +72,11 @@ class ModelLoaded:
 
 @dataclass(frozen=True)
 class BatchingChecked:
-    """The batching self-check ran on a freshly loaded model (reported once per load).
+    """The batching verdict for a freshly loaded model (reported once per runner).
 
-    `identical` False means batched decoding changed bits on this backend, so the
-    runner decodes one sequence at a time; `detail` says what differed.
+    `identical` False means the self-check found batched decoding changed bits, or could
+    not compare some width, so the runner decodes one sequence at a time; `detail` says
+    what differed. `stored_at` is when a stored verdict was measured (None: just now).
     """
 
     name: str
@@ -80,15 +84,24 @@ class BatchingChecked:
     n_seq: int
     detail: str
     seconds: float
+    decoders: int = 1
+    threads: int | None = None
+    stored_at: str | None = None
 
     @property
     def message(self) -> str:
         """One line for a progress display."""
+        when = f"self-check of {self.stored_at} reused" if self.stored_at else \
+            f"self-check {self.seconds:.1f} s"
         if self.identical:
-            return (f"batched decoding on: {self.n_seq} sequences per batch "
-                    f"(self-check bit-identical, {self.seconds:.1f} s)")
+            on = f" on {self.decoders} decoders" if self.decoders > 1 else ""
+            threads = f" of {self.threads} thread{'s' * (self.threads != 1)}" \
+                if self.threads else ""
+            return (f"batched decoding on: {self.n_seq} sequences per batch{on}{threads} "
+                    f"(bit-identical to one at a time; {when})")
         return (f"batched decoding off for {self.name}: the self-check found batched results "
-                f"differ from one-at-a-time decoding ({self.detail}); decoding one at a time")
+                f"differ from one-at-a-time decoding, or could not compare them "
+                f"({self.detail}); decoding one at a time ({when})")
 
 
 @dataclass(frozen=True)

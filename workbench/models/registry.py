@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -181,28 +180,6 @@ def check_model_file(model: ModelRecord) -> None:
                         "generations would be stored under the old hash: register it again "
                         "under a new name (`paw models add PATH --name NEW`)")
     _remember(state, digest)
-
-
-def record_batch_verdict(db: sqlite_utils.Database, model: ModelRecord, verdict: Any, *,
-                         threads: int | None = None, gpu_layers: int = 0) -> None:
-    """Store the latest batching self-check in the model's metadata (`batch_check`).
-
-    Kept with the settings it ran under: the verdict belongs to this build of llama.cpp on
-    this machine, and `paw models` shows it.
-    """
-    from datetime import datetime
-
-    import llama_cpp
-
-    metadata = model_metadata(db, model.id)
-    metadata["batch_check"] = {
-        **verdict.as_dict(), "llama_cpp": llama_cpp.__version__, "threads": threads,
-        "gpu_layers": gpu_layers,
-        "checked_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    with db.conn:
-        db.execute("UPDATE models SET metadata_json = ? WHERE id = ?",
-                   [dumps(metadata), model.id])
 
 
 def batch_verdict(db: sqlite_utils.Database, model: ModelRecord) -> dict[str, Any] | None:

@@ -19,9 +19,9 @@ from store.generations import NewGeneration, get_generations, insert_generation,
 from store.models import model_metadata
 from store.records import ModelRecord
 from workbench.models.answers import label_token_candidates
-from workbench.models.backend import Backend, LlamaCppBackend
-from workbench.models.batch import DEFAULT_BATCH_SIZE, Slot
-from workbench.models.decoded import Decoded
+from workbench.models.arrangement import Arrangement, choose_arrangement
+from workbench.models.backend import Backend, LlamaCppBackend, default_threads
+from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.events import (
     BatchingChecked,
     GenerationFinished,
@@ -35,10 +35,7 @@ from workbench.models.execute import (
     Prepared,
     Tokenized,
     check_fits,
-    cue_room,
-    error_row,
     execute,
-    finish_generation,
     plan_decode,
 )
 from workbench.models.prompts import (
@@ -47,9 +44,9 @@ from workbench.models.prompts import (
     generation_key,
     render_request,
 )
-from workbench.models.registry import check_model_file, record_batch_verdict
+from workbench.models.registry import check_model_file
 from workbench.models.request import GenerationRequest
-from workbench.models.selfcheck import BatchVerdict, check_batching
+from workbench.models.selfcheck import BatchVerdict
 
 
 class Runner:
@@ -58,7 +55,8 @@ class Runner:
     Args:
         db: the store.
         model: the registered model.
-        threads: CPU threads (default: all cores).
+        threads: CPU cores to use (default: those idle when the model loads; a ready
+            `backend`: the threads it was loaded with).
         gpu_layers: layers offloaded to a GPU.
         ctx: context size in tokens (default: min(trained context, 4096)).
         backend: a ready backend (tests pass `FakeBackend`); loaded lazily otherwise,
@@ -66,17 +64,21 @@ class Runner:
         batch_size: sequences decoded per `llama_decode` (default `DEFAULT_BATCH_SIZE`;
             1 decodes one at a time). Batching is used only where the backend supports
             it and the self-check on load found it bit-identical to one at a time.
+        decoders: batch decoders run at once (default: `PAW_DECODERS`, else one per
+            core on a CPU; `workbench.models.arrangement`).
     """
 
     def __init__(self, db: sqlite_utils.Database, model: ModelRecord, *,
                  threads: int | None = None, gpu_layers: int = 0, ctx: int | None = None,
-                 backend: Backend | None = None, batch_size: int | None = None) -> None:
+                 backend: Backend | None = None, batch_size: int | None = None,
+                 decoders: int | None = None) -> None:
         self.db = db
         self.model = model
         self.threads = threads
         self.gpu_layers = gpu_layers
         self.ctx = ctx
         self.batch_size = DEFAULT_BATCH_SIZE if batch_size is None else max(1, batch_size)
+        self.decoders = decoders
         self.batch_verdict: BatchVerdict | None = None
         self._backend = backend
         self._owns_backend = backend is None
@@ -108,15 +110,33 @@ class Runner:
 
     @property
     def backend(self) -> Backend:
-        """The model backend, loaded on first use."""
+        """The model backend, loaded on first use.
+
+        Its own context decodes one sequence at a time (the reference the self-check
+        compares with, and the fallback): on a CPU with batching on, with one thread, as
+        each decoder does (docs/runner.md: two threads decode one sequence slower than
+        one on a small model); prompts are evaluated with every core.
+        """
         if self._backend is None:
             check_model_file(self.model)
+            cores = self.threads or default_threads()
+            single = cores if self.gpu_layers or self.batch_size <= 1 else \
+                choose_arrangement(cores, self.batch_size, decoders=self.decoders).threads
             self._backend = LlamaCppBackend(
-                self.model.path, threads=self.threads, gpu_layers=self.gpu_layers,
-                ctx=self.ctx, context_length=self.model.context_length,
+                self.model.path, threads=single, batch_threads=cores,
+                gpu_layers=self.gpu_layers, ctx=self.ctx,
+                context_length=self.model.context_length,
                 prefix_cache_safe=self.model.prefix_cache_safe,
             )
         return self._backend
+
+    @property
+    def arrangement(self) -> Arrangement:
+        """Decoders × threads × width this runner batches with (loads the backend)."""
+        backend = self.backend
+        cores = self.threads or getattr(backend, "batch_threads", None) or 1
+        return choose_arrangement(cores, self.batch_size, gpu_layers=self.gpu_layers,
+                                  decoders=self.decoders)
 
     def close(self) -> None:
         """Free the model if this runner loaded it."""
@@ -128,26 +148,23 @@ class Runner:
     def batching(self, emit: Callable[[RunnerEvent], None] | None = None) -> bool:
         """Whether this runner decodes several sequences per batch (self-check on first call).
 
-        The check runs once per loaded backend; its verdict is stored in the model's
-        metadata (`batch_check`, shown by `paw models`) and reported once as
+        The verdict is looked up by fingerprint (model file, llama.cpp build, CPU, threads,
+        width: `workbench.models.verdicts`) in the model's metadata; only if none is stored
+        does the self-check run, and its verdict is stored. Reported once per runner as
         `BatchingChecked`.
         """
         backend = self.backend
-        if self.batch_size <= 1 or not hasattr(backend, "batch_decoder"):
+        if self.batch_size <= 1 or not hasattr(backend, "batch_decoders"):
             return False
         if self.batch_verdict is None:
-            # One check per loaded model and width: the backend keeps the verdict.
-            cache = backend.__dict__.setdefault("batch_verdicts", {})
-            if self.batch_size not in cache:
-                cache[self.batch_size] = check_batching(backend, self.batch_size)
-            self.batch_verdict = cache[self.batch_size]
-            record_batch_verdict(self.db, self.model, self.batch_verdict,
-                                 threads=getattr(backend, "threads", None),
-                                 gpu_layers=self.gpu_layers)
+            from workbench.models.batching import settle_verdict
+
+            self.batch_verdict = settle_verdict(self, backend, self.arrangement)
             if emit is not None:
                 verdict = self.batch_verdict
                 emit(BatchingChecked(self.model.name, verdict.identical, verdict.n_seq,
-                                     verdict.detail, verdict.seconds))
+                                     verdict.detail, verdict.seconds, verdict.decoders,
+                                     verdict.threads, verdict.stored_at))
         return self.batch_verdict.identical
 
     def tokenize(self, prepared: Prepared) -> Tokenized:
@@ -209,7 +226,7 @@ class Runner:
                 loading = time.perf_counter()
                 _ = self.backend
                 loaded = ModelLoaded(self.model.name, time.perf_counter() - loading,
-                                     getattr(self._backend, "threads", None))
+                                     getattr(self._backend, "batch_threads", None))
             work = [self.tokenize(p) for p in pending]
             for tok in work:
                 check_fits(tok, self.backend)
@@ -265,30 +282,12 @@ class Runner:
     def _run_batched(self, work: list[Tokenized],
                      record: Callable[[Tokenized, NewGeneration], None],
                      should_stop: Callable[[], bool] | None) -> bool:
-        """Decode `work` (in its order) up to `batch_size` sequences at a time; True if stopped."""
-        from workbench.models.batch import BatchJob
+        """Decode `work` (in its order) on the arrangement's decoders; True if stopped."""
+        from workbench.models.batching import run_batched
 
-        backend = self.backend
-        jobs, need = [], 0
-        for tok in work:
-            plan = plan_decode(backend, tok)
-            jobs.append(BatchJob(tok.context_ids, tok.prepared.request.sampler, plan.max_new,
-                                 plan.watch_ids, tag=(tok, plan)))
-            need = max(need, len(tok.context_ids) + plan.max_new
-                       + cue_room(backend, tok.prepared.rendered.cue) + 1)
-        decoder = backend.batch_decoder(self.batch_size, need)  # type: ignore[attr-defined]
-
-        def finished(job: BatchJob, result: Decoded | BaseException, slot: Slot) -> None:
-            tok, plan = job.tag
-            if isinstance(result, BaseException):
-                row = error_row(tok, self.model.id, result, job.started)
-            else:
-                row = finish_generation(backend, tok, self.model.id, plan, result,
-                                        slot.next_logits, job.started,
-                                        reset=lambda: decoder.reset_slot(slot))
-            record(tok, row)
-
-        return decoder.run(jobs, finished, should_stop)
+        assert self.batch_verdict is not None
+        return run_batched(self.backend, self.arrangement, self.batch_verdict, work,
+                           self.model.id, record, should_stop)
 
     def _summary(self, unique: dict[str, Prepared], skipped: int, generated: list[str],
                  errors: int, tokens_in: int, tokens_out: int, elapsed: float,

@@ -1,145 +1,260 @@
-"""The batching self-check: the same probe decoded alone and inside a batch must give the same bits.
+"""The batching self-check: every batch decoder must give, at every width, the bits of one-at-a-time decoding.
 
-Run when a model is loaded for batched decoding. The probe is `n_seq + 1` short prompts
-(so one slot is reused, and two prompts share a long prefix so one slot copies another's
-cache), greedy except one seeded sample at temperature 0.8, 1 to 8 tokens each (the batch
-narrows through every width), then the answer cue appended on top of each output. All
-are decoded in the batch; four are also decoded alone and compared: the two present at
-every width, the sampled one, and the one admitted into a reused slot. Alone means
-`LlamaCppBackend.generate` and
-`next_logits` on a fresh cache, one sequence per `llama_decode` — the path every stored
-generation before batching took. Compared: the output token ids, and at every step the
-watched label logits and the logsumexp over the whole vocabulary (one changed bit in any
-of the ~49k logits changes it). Only if all are identical does the runner batch.
+Run when a model is loaded for batched decoding (unless a verdict for the same model file,
+llama.cpp build, CPU, threads and width is stored: `workbench.models.verdicts`). The probe
+is `n_seq + 1` chain-of-thought continuations of one clinical vignette, rendered with the
+model's own chat template and continued from the first 2 to ~90 tokens of a written chain
+("Step 1: The chest pressure …"), so no probe can end on its first token: a bare-text probe
+made the embedded model emit end-of-generation at once, and the first version of this check
+compared no multi-sequence step at all. The contexts (~230–320 tokens) straddle llama.cpp's
+256-cell padding of the attended KV length, some crossing it while decoding; each is a
+prefix of the longer ones, so slots copy each other's cache (two continue the same tokens);
+the last one reuses a freed slot; one is sampled at temperature 0.8 with a seed and one
+carries a repeat penalty. Budgets are staggered (`PROBE_TOKENS` + `PROBE_STAGGER` per rank)
+so the batch narrows one sequence at a time through every width from `n_seq` down to 1,
+then the answer cue is appended on top of each output.
+
+Every probe is decoded on every decoder of the arrangement (all at once, one thread each,
+as the run will) and alone — `LlamaCppBackend.generate` and `next_logits`, one sequence per
+`llama_decode`, the path every generation took before batching. Compared for every probe
+at every step: the output token ids, the watched label logits and the logsumexp over the
+whole vocabulary (one changed bit in any of the ~49k logits changes it), and the same at
+the appended cue. The verdict counts the multi-sequence steps compared per width and
+refuses batching when any width from 2 to `n_seq` was never compared.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from store.records import Item
 from workbench.models.batch import BatchDecoder, BatchJob
-from workbench.models.request import Sampler
+from workbench.models.request import GenerationRequest, Sampler
 
-PROBE_TOKENS = 8
-"""Tokens decoded by the longest probe sequence (the others stop earlier, so the batch
-narrows step by step and every width from `n_seq` down to 1 is decoded)."""
+PROBE_VERSION = 3
+"""Part of the stored verdict's fingerprint: a new probe invalidates stored verdicts."""
 
-_SHARED = ("A 54-year-old woman presents to the emergency department with two hours of "
-           "chest pressure radiating to the jaw, sweating and nausea. ")
-_TAILS = ("What is the next step?", "Which test comes first?", "Name the likely diagnosis.",
-          "What would you give now?", "Is she stable?", "What does the ECG show?",
-          "Who should see her?", "What is the risk?")
+PROBE_TOKENS = 16
+"""Tokens decoded by the probe that finishes first (and by the one in the reused slot)."""
+
+PROBE_STAGGER = 2
+"""Each longer probe decodes this many more tokens, so every width gets its own steps."""
+
+PROBE_TEMPLATE = "neutral_cot@1"
+
+_QUESTION = (
+    "A 54-year-old woman presents to the emergency department with two hours of chest "
+    "pressure radiating to the jaw. She is sweating and nauseated and rates the pain eight "
+    "out of ten. She has hypertension, type 2 diabetes and a 30 pack-year smoking history. "
+    "An ECG shows 2 mm ST elevation in leads II, III and aVF. What is the most appropriate "
+    "next step?")
+_OPTIONS = {"A": "Aspirin and emergent coronary angiography",
+            "B": "Intravenous heparin and observation",
+            "C": "CT angiography of the chest",
+            "D": "Discharge with outpatient stress testing"}
+_CHAIN = (
+    "Step 1: The chest pressure radiates to the jaw and comes with sweating and nausea, "
+    "which points to an acute coronary syndrome.\nStep 2: ST elevation in the inferior "
+    "leads II, III and aVF means an inferior myocardial infarction, most likely from the "
+    "right coronary artery.\nStep 3: Her risk factors (hypertension, diabetes, smoking) "
+    "make this even more likely, and the pain began only two hours ago, well inside the "
+    "window for reperfusion.\nStep 4:")
+CHAIN_SPREAD = 90
+"""The probes continue the first 2 to ~90 tokens of one chain: their contexts (a prompt of
+~230 tokens plus the chain cut) spread across 256 cells, and each is a prefix of the
+longer ones, so the whole probe costs one prompt evaluation (slots copy each other)."""
+
+
+def probe_budgets(n_seq: int) -> list[int]:
+    """Decode budgets of the `n_seq + 1` probes: staggered, the last (reused slot) shortest."""
+    return [PROBE_TOKENS + PROBE_STAGGER * (n_seq - 1 - k) for k in range(n_seq)] + [PROBE_TOKENS]
+
+
+def probe_requests(n_seq: int, tokenize: Callable[[str], list[int]],
+                   detokenize: Callable[[Sequence[int]], str]) -> list[GenerationRequest]:
+    """The probe as requests (the runner renders them with the model's chat template).
+
+    Probe k continues the chain's first tokens, longest first; probes 0 and 1 continue the
+    same ones (1 is the seeded sample: a cross-slot copy), 2 carries a repeat penalty.
+
+    Args:
+        n_seq: the width checked (`n_seq + 1` probes).
+        tokenize: the model's tokenizer (plain text, no special tokens).
+        detokenize: token ids back to text (the request's `prefix`).
+    """
+    chain = tokenize(_CHAIN)
+    longest = min(CHAIN_SPREAD, len(chain))
+    item = Item(source_id="selfcheck", kind="mcq", question=_QUESTION, options=_OPTIONS,
+                gold="A")
+    requests = []
+    for k, budget in enumerate(probe_budgets(n_seq)):
+        cut = longest if k < 2 else 2 + (longest - 2) * (n_seq + 1 - k) // (n_seq + 1)
+        if k == 1:
+            sampler = Sampler(temperature=0.8, seed=7, max_tokens=budget)
+        elif k == 2:
+            sampler = Sampler(repeat_penalty=1.1, max_tokens=budget)
+        else:
+            sampler = Sampler(max_tokens=budget)
+        ids = tuple(chain[:cut])
+        requests.append(GenerationRequest(item=item, mode="continue", template=PROBE_TEMPLATE,
+                                          sampler=sampler, prefix=detokenize(ids),
+                                          prefix_token_ids=ids))
+    return requests
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe sequence ready to decode: its context ids, settings and watched label ids."""
+
+    context_ids: tuple[int, ...]
+    sampler: Sampler
+    watch_ids: tuple[int, ...]
+    cue_ids: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class BatchVerdict:
-    """Whether batched decoding reproduced one-at-a-time decoding bit for bit."""
+    """Whether batched decoding reproduced one-at-a-time decoding bit for bit.
+
+    `identical` is True only when every probe on every decoder equalled its alone decode
+    *and* every width from 2 to `n_seq` was compared at least once; `widths` holds the
+    multi-sequence steps compared per width (on each decoder); `stored_at` is set when
+    the verdict was read from the store instead of measured now.
+    """
 
     identical: bool
     n_seq: int
     detail: str
     seconds: float
+    widths: dict[int, int] = field(default_factory=dict)
+    decoders: int = 1
+    threads: int | None = None
+    prefix_reuse: bool = True
+    stored_at: str | None = None
+
+    @property
+    def compared_steps(self) -> int:
+        """Multi-sequence decode steps compared, over all decoders."""
+        return sum(steps for width, steps in self.widths.items() if width > 1) * self.decoders
 
     def as_dict(self) -> dict[str, Any]:
-        """What is stored in the model's metadata (`batch_check`)."""
+        """What is stored in the model's metadata."""
         return {"identical": self.identical, "n_seq": self.n_seq, "detail": self.detail,
-                "seconds": round(self.seconds, 2)}
+                "seconds": round(self.seconds, 2),
+                "widths": {str(w): n for w, n in sorted(self.widths.items())},
+                "compared_steps": self.compared_steps, "decoders": self.decoders,
+                "threads": self.threads, "prefix_reuse": self.prefix_reuse,
+                "probe_version": PROBE_VERSION}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], stored_at: str | None) -> BatchVerdict:
+        """A stored verdict (`as_dict` plus the settings it was recorded with)."""
+        return cls(bool(data["identical"]), int(data["n_seq"]), str(data["detail"]),
+                   float(data.get("seconds", 0.0)),
+                   {int(w): int(n) for w, n in data.get("widths", {}).items()},
+                   int(data.get("decoders", 1)), data.get("threads"),
+                   bool(data.get("prefix_reuse", True)), stored_at)
 
 
-LONG_REPEATS = 9
-"""The probes are cut from the clinical text repeated this often (~260 tokens): their
-lengths spread from ~190 to ~265 tokens, across llama.cpp's 256-cell padding of the
-attended KV length, as real prompts do."""
-
-
-def _probe_prompts(n: int) -> list[str]:
-    text = _SHARED * LONG_REPEATS
-    prompts = []
-    for k in range(n):
-        tail = _TAILS[k % len(_TAILS)]
-        # Prompts 0 and 1 share the whole text (the cross-slot copy); the others are cut
-        # to lengths 60 characters apart, so sequences of different lengths, some crossing
-        # 256 cells while decoding, share each batch. Short probes (20–35 tokens) did not
-        # show what these do: on Gemma 3 270M batched decoding changed bits (step 1 of a
-        # 251-token probe) while all-short probes decoded identically.
-        prompts.append(text + tail if k < 2 else text[: 700 + 60 * k] + " " + tail)
-    return prompts
-
-
-def check_batching(backend: Any, n_seq: int) -> BatchVerdict:
-    """Decode the probe alone and in a batch of `n_seq` sequences; compare every bit.
+def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
+                   probes: Sequence[Probe]) -> BatchVerdict:
+    """Decode the probes on every decoder at once and alone; compare every bit.
 
     Args:
-        backend: a loaded `LlamaCppBackend`.
-        n_seq: the batch width to check.
+        backend: the loaded `LlamaCppBackend` (its own context decodes the probes alone).
+        decoders: the decoders the run will use (same width each).
+        probes: from `probe_requests(width)`, tokenized by the runner.
 
     Returns:
         The verdict (never raises for a mismatch; a llama.cpp failure is a mismatch too).
     """
     started = time.perf_counter()
-    prompts = [backend.tokenize(text, special=False) for text in _probe_prompts(n_seq + 1)]
-    watch = sorted({backend.tokenize(s, special=False)[0] for s in (" A", " B", "A", "B")})
-    cue = backend.tokenize("\nAnswer:", special=False)
-    lengths = [PROBE_TOKENS - k % (PROBE_TOKENS - 1) for k in range(len(prompts))]
-    samplers = [Sampler(max_tokens=n) if k != 1 else Sampler(temperature=0.8, seed=7, max_tokens=n)
-                for k, n in enumerate(lengths)]
+    n_seq = decoders[0].n_seq
+    batched: list[dict[int, Any]] = [{} for _ in decoders]
+    widths: list[dict[int, int]] = [{} for _ in decoders]
 
-    # Decoded alone: the probes that stay in the batch longest (0 and 7: every width from
-    # n_seq down to 1), the sampled one (1) and the one that reuses a slot (the last).
-    compared = sorted({0, 1, min(7, n_seq - 1), n_seq})
+    def on_decoder(index: int) -> None:
+        decoder, results = decoders[index], batched[index]
+        decoder.reset_stats()
+
+        def finished(job: BatchJob, decoded: Any, slot: Any) -> None:
+            if isinstance(decoded, BaseException):
+                results[job.tag] = decoded
+                return
+            probe = probes[job.tag]
+            ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
+            results[job.tag] = (decoded, slot.next_logits(ids, probe.watch_ids))
+
+        try:
+            decoder.run([BatchJob(p.context_ids, p.sampler, p.sampler.max_tokens, p.watch_ids,
+                                  tag=k) for k, p in enumerate(probes)], finished)
+        except Exception as exc:  # noqa: BLE001 - a decoder that fails means no batching
+            results[-1] = exc
+        widths[index] = dict(decoder.stats["widths"])
+        decoder.reset_stats()
+
+    threads = [threading.Thread(target=on_decoder, args=(i,), daemon=True)
+               for i in range(len(decoders))]
+    for thread in threads:
+        thread.start()
     alone = {}
-    for k in compared:
-        ids, sampler = prompts[k], samplers[k]
-        backend.reset()
-        decoded = backend.generate(ids, sampler, sampler.max_tokens, watch)
-        alone[k] = (decoded, backend.next_logits(ids + list(decoded.token_ids) + cue, watch))
+    for k, probe in enumerate(probes):  # meanwhile, one at a time on the backend's context
+        if k == 0:
+            backend.reset()
+        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
+                                   probe.watch_ids)
+        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
+        alone[k] = (decoded, backend.next_logits(ids, probe.watch_ids))
     backend.reset()
-
-    batched: dict[int, Any] = {}
-
-    def finished(job: BatchJob, decoded: Any, slot: Any) -> None:
-        if isinstance(decoded, BaseException):
-            batched[job.tag] = decoded
-            return
-        ids = list(job.context_ids) + list(decoded.token_ids) + cue
-        batched[job.tag] = (decoded, slot.next_logits(ids, watch))
-
-    ctx_seq = max(len(p) for p in prompts) + PROBE_TOKENS + len(cue) + 2
-    try:
-        decoder = BatchDecoder(backend.llm, n_seq, ctx_seq,
-                               prefix_cache_safe=backend.prefix_cache_safe)
-    except Exception as exc:  # noqa: BLE001 - a context that cannot be made means no batching
-        return BatchVerdict(False, n_seq, f"no batch context: {exc}",
-                            time.perf_counter() - started)
-    try:
-        decoder.run([BatchJob(ids, s, s.max_tokens, watch, tag=k)
-                     for k, (ids, s) in enumerate(zip(prompts, samplers))], finished)
-    finally:
-        decoder.close()
-    mismatches = []
-    for k, expected in alone.items():
-        got = batched.get(k)
-        if isinstance(got, BaseException):
-            mismatches.append(f"probe {k}: {type(got).__name__}: {got}")
-        elif got != expected:
-            mismatches.append(f"probe {k}: {_first_difference(expected, got)}")
+    for thread in threads:
+        thread.join()
     seconds = time.perf_counter() - started
+    settings: dict[str, Any] = {"decoders": len(decoders), "threads": decoders[0].threads,
+                                "prefix_reuse": decoders[0].prefix_reuse}
+    mismatches = []
+    for index, results in enumerate(batched):
+        where = f"decoder {index}: " if len(decoders) > 1 else ""
+        if -1 in results:
+            mismatches.append(f"{where}{type(results[-1]).__name__}: {results[-1]}")
+        for k, expected in alone.items():
+            got = results.get(k)
+            if isinstance(got, BaseException):
+                mismatches.append(f"{where}probe {k}: {type(got).__name__}: {got}")
+            elif got != expected:
+                mismatches.append(f"{where}probe {k}: {_first_difference(expected, got)}")
+    compared = widths[0]
     if mismatches:
-        return BatchVerdict(False, n_seq, "; ".join(mismatches[:3]), seconds)
-    return BatchVerdict(True, n_seq, f"{len(alone)} of {len(prompts)} batched probes (up to "
-                        f"{PROBE_TOKENS} tokens) identical to alone (ids, label logits, "
-                        "vocabulary logsumexp)", seconds)
+        return BatchVerdict(False, n_seq, "; ".join(mismatches[:3]), seconds, compared,
+                            **settings)
+    unchecked = [w for w in range(2, n_seq + 1) if any(not ws.get(w) for ws in widths)]
+    if unchecked:
+        return BatchVerdict(False, n_seq, "nothing to compare: the probes never decoded "
+                            f"{', '.join(map(str, unchecked))} sequences at once (steps per "
+                            f"width: {_widths_text(compared)})", seconds, compared, **settings)
+    steps = sum(n for w, n in compared.items() if w > 1)
+    tokens = sum(len(decoded.token_ids) for decoded, _ in alone.values())
+    on = f" on each of {len(decoders)} decoders" if len(decoders) > 1 else ""
+    return BatchVerdict(True, n_seq, f"{len(probes)} probes ({tokens} tokens){on} identical to "
+                        f"one at a time in ids, label logits and vocabulary logsumexp over "
+                        f"{steps} multi-sequence steps (per width: {_widths_text(compared)})",
+                        seconds, compared, **settings)
+
+
+def _widths_text(widths: dict[int, int]) -> str:
+    return ", ".join(f"{w}: {n}" for w, n in sorted(widths.items(), reverse=True)) or "none"
 
 
 def _first_difference(expected: Any, got: Any) -> str:
     (dec_a, cue_a), (dec_b, cue_b) = expected, got
-    if dec_a.token_ids != dec_b.token_ids:
-        return f"tokens differ ({list(dec_a.token_ids)} vs {list(dec_b.token_ids)})"
     for step, (a, b) in enumerate(zip(dec_a.steps, dec_b.steps)):
         if a != b:
             return f"step {step}: logsumexp {a.logsumexp!r} vs {b.logsumexp!r}"
+    if dec_a.token_ids != dec_b.token_ids:
+        return f"tokens differ ({list(dec_a.token_ids)} vs {list(dec_b.token_ids)})"
     if cue_a != cue_b:
         return f"appended cue: logsumexp {cue_a.logsumexp!r} vs {cue_b.logsumexp!r}"
     return "finish reason differs"

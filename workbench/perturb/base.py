@@ -198,7 +198,15 @@ class Operator:
             tokenizer=tokenizer,
             params=dict(params or {}),
         )
-        edit = self.fn(text, ctx)
+        try:
+            edit = self.fn(text, ctx)
+        except Exception as exc:
+            # The built-in operators are total over any text (property tests show it), so
+            # a raise there is a bug to see. A user's or plugin's operator that raises on
+            # a model's odd text must not abort an audit: it did not apply, and says why.
+            if self.source == "builtin":
+                raise
+            edit = Edit.not_fired(f"operator raised {type(exc).__name__}: {exc}"[:300])
         # The option shuffle edits the options and returns the stem as is; every other
         # operator is judged on its text alone.
         if self.target == "options":

@@ -7,7 +7,8 @@ and returns an `Edit`; `Operator.apply` turns it into a `PerturbResult`.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+import unicodedata
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, localcontext
 
 from workbench.perturb.base import Context, Edit, EditFn
 from workbench.perturb.segments import STEP_MARKER, split_chain, swap_all
@@ -99,13 +100,43 @@ def delete_step(chain: str, ctx: Context) -> Edit:
     )
 
 
-def _shift(literal: str, offset: int) -> str:
-    value = Decimal(literal)
-    # A shift below zero is clamped at 0 (counts, doses and ages are non-negative); this
-    # is the only way a shift by a non-zero offset can be a no-op, which the paper says
-    # is "rejected and the operator records not fired".
-    shifted = max(value + offset, Decimal(0))
-    return str(shifted.quantize(value))
+def _ascii_digits(literal: str) -> str:
+    """`literal` with every decimal digit of any script written as its ASCII digit.
+
+    `\\d` matches Unicode decimal digits (Arabic-Indic "٣", fullwidth "３", …), which a
+    model can write; their value is what `unicodedata.decimal` says.
+    """
+    return "".join(c if c == "." else str(unicodedata.decimal(c)) for c in literal)
+
+
+def _in_script_of(shifted: str, literal: str) -> str:
+    """Write the ASCII digits of `shifted` in the script of `literal`'s digits (if one script)."""
+    zeros = {ord(c) - unicodedata.decimal(c) for c in literal if c != "."}
+    if len(zeros) != 1 or zeros == {ord("0")}:
+        return shifted  # ASCII already, or digits of mixed scripts: ASCII
+    zero = zeros.pop()
+    return "".join(c if c == "." else chr(zero + int(c)) for c in shifted)
+
+
+def _shift(literal: str, offset: int) -> str | None:
+    """`literal` + `offset` with the literal's decimal places, clamped at 0; None if a no-op.
+
+    Exact for a number of any length: decimal arithmetic with as many significant digits
+    as the literal has, plus room for a carry (a chain of 112 "1"s is one 112-digit
+    literal; the default 28-digit context would refuse to round it back to its places).
+    """
+    with localcontext() as context:
+        context.prec = len(literal) + 2
+        context.Emax, context.Emin = MAX_EMAX, MIN_EMIN
+        value = Decimal(_ascii_digits(literal))
+        # A shift below zero is clamped at 0 (counts, doses and ages are non-negative); this
+        # is the only way a shift by a non-zero offset can be a no-op, which the paper says
+        # is "rejected and the operator records not fired".
+        shifted = max(value + offset, Decimal(0))
+        if shifted == value:
+            return None
+        # format 'f': plain digits, never an exponent (str() writes 0.0000000 as "0E-7").
+        return _in_script_of(format(shifted.quantize(value), "f"), literal)
 
 
 def substitute_number(chain: str, ctx: Context) -> Edit:
@@ -125,7 +156,7 @@ def substitute_number(chain: str, ctx: Context) -> Edit:
     offset = ctx.rng.choice(F3_OFFSETS)
     old = match.group(0)
     new = _shift(old, offset)
-    if new == old:
+    if new is None:
         return Edit.not_fired(f"no-op shift ({old} {offset:+d} clamped at 0)", offset=offset)
     text = chain[: match.start()] + new + chain[match.end() :]
     return Edit(text=text, old=old, new=new, details={"offset": offset, "position": match.start()})
