@@ -249,12 +249,11 @@ def open_readonly(path: str | Path, *, schema: bool = True) -> sqlite_utils.Data
     file = Path(where).expanduser()
     if not file.is_file():
         raise UserError(f"{where}: no such database (check --db or PAW_DB)")
-    with open(file, "rb") as handle:
-        header = handle.read(100)
-    if not header.startswith(b"SQLite format 3\x00"):
-        raise UserError(f"{where}: not a SQLite database")
+    # The file is not opened with open(): closing such a handle would drop the POSIX locks
+    # of any SQLite connection this process holds on it (store/integrity.py `file_state`).
+    # SQLite itself says "not a database" on the first read below.
     wal = file.with_name(file.name + "-wal")
-    pending = header[18] == 2 and wal.is_file() and wal.stat().st_size > 0
+    pending = wal.is_file() and wal.stat().st_size > 0
     uri = file.resolve().as_uri() + ("?mode=ro" if pending else "?mode=ro&immutable=1")
     LAST_OPENED = where
     try:
@@ -269,6 +268,8 @@ def open_readonly(path: str | Path, *, schema: bool = True) -> sqlite_utils.Data
         conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         conn.close()
+        if "file is not a database" in str(exc):
+            raise UserError(f"{where}: not a SQLite database") from None
         if pending:
             raise UserError(f"{where}: its newest commits are still in {wal.name}, which "
                             "SQLite cannot read without writing the -shm file beside it, and "

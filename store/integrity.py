@@ -20,23 +20,40 @@ def state_dir() -> Path:
     return Path(base)
 
 
-def file_state(path: str | Path) -> tuple[str, int, str] | None:
-    """(real path, size, sha256 of the 100-byte header) of a database file, None if absent.
+HEADER_PRAGMAS: tuple[str, ...] = ("page_size", "schema_version", "user_version",
+                                   "application_id", "auto_vacuum", "encoding")
+"""Header fields read through SQLite (offsets 16, 40, 60, 68, 52, 56 of the header)."""
 
-    In WAL mode SQLite leaves the header's change counter alone on commits, so the header
-    changes when the file is rewritten (another tool, a restore, a new schema) and the size
-    when pages are added; either sends the file through `quick_check` again.
+
+def file_state(path: str | Path, conn: sqlite3.Connection | None = None
+               ) -> tuple[str, int, str] | None:
+    """(real path, size, sha256 of the header fields and the file's identity), None if absent.
+
+    The file itself is never opened here: a process that opens and closes a database file
+    with plain `open()` while it holds a SQLite connection to it drops every POSIX lock
+    that connection holds (the locks belong to the process and die with any close of the
+    file), so another process closing its own connection then deletes the `-wal` file
+    that this one is still writing to — its commits become invisible to everyone else and
+    two writers can corrupt the file (SQLite's "How To Corrupt", §2.2). Measured here
+    before this rule: `paw run` wrote six generations that no other process could see
+    until it exited. So the size and identity come from `stat` and the header fields from
+    the connection (`HEADER_PRAGMAS`); with no connection, only the stat part is hashed.
+    In WAL mode commits leave these alone, so they change when the file is rewritten
+    (another tool, a restore, a new schema) and the size when checkpointed pages are
+    added; either sends the file through `quick_check` again.
     """
     import hashlib
 
     where = Path(path).expanduser()
     try:
-        size = where.stat().st_size
-        with open(where, "rb") as handle:
-            header = handle.read(100)
+        info = where.stat()
     except OSError:
         return None
-    return str(where.resolve()), size, hashlib.sha256(header).hexdigest()
+    fields = [info.st_dev, info.st_ino]
+    if conn is not None:
+        fields += [conn.execute(f"PRAGMA {name}").fetchone()[0] for name in HEADER_PRAGMAS]
+    digest = hashlib.sha256(repr(fields).encode()).hexdigest()
+    return str(where.resolve()), info.st_size, digest
 
 
 def _memo_path() -> Path:
@@ -79,7 +96,7 @@ def check_integrity(conn: sqlite3.Connection, where: str) -> None:
     Raises:
         UserError: quick_check found a problem (its first message is named).
     """
-    state = file_state(where)
+    state = file_state(where, conn)
     if state is None or state[1] == 0:
         return
     real, size, digest = state

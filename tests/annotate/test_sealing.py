@@ -18,7 +18,6 @@ import pytest
 from annotate import keys, sealing
 from annotate.events import record_label, start_session
 from annotate.sets import create_set, rater_queue
-from annotate.verify import verify_record
 from store.errors import UserError
 from tests.annotate.conftest import child_env, named, save_to_file
 

@@ -60,7 +60,9 @@ def test_a_file_seen_intact_is_not_checked_again_until_its_size_changes(tmp_path
     open_db(path).conn.close()  # the memo now holds (size, header)
     assert (tmp_path / "state" / "integrity.json").is_file()
     monkeypatch.setattr(integrity, "_SEEN", {})  # a new process: only the file memo is left
-    state = integrity.file_state(path)
+    conn = sqlite3.connect(path)
+    state = integrity.file_state(path, conn)
+    conn.close()
     assert integrity.read_memo()[state[0]] == [state[1], state[2]]
     # Grow the file (new pages, checkpointed): the next open checks again.
     db = open_db(path)
@@ -71,6 +73,35 @@ def test_a_file_seen_intact_is_not_checked_again_until_its_size_changes(tmp_path
     _corrupt_last_pages(path)
     with pytest.raises(UserError, match="damaged"):
         open_db(path)
+
+
+def test_opening_a_store_twice_keeps_the_first_connection_s_locks(tmp_path, monkeypatch):
+    # A plain open()/close() of the file by this process would drop the POSIX locks of its
+    # SQLite connection; another process closing its own connection then deletes the -wal
+    # that this one still writes to, and its commits vanish for every other reader. This
+    # is what `paw run` did when the integrity check read the header with open().
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("PAW_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr(integrity, "_SEEN", {})
+    path = _store(tmp_path)
+    writer = open_db(path)
+    writer["notes"].insert({"id": 1000, "text": "first"})
+    monkeypatch.setattr(integrity, "_SEEN", {})  # the second open checks the file again
+    open_db(path).conn.close()  # e.g. a worker opening its own connection
+    integrity.file_state(path)
+    other = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+             "c.execute('SELECT COUNT(*) FROM sqlite_master').fetchall(); c.close()")
+    subprocess.run([sys.executable, "-c", other, str(path)], check=True)
+    assert Path(f"{path}-wal").exists()  # still the writer's WAL
+    writer["notes"].insert({"id": 1001, "text": "second"})
+    seen = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(" \
+           "'SELECT COUNT(*) FROM notes WHERE id >= 1000').fetchone()[0])"
+    out = subprocess.run([sys.executable, "-c", seen, str(path)], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    assert out == "2"  # another process sees both commits while the writer is open
+    writer.conn.close()
 
 
 def test_a_full_disk_at_open_is_named(monkeypatch, tmp_path):
