@@ -56,12 +56,14 @@ def serve_command(model_name: str, engine: str, count: int, parallel: int, host:
     from workbench.models.registry import check_model_file, resolve_model
 
     if build:
-        from workbench.models.llama_server import build_llama_server
+        from workbench.models.llama_server import build_llama_server, cache_dir
 
-        click.echo("building llama-server (minutes; the log is beside the binary) ...",
-                   err=True)
+        if not (cache_dir() / "llama-server").exists():
+            click.echo("building llama-server (minutes; the log is beside the binary) ...",
+                       err=True)
         path, seconds = build_llama_server()
-        click.echo(f"{path}\t(built in {seconds:.0f} s)")
+        click.echo(f"{path}\t" + (f"(built in {seconds:.0f} s)" if seconds else
+                                   "(already built; delete it to build again)"))
         return
     db = open_store(db_path)
     model = resolve_model(db, model_name)

@@ -62,12 +62,16 @@ def find_llama_server(explicit: str | None = None) -> str | None:
     return str(built) if os.access(built, os.X_OK) else None
 
 
-def build_llama_server(jobs: int | None = None, log: Path | None = None) -> tuple[Path, float]:
+def build_llama_server(jobs: int | None = None, log: Path | None = None, *,
+                       force: bool = False) -> tuple[Path, float]:
     """Build llama-server from the llama-cpp-python source package into `cache_dir()`.
 
     Args:
         jobs: parallel compile jobs (default: the cores).
         log: where the tools' output goes (default: build.log beside the binary).
+        force: build again even when the cache folder already holds a binary (otherwise
+            that binary is returned at once, with 0 seconds: the test set-up runs this
+            every time).
 
     Returns:
         (the binary, seconds the build took).
@@ -82,6 +86,8 @@ def build_llama_server(jobs: int | None = None, log: Path | None = None) -> tupl
         if shutil.which(tool) is None:
             raise UserError(f"building llama-server needs {tool} (and a C++17 compiler)")
     dest = cache_dir()
+    if not force and os.access(dest / "llama-server", os.X_OK):
+        return dest / "llama-server", 0.0
     dest.mkdir(parents=True, exist_ok=True)
     log = log or dest / "build.log"
     started = time.perf_counter()
