@@ -154,6 +154,24 @@ class Agreement:
         return out
 
 
+def cohen_kappa(table: list[list[int]]) -> float | None:
+    """Cohen's kappa of a square confusion table, computed exactly; None when undefined
+    (no pair, or chance agreement 1). The one formula behind `from_table` and the
+    κ-over-labels series (`annotate.kappa_series`).
+    """
+    q = len(table)
+    n = sum(sum(row) for row in table)
+    if n == 0:
+        return None
+    diagonal = sum(table[k][k] for k in range(q))
+    expected = sum(sum(table[k]) * sum(row[k] for row in table)
+                   for k in range(q))  # n² · p_e, an integer
+    if expected == n * n:
+        return None
+    # kappa = (p_o − p_e)/(1 − p_e) = (n·Σn_kk − Σ r_k c_k)/(n² − Σ r_k c_k), exactly.
+    return float(Fraction(n * diagonal - expected, n * n - expected))
+
+
 def gwet_ac1(table: list[list[int]]) -> float | None:
     """Gwet's AC1 of a square confusion table (None when it is empty).
 
@@ -219,16 +237,14 @@ def from_table(table: list[list[int]], categories: tuple[str, ...], *, field: st
     rows = [sum(table[k]) for k in range(q)]
     cols = [sum(row[k] for row in table) for k in range(q)]
     raw, ac1 = diagonal / n, gwet_ac1(table)
-    expected = sum(r * c for r, c in zip(rows, cols))  # n² · p_e, an integer
-    if expected == n * n:
+    kappa = cohen_kappa(table)
+    if kappa is None:
         used = [c for k, c in enumerate(categories) if rows[k] or cols[k]]
         return Agreement(**base, raw_agreement=raw, kappa=None, kappa_se=None, kappa_ci=None,
                          ac1=ac1, state="undefined",
                          reason=f"only one category used so far ({', '.join(used)}): "
                                 "chance agreement is 1",
                          interpretation="undefined")
-    # kappa = (p_o − p_e)/(1 − p_e) = (n·Σn_kk − Σ r_k c_k)/(n² − Σ r_k c_k), exactly.
-    kappa = float(Fraction(n * diagonal - expected, n * n - expected))
     if diagonal == n:
         return Agreement(**base, raw_agreement=raw, kappa=kappa, kappa_se=None,
                          kappa_ci=None, ac1=ac1, state="ok",

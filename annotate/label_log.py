@@ -168,6 +168,9 @@ class LabelLog:
         """person id -> ids of the cases they have a current label on."""
         self.done: dict[int, set[int]] = {}
         """person id -> ids of the cases with every asked field labelled (note excepted)."""
+        self.set_at: dict[tuple[int, int], dict[str, int]] = {}
+        """(case_id, person_id) -> field -> id of the event that set its current value
+        (the order of the κ-over-labels series, `annotate.kappa_series`)."""
         self._raw: dict[tuple[int, int], dict[str, str | None]] = {}
         self._derived: dict[tuple[int, int], dict[str, str]] = {}
         self._cases: list[SetCase] | None = None
@@ -196,6 +199,7 @@ class LabelLog:
             name, value, created = row["field"], row["value"], row["created_at"]
             key = (case_id, person_id)
             self._raw.setdefault(key, {})[name] = value
+            self.set_at.setdefault(key, {})[name] = event_id
             touched.add(key)
             self.last_id = event_id
             if created > self.last_label_at.get(person_id, ""):

@@ -31,6 +31,8 @@ class CoordinatorReport:
         computed_at: UTC time of the recomputation.
         watched: with a watched folder of rater files, one line per file refused by the
             merge (empty when every file merged).
+        kappa_over_labels: (field, binary) -> κ after the first n paired labels, n = 1..N
+            (`annotate.kappa_series`; the last is the live κ of `overall`).
     """
 
     set_name: str
@@ -41,12 +43,19 @@ class CoordinatorReport:
     fingerprint: tuple[int, ...]
     computed_at: str
     watched: tuple[str, ...] = ()
+    kappa_over_labels: dict[tuple[str, bool], tuple[float | None, ...]] = \
+        field(default_factory=dict)
 
     def overall_for(self, key: str) -> Agreement | None:
         """The overall agreement row with key '<field>|full' or '<field>|binary'."""
         field, _, form = key.partition("|")
         return next((a for a in self.overall
                      if a.field == field and a.binary == (form == "binary")), None)
+
+    def series_for(self, key: str) -> tuple[float | None, ...]:
+        """κ over paired labels of one '<field>|full' / '<field>|binary' key."""
+        name, _, form = key.partition("|")
+        return self.kappa_over_labels.get((name, form == "binary"), ())
 
     def strata_for(self, key: str) -> list[Agreement]:
         """Per-stratum rows of one (field, form) key."""
@@ -95,7 +104,9 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     Returns:
         The report, or None when the store is unchanged since `previous`.
     """
-    from annotate.agreement import LabelLog, all_agreements, progress
+    from annotate.agreement import LabelLog, all_agreements, progress, rater_pair
+    from annotate.kappa_series import kappa_series
+    from annotate.label_log import table_keys
     from annotate.sets import get_set
     from store.db import open_db, utcnow
 
@@ -118,10 +129,13 @@ def compute_report(db_path: str, set_name: str, dimension: str,
             rows = all_agreements(db, set_name, by=dimension, log=cache.log)
             # The log was refreshed just above: progress reads the same state.
             rater_progress = tuple(progress(db, set_name, log=cache.log))
+            series = kappa_series(db, cache.log, rater_pair(db, set_id),
+                                  table_keys(cache.log.fields or ()))
         return CoordinatorReport(
             set_name=set_name, progress=rater_progress,
             overall=tuple(a for a in rows if a.stratum is None),
             by_stratum=tuple(a for a in rows if a.stratum is not None),
-            dimension=dimension, fingerprint=seen, computed_at=utcnow(), watched=refused)
+            dimension=dimension, fingerprint=seen, computed_at=utcnow(), watched=refused,
+            kappa_over_labels=series)
     finally:
         db.conn.close()

@@ -2,7 +2,9 @@
 
 Each recomputation reads only the label events added since the last one (`ReportCache`
 keeps the folded log), so it stays fast on a set with tens of thousands of labels
-(bench/annotation_scale.py). `a` opens the adjudication screen.
+(bench/annotation_scale.py). `a` opens the adjudication screen; `k` swaps the tables for
+the plot of κ over paired labels of the highlighted field (`annotate.kappa_series`, the
+function behind the live κ), drawn with plotext like the Statistics screen's figures.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import ClassVar, cast
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker, get_current_worker
@@ -28,6 +30,7 @@ from workbench.tui.report import (
 from workbench.tui.widgets import agreement_format as fmt
 from workbench.tui.widgets.agreement_table import AgreementTable
 from workbench.tui.widgets.confusion_matrix import ConfusionMatrix
+from workbench.tui.widgets.figure_plot import FigurePlot
 from workbench.tui.widgets.rater_progress import RaterProgressTable
 from workbench.tui.widgets.stratum_table import StratumTable
 
@@ -50,6 +53,9 @@ class CoordinatorScreen(Screen[None]):
         Binding("a", "adjudicate", "adjudicate"),
         Binding("r", "recompute", "refresh"),
         Binding("b", "cycle_dimension", "by family/dataset/model"),
+        Binding("k", "toggle_plot", "κ plot"),
+        Binding("up", "step_field(-1)", "field", key_display="↑↓"),
+        Binding("down", "step_field(1)", "field", show=False),
         Binding("q", "app.quit", "quit"),
     ]
 
@@ -77,6 +83,9 @@ class CoordinatorScreen(Screen[None]):
             yield ConfusionMatrix()
             yield StratumTable()
             yield Static(fmt.legend(), id="legend")
+        with Vertical(id="kappa-view"):
+            yield Static("", id="kappa-summary", markup=False)
+            yield FigurePlot(id="kappa-plot")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -139,10 +148,21 @@ class CoordinatorScreen(Screen[None]):
             return
         agreement = self.report.overall_for(self.selected)
         self.query_one(ConfusionMatrix).show(agreement)
+        self._draw_plot(agreement)
         if agreement is not None:
             label = f"{agreement.field} ({fmt.form(agreement)})"
             self.query_one(StratumTable).show(self.dimension, label,
                                               self.report.strata_for(self.selected))
+
+    def _draw_plot(self, agreement) -> None:
+        from annotate.kappa_series import series_plot
+
+        if agreement is None or self.report is None:
+            return
+        self.query_one("#kappa-summary", Static).update(
+            f"{agreement.label}: {fmt.summary(agreement)}")
+        self.query_one("#kappa-plot", FigurePlot).show(
+            series_plot(agreement.label, self.report.series_for(self.selected)))
 
     @on(DataTable.RowHighlighted, "AgreementTable")
     def _row_chosen(self, event: DataTable.RowHighlighted) -> None:
@@ -159,6 +179,41 @@ class CoordinatorScreen(Screen[None]):
         if not self.paw.person.is_coordinator:
             return  # the screen already says the role is missing
         self.app.push_screen(AdjudicateScreen(), lambda _: self.poll(force=True))
+
+    @property
+    def plotting(self) -> bool:
+        """The κ plot is shown in place of the tables."""
+        return self.has_class("-kappa")
+
+    def action_toggle_plot(self) -> None:
+        """Swap the tables for the κ-over-labels plot of the highlighted field, and back."""
+        self.toggle_class("-kappa")
+        if self.plotting:
+            self.set_focus(None)  # ↑↓ now step the field through the screen's keys
+        else:
+            self.query_one(AgreementTable).focus()
+        self.refresh_bindings()
+
+    def action_step_field(self, step: int) -> None:
+        """In the plot: the previous / next field of the agreement table."""
+        table = self.query_one(AgreementTable)
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + step)))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """↑↓ are the screen's only in the plot (the table has them otherwise)."""
+        if action == "step_field":
+            return self.plotting
+        return True
+
+    def help_notes(self) -> list[str]:
+        """Extra lines for the `?` help."""
+        return ["k: κ after the first n paired labels of the highlighted field (n = 1..N, "
+                "ordered by when each pair got its current values); its last point is the "
+                "live κ. ↑↓ change the field in the plot, k goes back to the tables.",
+                "At 80 columns the agreement table scrolls sideways (field and form stay "
+                "put); the line under the confusion matrix repeats κ, CI, AC1, band and "
+                "note of the highlighted row in full."]
 
     def action_recompute(self) -> None:
         """Recompute now, even if no new label arrived."""

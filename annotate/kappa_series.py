@@ -1,0 +1,100 @@
+"""Cohen's κ over labels: κ after the first n paired labels, n = 1..N, for one field.
+
+Coordinator-side only (it reads both raters' labels). A case becomes a *paired label* of a
+field once both raters have a current value for it; the pairs are put in the order in
+which they became what they are now (the later of the two raters' events that set the
+current values, event ids being commit order). κ after n is the kappa of the confusion
+table of the first n pairs, computed by `annotate.kappa.cohen_kappa` — the very function
+behind the live κ of the agreement table — so the last point is the live κ exactly. A
+relabelled case moves to where its new value was set: the series describes the current
+labels in the order they were last set, not a replay of every value seen on screen.
+
+Undefined prefixes (chance agreement 1: both raters used one category so far) are None
+and are not drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlite_utils
+
+from analysis.common.plotdata import PlotData, Series
+from annotate.codebook import binary as binary_value
+from annotate.kappa import cohen_kappa
+from annotate.label_log import LabelLog, Pair, TableKey, table_categories
+
+
+def prefix_kappas(pairs: Sequence[tuple[str, str]],
+                  categories: Sequence[str]) -> tuple[float | None, ...]:
+    """κ of the first n pairs for n = 1..len(pairs) (None where κ is undefined).
+
+    Args:
+        pairs: (rater A value, rater B value), in order.
+        categories: the table's categories (rows and columns).
+
+    Raises:
+        ValueError: a value outside `categories`.
+    """
+    index = {c: i for i, c in enumerate(categories)}
+    table = [[0] * len(categories) for _ in categories]
+    out: list[float | None] = []
+    for a, b in pairs:
+        if a not in index or b not in index:
+            raise ValueError(f"value outside {tuple(categories)}: {(a, b)}")
+        table[index[a]][index[b]] += 1
+        out.append(cohen_kappa(table))
+    return tuple(out)
+
+
+def paired_labels(db: sqlite_utils.Database, log: LabelLog, pair: Pair,
+                  key: TableKey) -> list[tuple[str, str]]:
+    """The pair's current (A, B) values of one field (or its binary form), in the order
+    they became current (see the module docstring)."""
+    name, binary = key
+    (a_id, _), (b_id, _) = pair
+    ordered = []
+    for case in log.cases(db):
+        la, lb = log.labels.get((case.id, a_id)), log.labels.get((case.id, b_id))
+        if not la or not lb or name not in la or name not in lb:
+            continue
+        va, vb = la[name], lb[name]
+        if binary:
+            va, vb = binary_value(name, va), binary_value(name, vb)
+            if va is None or vb is None:
+                continue
+        when = max(log.set_at[(case.id, a_id)][name], log.set_at[(case.id, b_id)][name])
+        ordered.append((when, va, vb))
+    ordered.sort()
+    return [(va, vb) for _, va, vb in ordered]
+
+
+def kappa_series(db: sqlite_utils.Database, log: LabelLog, pair: Pair | None,
+                 keys: Sequence[TableKey]) -> dict[TableKey, tuple[float | None, ...]]:
+    """κ over paired labels for every table key (empty series without a rater pair);
+    `log` already refreshed by the caller."""
+    if pair is None:
+        return {key: () for key in keys}
+    return {key: prefix_kappas(paired_labels(db, log, pair, key), table_categories(key))
+            for key in keys}
+
+
+def series_plot(title: str, kappas: Sequence[float | None]) -> PlotData:
+    """The κ series as a figure for plotext (`workbench.tui.widgets.figure_plot`)."""
+    xs = tuple(range(1, len(kappas) + 1))
+    drawn = [k for k in kappas if k is not None]
+    low = min([0.0, *drawn])
+    notes: tuple[str, ...]
+    if not kappas:
+        notes = ("no case labelled by both raters yet",)
+    elif not drawn:
+        notes = (f"κ undefined after every one of the {len(kappas)} paired labels "
+                 "(one category used so far)",)
+    else:
+        last = kappas[-1]
+        notes = (f"κ after {len(kappas)} paired labels: "
+                 + ("undefined" if last is None else f"{last:.2f}")
+                 + f" · lowest {min(drawn):.2f} · highest {max(drawn):.2f}",)
+    return PlotData(title=f"κ over paired labels: {title}", xlabel="paired labels n",
+                    ylabel="κ after n", series=(Series("κ", xs, tuple(kappas)),),
+                    xlim=(1, max(2, len(kappas))), ylim=(low, 1.0), notes=notes)
