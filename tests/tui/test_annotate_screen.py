@@ -46,16 +46,49 @@ async def test_digits_record_events_and_auto_advance_through_a_harm_case(annotat
         assert screen.active == "validity"
         await pilot.press("1")            # validity 1 = valid
         assert screen.active == "harm"
-        await pilot.press("4")            # harm 4 = unsure -> all set -> next case
+        await pilot.press("4")            # harm 4 = unsure -> all set: the case stays
         await pilot.pause()
         assert events(annotation_db.db_path, "alice") == [
             (case.code, "gold_shift", "ambiguous"),
             (case.code, "validity", "valid"),
             (case.code, "harm", "unsure"),
         ]
-        assert screen.index == (start + 1) % len(screen.cases)
+        assert screen.index == start and screen.active is None
+        assert "Case complete — enter/] next case · n add a note" in screen_text(app)
         # 1 of the 6 fixture cases is now complete.
         assert "1 / 6 labelled" in screen_text(app)
+        await pilot.press("1")            # a digit by habit: nothing recorded, no move
+        await pilot.pause()
+        assert len(events(annotation_db.db_path, "alice")) == 3 and screen.index == start
+        await pilot.press("enter")        # enter moves on
+        assert screen.index == (start + 1) % len(screen.cases)
+
+
+async def test_a_note_can_follow_the_last_required_label(annotation_db):
+    app = AnnotationApp(annotation_db.db_path, annotation_db.alice, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _start(pilot)
+        case = await _goto(pilot, screen, lambda v: not v.ask_harm
+                           and not v.ask_chain_registration)
+        start = screen.index
+        await pilot.press("1", "1")       # gold shift, validity: the last required field
+        await pilot.pause()
+        assert screen.current.code == case.code  # not advanced: room for a note
+        assert "⏎ next case" in screen_text(app)  # the key that moves on, in the footer
+        await pilot.press("n")
+        assert isinstance(app.screen, NoteModal)
+        await pilot.press(*"odd wording", "enter")
+        await pilot.pause()
+        # The note is stored on the case just labelled, at its key, and the case still shows.
+        assert events(annotation_db.db_path, "alice") == [
+            (case.code, "gold_shift", "no_shift"), (case.code, "validity", "valid"),
+            (case.code, "note", "odd wording")]
+        assert screen.current.code == case.code and screen.index == start
+        assert "odd wording" in str(screen.query_one(LabelPanel).content)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.current.code != case.code
+        assert screen.current.labels_dict == {}  # the next case: nothing carried over
 
 
 async def test_harm_field_appears_only_on_cases_that_ask_it(annotation_db):
@@ -82,7 +115,7 @@ async def test_harm_field_appears_only_on_cases_that_ask_it(annotation_db):
         await pilot.pause()
         assert [e for e in events(annotation_db.db_path, "alice") if e[0] == case.code] == [
             (case.code, "gold_shift", "no_shift"), (case.code, "validity", "valid")]
-        assert screen.current.code != case.code  # auto-advanced
+        assert screen.current.code == case.code and screen.active is None  # complete
 
 
 async def test_undo_restores_previous_value_with_a_new_event(annotation_db):

@@ -78,10 +78,11 @@ async def test_no_rater_screen_shows_identity_other_labels_or_agreement(annotati
                 await pilot.press("ctrl+p")
                 await _snapshot_states(pilot, app, states, f"case {step} palette")
                 await pilot.press("escape")
-            for _ in range(4):                          # validity, harm?, chain? -> next case
-                if screen.current.code != view.code:
+            for _ in range(4):                          # validity, harm?, chain?
+                if screen.active is None:
                     break
                 await pilot.press("1")
+            await pilot.press("enter")                  # complete: on to the next case
         await _snapshot_states(pilot, app, states, "all labelled")
         assert "6 / 6 labelled" in screen_text(app)
 

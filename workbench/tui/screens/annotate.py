@@ -63,6 +63,7 @@ class AnnotateScreen(Screen[None]):
         Binding("u,ctrl+z", "undo", "undo", key_display="u"),
         Binding("s", "skip", "skip"),
         Binding("n", "note", "note"),
+        Binding("enter", "done", "next case", key_display="⏎"),
         Binding("up", "field(-1)", "field", key_display="↑↓"),
         Binding("down", "field(1)", show=False),
         Binding("left_square_bracket,left", "case(-1)", "prev", key_display="[", group=_CASE),
@@ -129,6 +130,8 @@ class AnnotateScreen(Screen[None]):
         """Hide the keys of panels this case does not have (no answers unless it flipped)."""
         if action == "reveal" and self.cases:
             return parameters[0] in self.panels.present()
+        if action == "done":  # enter moves on only from a complete case
+            return self.current is not None and self.current.code in self.complete
         return True
 
     # ---- drawing --------------------------------------------------------------------
@@ -234,7 +237,8 @@ class AnnotateScreen(Screen[None]):
         return True
 
     def _advance_after(self, field: str) -> None:
-        """Next unset field of this case, else the next case (auto-advance)."""
+        """Next unset field of this case; once every required field is set the case stays
+        (a note can still be added, a field changed) until enter or ] moves on."""
         view = self.current
         assert view is not None
         if field == "gold_shift" and view.labels_dict.get("gold_shift") == "shifted" \
@@ -246,7 +250,6 @@ class AnnotateScreen(Screen[None]):
             self._show(active=following, reveal=True)
             return
         self._show(active=None)
-        self._next_case_after_complete()
 
     def _next_case_after_complete(self) -> None:
         nxt = self.index + 1
@@ -328,6 +331,12 @@ class AnnotateScreen(Screen[None]):
         assert view is not None
         self._show(active=event.field if event.field in required_fields(view) else None)
         self.post_message(LabelUndone(event.code, event.field, event.value, event.id))
+
+    def action_done(self) -> None:
+        """enter on a complete case: the next case (at the end of the queue, the first
+        still unlabelled)."""
+        if self.current is not None and self.current.code in self.complete:
+            self._next_case_after_complete()
 
     def action_skip(self) -> None:
         """Leave this case for later and go to the next one (nothing is recorded)."""

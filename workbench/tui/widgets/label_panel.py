@@ -17,8 +17,9 @@ PANEL_NAMES: dict[str, str] = {"question": "the edited question", "options": "th
                                "chain": "the model's reasoning"}
 """Short names of the evidence panels, for 'read … first' hints."""
 
-ALL_SET = "All fields set · ] next case · ↑↓ pick a field to change"
-"""The panel's first line once every field of the case is labelled."""
+ALL_SET = "Case complete — enter/] next case · n add a note · ↑↓ change a field"
+"""The panel's first line once every field of the case is labelled (the case stays on
+screen until the rater moves on, so a note can follow the last label)."""
 
 
 def _value_text(field: str, value: str | None) -> str:
