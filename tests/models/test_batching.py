@@ -281,3 +281,30 @@ def test_a_sliding_window_model_reuses_prefixes_only_where_the_check_allows(
     assert runner.batch_verdict.prefix_reuse is kept
     assert model_metadata(db, model.id)["batch_check"]["prefix_reuse"] is kept
     backend.close_decoders()
+
+
+def test_a_stop_while_every_job_is_in_flight_ends_the_run_at_the_next_step(
+        backend, monkeypatch) -> None:
+    # Three requests on four slots: all are admitted at once and no slot frees up until a
+    # sequence ends. A stop asked two decode steps later ends the run there. Before, the
+    # stop was polled only when a job was admitted, so the batch decoded to its end (the
+    # TUI's `c` on a small run let it finish).
+    monkeypatch.setenv("PAW_DECODERS", "1")  # one decoder: the poll count is exact
+    db = open_db(memory=True)
+    items = add_vignettes(db)
+    backend.reset()
+    runner = Runner(db, default_model(db), backend=backend, batch_size=4)
+    requests = [GenerationRequest(item=items[0], mode="cot", template="neutral_cot@1",
+                                  sampler=Sampler(temperature=0.7, max_tokens=24, seed=s))
+                for s in range(3)]
+    polls: list[int] = []
+
+    def should_stop() -> bool:
+        polls.append(1)
+        return len(polls) > 6  # 4 polls on admission (3 jobs, then the empty source), 2 steps
+
+    stopped = runner.run(requests, should_stop=should_stop)
+    assert stopped.stopped and stopped.generated == 0  # the batch in flight was dropped
+    assert db.execute("SELECT COUNT(*) FROM generations").fetchone()[0] == 0
+    resumed = runner.run(requests)  # resumable: everything is generated on the next run
+    assert not resumed.stopped and resumed.generated == 3

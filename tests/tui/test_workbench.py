@@ -285,6 +285,40 @@ async def test_a_short_real_run_launched_from_the_form(workbench_db):
     assert runs[snapshot.name].status == "finished"
 
 
+@pytest.mark.model
+async def test_cancel_stops_a_short_real_run_short_of_its_total_and_r_resumes_it(
+        workbench_db):
+    """`c` on a small run of the embedded SmolLM2 (batched decoding, every job of a stage
+    in flight at once): the run stops at the next decode step, interrupted, and `r`
+    finishes it. (The step-level stop itself, which failed before, is pinned exactly in
+    tests/models/test_batching.py; here the timing of the key press is the real one.)"""
+    app = WorkbenchApp(workbench_db, threads=2)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await pilot.press("n")
+        await _fill_form(pilot, operators="M2_sex", limit="2", max_tokens="48")
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: app.live is not None and
+                         app.live.snapshot().generated >= 1, seconds=900)
+        await pilot.press("c")
+        await wait_until(pilot, lambda: not app.live.active, seconds=600)
+        snapshot = app.live.snapshot()
+        assert snapshot.state == "stopped", snapshot.message
+        stopped = find_run(open_db(workbench_db), snapshot.name)
+        assert stopped.status == "interrupted"
+        assert 0 < stopped.jobs_done < stopped.jobs_total
+        table = app.screen.query_one("#runs", DataTable)
+        await wait_until(pilot, lambda: table.row_count == 2)
+        table.move_cursor(row=1)
+        await pilot.pause()
+        await pilot.press("r")
+        await wait_until(pilot, lambda: app.live.snapshot().state in ("finished", "failed"),
+                         seconds=900)
+        assert app.live.snapshot().state == "finished", app.live.snapshot().message
+    done = find_run(open_db(workbench_db), snapshot.name)
+    assert done.status == "finished" and done.jobs_done == done.jobs_total
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
 def test_the_rater_app_has_no_route_to_auditor_screens():
     from workbench.tui.app import AnnotationApp, CoordinatorApp

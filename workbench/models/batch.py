@@ -307,8 +307,11 @@ class BatchDecoder:
         `jobs` is read lazily, one job each time a slot is free (several decoders may
         draw from one shared source). `on_finished(job, decoded_or_error, slot)` is called
         as each sequence ends, before its slot takes the next job (so it may call
-        `slot.next_logits`). `should_stop` is polled before each job is admitted; when it
-        says stop, sequences in flight are dropped (nothing of them is reported).
+        `slot.next_logits`). `should_stop` is polled before each job is admitted and
+        before each decode step; when it says stop, sequences in flight are dropped
+        (nothing of them is reported). Polling per step matters for a small run: once
+        every job is admitted no slot is free, and a poll on admission alone would let
+        the whole batch decode to its end (a cancel in the TUI then "let it finish").
 
         Returns:
             True when stopped early.
@@ -340,6 +343,10 @@ class BatchDecoder:
                     active.append(slot)
             if not active:
                 continue
+            if should_stop is not None and should_stop():
+                for busy in active:
+                    self.reset_slot(busy)
+                return True
             self._fill([(s.next_token, len(s.ids), s.seq_id, True) for s in active])
             self.stats["steps"] += 1
             self.stats["step_tokens"] += len(active)

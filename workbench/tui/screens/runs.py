@@ -284,13 +284,15 @@ class RunsScreen(Screen[None]):
         self.notify(f"Resuming {run.name}", timeout=3)
 
     def action_cancel(self) -> None:
-        """Stop the run launched here after the generation in flight (what finished stays)."""
+        """Stop the run launched here at the next generation or decode step: what finished
+        stays stored, sequences in flight are dropped and run again on resume (`r`)."""
         live = self.paw.live
         if live is None or not live.active:
             self.notify("No run launched here is working.")
             return
         live.request_stop()
-        self.notify("Stopping after the generation (or llama.cpp batch) in flight…")
+        self.notify("Stopping at the next decode step (finished generations are kept; "
+                    "r resumes)…")
 
     def action_open_flips(self) -> None:
         """The flip inspector on the selected run."""
