@@ -29,8 +29,8 @@ PLAN = {
 }
 
 
-def _label(clinic_db) -> dict[str, str]:
-    """Record PLAN through the core; returns kind -> case code."""
+def _label(clinic_db, plan: dict | None = None) -> dict[str, str]:
+    """Record `plan` (default PLAN) through the core; returns kind -> case code."""
     from annotate.events import record_label, start_session
     from annotate.sets import rater_queue
     from store import open_db
@@ -40,8 +40,8 @@ def _label(clinic_db) -> dict[str, str]:
         codes = {kind_of(v): v.code for v in rater_queue(db, SET_NAME, clinic_db.alice)}
         for index, person in enumerate((clinic_db.alice, clinic_db.bob)):
             session = start_session(db, person, SET_NAME)
-            for kind, plan in PLAN.items():
-                for field, value in plan[index].items():
+            for kind, labels in (plan or PLAN).items():
+                for field, value in labels[index].items():
                     record_label(db, person, session, codes[kind], field, value)
     finally:
         db.conn.close()
@@ -149,3 +149,36 @@ async def test_a_rater_gets_no_adjudication_screen(clinic_db):
         await pilot.press("escape", "a")            # close the role error, try anyway
         await pilot.pause()
         assert not isinstance(app.screen, AdjudicateScreen)
+
+
+async def test_a_chain_decision_keeps_the_edit_in_view_at_80x24(clinic_db):
+    # The raters disagree on chain registration: the decision scrolls the case to the
+    # model's long reasoning, and the edit ("crushing" -> "mild") must still be on screen.
+    plan = {**PLAN, "chain": (PLAN["chain"][0],
+                              {**PLAN["chain"][1], "chain_registration": "no"})}
+    codes = _label(clinic_db, plan)
+    app = CoordinatorApp(clinic_db.db_path, clinic_db.carol, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _adjudication(pilot, app)
+        while (screen.current.code, screen.current.field) != (codes["chain"],
+                                                               "chain_registration"):
+            await pilot.press("right_square_bracket")
+        await pilot.pause()
+        await pilot.pause()
+        from workbench.tui.widgets.case_panels import CasePanels
+
+        panels = screen.query_one(CasePanels)
+        chain = panels.panel("chain")
+        question = panels.panel("question")
+        # The case was scrolled to the reasoning: the question panel (with the diff) is
+        # above the pane's visible part ...
+        assert panels.scroll_y > 0
+        assert question.virtual_region.bottom <= panels.scroll_y
+        assert chain.virtual_region.y < panels.scroll_y + panels.scrollable_content_region.height
+        # ... and the pinned edit line is on screen, with both words of the edit.
+        edit = screen.query_one("#edit")
+        assert edit.region.height >= 1 and screen.region.contains_region(edit.region)
+        lines = screen_text(app).splitlines()[edit.region.y:edit.region.bottom]
+        shown = "\n".join(lines)
+        assert "“crushing” → “mild”" in shown, shown
+        assert "e question" in screen_text(app)  # the whole question is one key away

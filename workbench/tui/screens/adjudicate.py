@@ -4,7 +4,9 @@ Reached from the coordinator app (`a`). The queue is `annotate.adjudicate.disagr
 (lowest-agreement strata first). For each (case, field): the question with its edit,
 options with the gold, the model's answers and reasoning — the same blinded view the
 raters had — then both raters' labels and notes, the allowed values as keys, and the
-reason. A key that is not a value, an empty reason or anything else the core refuses is
+reason. The edit itself (“removed” → “inserted”) is pinned on a line above the case: a
+harm or chain decision scrolls the case to the answers or the reasoning, and the edit
+must stay in view at 80×24 (`e` shows the whole question). A key that is not a value, an empty reason or anything else the core refuses is
 shown in place under the reason; the session carries on. Raters' labels are never touched:
 each decision is one `adjudications` row (`annotate.adjudicate.adjudicate`).
 """
@@ -26,6 +28,7 @@ from workbench.tui.host import SessionHost
 from workbench.tui.widgets import agreement_format as fmt
 from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.decision_panel import DecisionPanel, value_keys
+from workbench.tui.widgets.question_diff import edit_summary
 
 if TYPE_CHECKING:
     from annotate.adjudicate import RaterLabels
@@ -91,6 +94,7 @@ class AdjudicateScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Static(id="edit")
         yield CasePanels(id="case")
         yield DecisionPanel()
         yield Footer(compact=True)
@@ -134,6 +138,7 @@ class AdjudicateScreen(Screen[None]):
                           f"{f' · {done} decided now' if done else ''}{last} · esc back")
             panel.display = False
             self.query_one(CasePanels).display = False
+            self.query_one("#edit", Static).display = False
             self.refresh_bindings()
             return
         view = shown_case(self.paw.db, decision.code, self.paw.person)
@@ -143,6 +148,8 @@ class AdjudicateScreen(Screen[None]):
                   .items() if label != view.gold}
         self._keys = value_keys(decision.field, labels)
         self.query_one(CasePanels).show(view)
+        self.query_one("#edit", Static).update(
+            edit_summary(view.segments, budget=2 * max(self.size.width - 2, 40)))
         stratum = decision.stratum.replace("|", " / ")
         kappa = "κ undefined" if decision.stratum_kappa is None else \
             f"κ {fmt.number(decision.stratum_kappa)}"

@@ -114,3 +114,55 @@ class QuestionDiff(Container):
             highlighted(question, removed, REMOVED_STYLE))
         self.query_one("#edited", Static).update(
             highlighted(edited, inserted, INSERTED_STYLE))
+
+
+def edit_changes(segments: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The edit alone: (removed, inserted) per change, in order ('' where it only inserted
+    or only removed). Unchanged runs of blanks between two changed runs do not split one."""
+    changes: list[tuple[str, str]] = []
+    removed = inserted = ""
+    for kind, text in segments:
+        if kind == "removed":
+            removed += text
+        elif kind == "inserted":
+            inserted += text
+        elif kind == "same" and not text.strip() and (removed or inserted):
+            continue
+        elif removed or inserted:
+            changes.append((removed.strip(), inserted.strip()))
+            removed = inserted = ""
+    if removed or inserted:
+        changes.append((removed.strip(), inserted.strip()))
+    return [c for c in changes if c[0] or c[1]]
+
+
+def _cut(text: str, room: int) -> str:
+    return text if len(text) <= room else text[:max(1, room - 1)].rstrip() + "…"
+
+
+def edit_summary(segments: Sequence[tuple[str, str]], budget: int = 150) -> Content:
+    """One or two lines naming the edit: “removed” → “inserted” per change (struck /
+    highlighted as in the diff), runs cut with '…' to about `budget` characters in all.
+
+    Pinned above a case whose panels are scrolled to the reasoning or the answers, so the
+    edit a decision is about stays in view (the adjudication screen).
+    """
+    changes = edit_changes(segments)
+    if not changes:
+        return Content("Edit: no word of the question changed")
+    room = max(8, (budget - 6 - 5 * len(changes)) // (2 * len(changes)))
+    parts: list[str | tuple[str, str]] = ["Edit: "]
+    for n, (removed, inserted) in enumerate(changes):
+        if n:
+            parts.append(" · ")
+        if removed:
+            parts.append((f"“{_cut(removed, room)}”", REMOVED_STYLE))
+        if removed and inserted:
+            parts.append(" → ")
+        if inserted:
+            parts.append((f"“{_cut(inserted, room)}”", INSERTED_STYLE))
+        if not inserted:
+            parts.append(" removed")
+        elif not removed:
+            parts.append(" inserted")
+    return Content.assemble(*parts)
