@@ -34,7 +34,32 @@ COMMAND_MODULES: list[str] = [
 """Modules that each define a `commands` list of click commands added to `paw`."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Paw(click.Group):
+    """The `paw` group, whose command modules are imported on first use rather than when
+    `workbench.cli` is imported, so that `main` can switch a terminal's echo off before
+    they load (`workbench.cli.typeahead`)."""
+
+    loaded = False
+    """True once the command modules are imported and added."""
+
+    def _load(self) -> None:
+        if not self.loaded:
+            self.loaded = True
+            for name in COMMAND_MODULES:
+                for command in importlib.import_module(name).commands:
+                    self.add_command(command)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._load()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Paw,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="paw")
 @group_db_option
 @click.pass_context
@@ -49,13 +74,11 @@ def cli(ctx: click.Context, db_path: str) -> None:
     ctx.meta[DB_META_KEY] = db_path
 
 
-for _name in COMMAND_MODULES:
-    for _command in importlib.import_module(_name).commands:
-        cli.add_command(_command)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run `paw`, turning user mistakes into one clear line and exit code 1."""
+    from workbench.cli import typeahead
+
+    typeahead.hold(sys.argv[1:] if argv is None else argv)  # before the commands load
     try:
         cli.main(args=argv, prog_name="paw", standalone_mode=False)
     except UserError as exc:

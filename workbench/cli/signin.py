@@ -2,7 +2,8 @@
 environment variable named by `--passphrase-env` for scripts; never a plain argument.
 
 A passphrase given as an argument would land in the shell history and in `ps`; the
-variable's *name* is all that appears there. Interactive sign-in allows `MAX_ATTEMPTS`
+variable's *name* is all that appears there. Keys typed before the prompt appears are
+neither echoed nor taken as the passphrase (`workbench.cli.typeahead`). Interactive sign-in allows `MAX_ATTEMPTS`
 tries, waiting `FAILURE_DELAYS_S` seconds after each wrong one (each check also costs a
 scrypt, ~0.4 s), then stops.
 """
@@ -55,8 +56,16 @@ def read_passphrase(name: str, env: str | None, *, confirm: bool = False,
         if value is None:
             raise UserError(f"--passphrase-env: environment variable {env} is not set")
         return value
-    return click.prompt(f"{what} for {name}", hide_input=True, confirmation_prompt=confirm,
-                        err=True)
+    from workbench.cli import typeahead
+
+    # Keys typed before the prompt appeared are dropped, never read as the passphrase
+    # (the entry point switched their echo off: `workbench.cli.typeahead`).
+    typeahead.discard()
+    try:
+        return click.prompt(f"{what} for {name}", hide_input=True,
+                            confirmation_prompt=confirm, err=True)
+    finally:
+        typeahead.release()
 
 
 def login(db: Any, name: str, env: str | None, role: str | None = None, *,
