@@ -159,3 +159,64 @@ async def test_a_rater_cannot_open_the_coordinator_screen(annotation_db):
         assert isinstance(coordinator, CoordinatorScreen)
         assert coordinator.report is None and coordinator._worker is None
         assert coordinator.query_one(AgreementTable).row_count == 0
+
+
+async def test_kappa_plot_follows_the_field_and_ends_at_the_live_kappa(annotation_db):
+    from workbench.tui.widgets.figure_plot import FigurePlot
+
+    codes = case_codes(annotation_db.db_path)
+    label_everything(annotation_db.db_path, annotation_db.alice,
+                     {c: {"gold_shift": v, "validity": "valid"} for c, v in zip(codes, ALICE)})
+    label_everything(annotation_db.db_path, annotation_db.bob,
+                     {c: {"gold_shift": v, "validity": "valid"} for c, v in zip(codes, BOB)})
+    app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.report is not None
+                         and screen.report.series_for("gold_shift|full"))
+        await pilot.press("k")
+        await pilot.pause()
+        plot = screen.query_one("#kappa-plot", FigurePlot)
+        assert plot.region.height >= 12 and screen.region.contains_region(plot.region)
+        # Pairs complete in bob's order (he labelled second): the cases by code, so the
+        # series is kappa of the first n of ALICE/BOB; its last point is the live 0.25.
+        series = plot.data.series[0].y
+        assert len(series) == 6 and series[-1] == pytest.approx(0.25)
+        assert plot.data.title == "κ over paired labels: gold_shift (3-way)"
+        text = screen_text(app)
+        assert "gold_shift (3-way): κ 0.25" in text and "AC1 0.57" in text
+        assert "↑↓ field" in text and "κ plot" in text  # the keys, in the footer
+        await pilot.press("down")  # the next row: gold_shift's binary form
+        await pilot.pause()
+        assert plot.data.title == "κ over paired labels: gold_shift (shifted vs not)"
+        await pilot.press("k")  # back to the tables, the row kept
+        await pilot.pause()
+        assert screen.selected == "gold_shift|binary"
+        assert screen.focused is screen.query_one(AgreementTable)
+
+
+async def test_at_80_columns_ac1_band_and_note_of_the_row_are_on_screen(annotation_db):
+    from workbench.tui.widgets.confusion_matrix import ConfusionMatrix
+
+    codes = case_codes(annotation_db.db_path)
+    label_everything(annotation_db.db_path, annotation_db.alice,
+                     {c: {"gold_shift": v} for c, v in zip(codes, ALICE)})
+    label_everything(annotation_db.db_path, annotation_db.bob,
+                     {c: {"gold_shift": v} for c, v in zip(codes, BOB)})
+    app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.report is not None)
+        await wait_until(pilot, lambda: _row(app, "gold_shift|full")[2] == "6")
+        await pilot.pause()
+        matrix = screen.query_one(ConfusionMatrix)
+        # The table's AC1/band/note columns are scrolled sideways and the confusion panel
+        # is below the fold (checked: this is why the line exists); the row's summary line
+        # under the status says them in full, inside the screen without scrolling.
+        assert not screen.region.contains_region(matrix.region)
+        line = screen.query_one("#row-summary")
+        assert line.region.height >= 1 and screen.region.contains_region(line.region)
+        lines = screen_text(app).splitlines()[line.region.y:line.region.bottom]
+        summary = " ".join(lines)
+        assert "gold_shift (3-way): κ 0.25" in summary
+        assert "AC1 0.57" in summary and "fair" in summary and "small N" in summary

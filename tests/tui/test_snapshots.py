@@ -86,3 +86,34 @@ def test_coordinator_screen_120x36(snap_compare, annotation_db, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(app, run_before=computed, terminal_size=(120, 36))
+
+
+def _coordinator(annotation_db, monkeypatch, keys=()):
+    monkeypatch.setattr("workbench.tui.screens.coordinator.clock_text", lambda _: "12:00:00")
+    monkeypatch.setattr("workbench.tui.widgets.rater_progress.time_text",
+                        lambda _: FIXED_CLOCK[:19].replace("T", " "))
+    _label_pilot_set(annotation_db)
+    app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
+
+    async def computed(pilot) -> None:
+        await wait_until(pilot, lambda: app.screen.report is not None)
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause()
+
+    return app, computed
+
+
+def test_coordinator_screen_80x24(snap_compare, annotation_db, monkeypatch):
+    # At 80 the table scrolls sideways (field and form fixed); the line under the confusion
+    # matrix gives κ, CI, band, AC1 and the note flags of the highlighted row in full.
+    app, computed = _coordinator(annotation_db, monkeypatch)
+    assert snap_compare(app, run_before=computed, terminal_size=(80, 24))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_coordinator_kappa_plot(snap_compare, annotation_db, monkeypatch, size):
+    # `k`: κ after the first n paired labels of gold_shift (3-way), drawn with plotext.
+    app, computed = _coordinator(annotation_db, monkeypatch, keys=["k"])
+    assert snap_compare(app, run_before=computed, terminal_size=size)

@@ -52,7 +52,7 @@ class CoordinatorScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "adjudicate", "adjudicate"),
         Binding("r", "recompute", "refresh"),
-        Binding("b", "cycle_dimension", "by family/dataset/model"),
+        Binding("b", "cycle_dimension", "strata by"),  # family → dataset → model (`?`)
         Binding("k", "toggle_plot", "κ plot"),
         Binding("up", "step_field(-1)", "field", key_display="↑↓"),
         Binding("down", "step_field(1)", "field", show=False),
@@ -77,6 +77,10 @@ class CoordinatorScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("computing agreement…", id="status")
+        # At 80 columns the agreement table scrolls sideways and the confusion matrix is
+        # below the fold: this line keeps the highlighted row's κ, CI, band, AC1 and flags
+        # in view (narrow screens only; `coordinator.tcss`).
+        yield Static("", id="row-summary", markup=False)
         with VerticalScroll(id="body"):
             yield RaterProgressTable()
             yield AgreementTable()
@@ -148,6 +152,9 @@ class CoordinatorScreen(Screen[None]):
             return
         agreement = self.report.overall_for(self.selected)
         self.query_one(ConfusionMatrix).show(agreement)
+        if agreement is not None:
+            self.query_one("#row-summary", Static).update(
+                f"{agreement.label}: {fmt.summary(agreement)}")
         self._draw_plot(agreement)
         if agreement is not None:
             label = f"{agreement.field} ({fmt.form(agreement)})"

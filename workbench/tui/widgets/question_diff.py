@@ -126,7 +126,7 @@ def edit_changes(segments: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
             removed += text
         elif kind == "inserted":
             inserted += text
-        elif kind == "same" and not text.strip() and (removed or inserted):
+        elif kind in ("same", "gap") and not text.strip() and (removed or inserted):
             continue
         elif removed or inserted:
             changes.append((removed.strip(), inserted.strip()))
