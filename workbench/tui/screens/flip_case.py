@@ -60,6 +60,10 @@ class FlipCaseScreen(Screen[None]):
         self.index = index
         self.case: FlipCase | None = None
         """The case on screen."""
+        self.shown = 0
+        """How many cases were drawn so far (the responsiveness bench waits on it)."""
+        self.painted_at = 0.0
+        """perf_counter when the latest case was on screen (after its refresh)."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -95,11 +99,21 @@ class FlipCaseScreen(Screen[None]):
         removed, inserted = case.question_spans
         original = self.query_one("#original", Static)
         edited = self.query_one("#edited", Static)
-        original.border_title = "Original question"
-        edited.border_title = EDITED_TITLES.get(case.role,
-                                                "Edited question (as the model saw it)")
-        original.update(view.highlighted(case.question, removed, view.REMOVED))
-        edited.update(view.highlighted(case.edited_question, inserted, view.INSERTED))
+        if case.edited_question == case.question:
+            # F-block and shuffle edits leave the question as it was: once, so that at
+            # 80×24 the options (and the chain's edit) are not pushed two pages down.
+            original.border_title = "Question (not edited: " + (
+                "the options were shuffled)" if case.role == "shuffle" else
+                "the edit is in the chain below)" if case.block == "F" else "unchanged)")
+            original.update(case.question)
+            edited.display = False
+        else:
+            original.border_title = "Original question"
+            edited.display = True
+            edited.border_title = EDITED_TITLES.get(case.role,
+                                                    "Edited question (as the model saw it)")
+            original.update(view.highlighted(case.question, removed, view.REMOVED))
+            edited.update(view.highlighted(case.edited_question, inserted, view.INSERTED))
         options = self.query_one("#options", Static)
         if case.role == "shuffle":
             options.border_title = "Options before → after the shuffle"
@@ -130,6 +144,13 @@ class FlipCaseScreen(Screen[None]):
         output.border_title = ("Continuation of the edited chain" if case.block == "F"
                                else "The model's answer to the edited question")
         output.update(case.output or "(no output stored)")
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        import time
+
+        self.painted_at = time.perf_counter()
+        self.shown += 1
 
     def action_step(self, step: int) -> None:
         """The next or previous case of the inspector's page."""

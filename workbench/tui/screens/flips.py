@@ -142,6 +142,11 @@ class FlipsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#flips", DataTable).focus()
 
+    def on_screen_resume(self) -> None:
+        """Back on the inspector (key 2, enter on Runs): follow the run chosen there. A
+        mode switch back to this screen resumes it without a Show event."""
+        self.on_show()
+
     def on_show(self) -> None:
         target = self.paw.focus_audit
         if target != self.audit_id or self.page is None:
@@ -204,6 +209,7 @@ class FlipsScreen(Screen[None]):
         if message.page is None:
             status.update(message.error or "no runs with edits yet")
             self.query_one("#flips", DataTable).clear()
+            self.query_one("#row-detail", Static).update("")
             return
         page: FlipPage = message.page
         self.page = page
@@ -216,9 +222,14 @@ class FlipsScreen(Screen[None]):
             page.rows[0].audit if page.rows else f"run {self.audit_id}")
         end = page.offset + len(page.rows)
         what = {True: "flips", False: "kept answers", None: "edits"}[self.filter.flipped]
+        if not page.rows:
+            # Nothing matches: say which key widens it (a newcomer sees an empty table).
+            self.query_one("#row-detail", Static).update("")
+            status.update(f"{scope} · 0 {what} match · f flips/kept/all edits · x clears "
+                          f"the filters")
+            return
         status.update(f"{scope} · {page.total} {what} match · rows "
-                      f"{page.offset + 1 if page.rows else 0}–{end} · enter case · "
-                      f"[ ] pages")
+                      f"{page.offset + 1}–{end} · enter case · [ ] pages")
 
     @on(FilterValuesRead)
     def _values_read(self, message: FilterValuesRead) -> None:
