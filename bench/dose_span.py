@@ -1,7 +1,8 @@
 """Benchmark: how far the dose-response paraphrases reach (seed 000 §4.1, Figures 2 and 3).
 
-Runs `paw study --dataset triage --dose-levels paper --limit 8 --max-tokens 4 --attempts 2
---threads 1` (settings below) on a fresh store and prints, per level: units, paraphrased
+Runs `paw study --dataset demo --items triage-001,…,triage-008 --dose-levels paper
+--max-tokens 4 --attempts 2 --threads 1` (the eight first demo triage items; there is no
+dataset named 'triage') on a fresh store and prints, per level: units, paraphrased
 units, achieved mean token-change fraction (the audited model's tokenizer), share within
 tolerance, the paraphrases' sources, and how often the LLM's rewrites passed the meaning
 checks (per requested rewrite).
@@ -45,8 +46,9 @@ def main() -> None:
         db = open_db(Path(tmp) / "paw.db")
         import_demo(db)
         engine = AuditEngine(db, threads=1)
-        spec = StudySpec(dataset="triage", targets=(), baselines=("paraphrase_adjusted",),
-                         levels=resolve_levels(args.levels), limit=args.limit, max_tokens=4,
+        items = tuple(f"triage-{i:03d}" for i in range(1, args.limit + 1))
+        spec = StudySpec(dataset="demo", targets=(), baselines=("paraphrase_adjusted",),
+                         levels=resolve_levels(args.levels), item_ids=items, max_tokens=4,
                          max_attempts=args.attempts, paraphraser=args.paraphraser,
                          paraphrase_span=args.span)
         start = time.perf_counter()
