@@ -73,6 +73,10 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 @click.option("--dose-levels", metavar="LEVELS",
               help="Dose-response design (§4.1, Figures 2-3): paraphrases at these "
                    "token-change levels, e.g. 0.05,0.1,0.2,0.4,0.6 (or 'paper'); no targets.")
+@click.option("--paraphrase-span", type=click.Choice(["sentence", "fit"]),
+              help="The paraphrase rewrites one sentence (App. B) or as many sentences as "
+                   "the target fraction needs (never the final question) [default: fit "
+                   "with --dose-levels, else sentence].")
 @click.option("--samples", type=whole(1), help="k samples per prompt (default: "
               "as many as --seeds; with no --seeds the first k of 0, 1, 42, 43, …).")
 @click.option("--seeds", help="Comma-separated sampler seeds, one per sample [default: 0,1,42].")
@@ -124,7 +128,8 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
 def study_command(dataset_name: str, models: str, targets: str | None,
                   targets_file: str | None, baselines: str | None, subgroups: str | None,
                   subgroup_reference: str, dose_levels: str | None,
-                  samples: int | None, seeds: str | None, temperature: float, mode: str,
+                  paraphrase_span: str | None, samples: int | None, seeds: str | None,
+                  temperature: float, mode: str,
                   template: str | None, max_tokens: int | None, fixed_sentence: str | None,
                   paraphraser: str, tolerance: float, attempts: int, alternative: str,
                   correction: str, two_sided: bool, kl_floor: str, token_denominator: str,
@@ -176,7 +181,7 @@ def study_command(dataset_name: str, models: str, targets: str | None,
                      alternative=alternative, name=name, correction=correction,
                      sides="two" if two_sided else "one", kl_floor=kl_floor,
                      token_denominator=token_denominator, targets_file=imported,
-                     levels=levels, subgroups=groups,
+                     levels=levels, subgroups=groups, paraphrase_span=paraphrase_span,
                      subgroup_reference=parse_reference(subgroup_reference) if groups else None)
     db = open_store(db_path)
     from workbench.datasets.pain import PAIN_DATASET

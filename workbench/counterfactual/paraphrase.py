@@ -29,11 +29,7 @@ every attempt (key, sentence, fraction, verdict) and the fallback's outcome.
 
 from __future__ import annotations
 
-import random
-import statistics
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from store.jobs import Arm, JobSpec, add_jobs, list_jobs, mark_status
@@ -41,163 +37,24 @@ from store.records import ModelRecord
 from workbench.audit.engine import StudyContext
 from workbench.audit.events import BlockProgress, RunnerProgress, StageStarted
 from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
-from workbench.counterfactual.checks import check_rewrite, clean_output, words
+from workbench.counterfactual.attempts import (
+    PROMPT_ID,
+    SPAN_REQUEST,
+    Task,
+    fit_requests,
+    measure,
+    measure_fit,
+    next_request,
+    paraphrase_messages,
+    sentence_spans,
+    split_question,
+)
+from workbench.counterfactual.checks import check_rewrite, clean_output
 from workbench.counterfactual.plan import Unit, fired_units, unit_jobs
 from workbench.counterfactual.spec import PARAPHRASE_OPERATOR
-from workbench.models import GenerationRequest, Runner, Sampler
+from workbench.models import GenerationRequest, Runner
 from workbench.perturb import PerturbResult, seeded_rng
-from workbench.perturb.segments import split_sentences
 from workbench.perturb.tokenize import CallableTokenizer, Tokenizer, token_change_fraction
-
-PROMPT_ID = "paw_paraphrase@1"
-"""Name and version of the paraphrase prompt (part of every attempt's generation key)."""
-
-SYSTEM = (
-    "You paraphrase sentences from clinical cases. Use different words with the same "
-    "meaning. Keep all numbers, and keep he/she as they are. Reply with the new sentence only."
-)
-USER = "Paraphrase, changing about {words} word{s}: {sentence}"
-SHOTS: tuple[tuple[str, str], ...] = (
-    ("He has a history of asthma.", "He has previously been diagnosed with asthma."),
-    ("She takes 20 mg of omeprazole every day.", "She uses 20 mg of omeprazole daily."),
-    ("His mother reports that he has been coughing for 2 weeks.",
-     "His mother says that he has had a cough for 2 weeks."),
-)
-"""Worked examples shown before the sentence (few-shot). On SmolLM2-135M, 24 rewrites of six
-demo sentences passed the meaning checks 9–10 times with examples and 2 times without."""
-
-PARAPHRASE_TEMPERATURE = 0.7
-"""Sampling temperature of the attempts; attempt a uses seed a, so retries differ."""
-
-INITIAL_CHANGE_RATE = 0.3
-"""Prior share of a sentence's tokens that one rewrite changes (updated from attempts)."""
-
-MIN_SENTENCE_TOKENS = 4
-"""Shorter sentences are not chosen (too little to reword)."""
-
-def paraphrase_messages(sentence: str, words: int) -> tuple[dict[str, str], ...]:
-    """The chat messages of one attempt: rewrite `sentence` changing about `words` words."""
-    messages = [{"role": "system", "content": SYSTEM}]
-    for before, after in SHOTS:
-        messages += [{"role": "user", "content": USER.format(words=3, s="s", sentence=before)},
-                     {"role": "assistant", "content": after}]
-    messages.append({"role": "user", "content": USER.format(
-        words=words, s="" if words == 1 else "s", sentence=sentence.strip())})
-    return tuple(messages)
-
-
-# ---------------------------------------------------------------- one paraphrase task
-
-
-@dataclass
-class Task:
-    """The measure-and-retry state of one (model, item, targeted edit).
-
-    Attributes:
-        unit: the comparison unit.
-        key: the paraphrase variant's key.
-        text: the original prompt's question text.
-        tokens: its length in the audited model's tokens (N).
-        target: the target fraction f*.
-        spans: candidate sentences as (start, end, tokens).
-        denominator: the token-change fraction's denominator ('longer' or 'original').
-        attempts: what each attempt did (stored in the variant's details).
-    """
-
-    unit: Unit
-    key: str
-    text: str
-    tokens: int
-    target: float
-    spans: list[tuple[int, int, int]]
-    rng: random.Random
-    denominator: str = "longer"
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    accepted: dict[str, Any] | None = None
-    tries: Counter = field(default_factory=Counter)
-
-
-def split_question(text: str) -> tuple[str, str]:
-    """(body, final question with its leading space) when the text ends with a question
-    sentence after at least one other sentence; else (text, '')."""
-    sentences, seps = split_sentences(text)
-    if len(sentences) > 1 and sentences[-1].rstrip().endswith("?"):
-        cut = len(text) - len(sentences[-1]) - len(seps[-1])
-        return text[:cut], text[cut:]
-    return text, ""
-
-
-def sentence_spans(text: str, tokenizer: Tokenizer) -> list[tuple[int, int, int]]:
-    """Sentences a paraphrase may rewrite, as (start, end, token count): not the final
-    question, none shorter than `MIN_SENTENCE_TOKENS`; the whole text if none qualifies."""
-    sentences, seps = split_sentences(text)
-    spans, offset = [], 0
-    for index, sentence in enumerate(sentences):
-        start = offset + (len(sentence) - len(sentence.lstrip()))
-        end = offset + len(sentence.rstrip())
-        offset += len(sentence) + (len(seps[index]) if index < len(seps) else 0)
-        body = text[start:end]
-        final_question = index == len(sentences) - 1 and body.endswith("?") and len(sentences) > 1
-        size = len(tokenizer.tokenize(body))
-        if body and not final_question and size >= MIN_SENTENCE_TOKENS:
-            spans.append((start, end, size))
-    if not spans:
-        stripped = text.strip()
-        start = text.find(stripped)
-        spans = [(start, start + len(stripped), len(tokenizer.tokenize(stripped)))]
-    return spans
-
-
-def next_request(task: Task, attempt: int) -> tuple[GenerationRequest, int]:
-    """The request of `attempt` and the index of the sentence it rewrites."""
-    rates = [a["change_rate"] for a in task.attempts if a.get("change_rate")]
-    rate = statistics.median(rates) if rates else INITIAL_CHANGE_RATE
-    wanted = task.target * task.tokens
-    desired = wanted / rate
-    jitter = {i: task.rng.random() for i in range(len(task.spans))}
-    index = min(range(len(task.spans)),
-                key=lambda i: (task.tries[i], abs(task.spans[i][2] - desired), jitter[i]))
-    task.tries[index] += 1
-    start, end, size = task.spans[index]
-    sentence = task.text[start:end]
-    words_per_token = len(words(task.text)) / max(1, task.tokens)
-    hint = max(1, min(len(words(sentence)), round(wanted * words_per_token)))
-    budget = min(256, 2 * size + 24)
-    request = GenerationRequest(
-        task.unit.item, "judge", PROMPT_ID,
-        Sampler(temperature=PARAPHRASE_TEMPERATURE, seed=attempt, max_tokens=budget),
-        messages=paraphrase_messages(sentence, hint), labels=("Yes", "No"))
-    return request, index
-
-
-def measure(task: Task, attempt: int, index: int, key: str, output: str | None,
-            tokenizer: Tokenizer, tolerance: float) -> None:
-    """Record one attempt's verdict on `task` (and accept it when within tolerance)."""
-    start, end, size = task.spans[index]
-    sentence = task.text[start:end]
-    record: dict[str, Any] = {"attempt": attempt, "seed": attempt, "sentence": index,
-                              "key": key}
-    if output is None:
-        record["status"] = "generation failed"
-        task.attempts.append(record)
-        return
-    rewrite = clean_output(output, sentence)
-    problem = check_rewrite(sentence, rewrite, task.text)
-    if problem is not None:
-        record["status"] = problem
-        task.attempts.append(record)
-        return
-    candidate = task.text[:start] + rewrite + task.text[end:]
-    fraction = token_change_fraction(task.text, candidate, tokenizer, task.denominator)
-    longest = task.tokens if task.denominator == "original" else max(
-        task.tokens, len(tokenizer.tokenize(candidate)))
-    record.update(fraction=round(fraction, 6), text=candidate,
-                  change_rate=round(fraction * longest / max(1, size), 6))
-    within = abs(fraction - task.target) <= tolerance
-    record["status"] = "accepted" if within else "outside tolerance"
-    task.attempts.append(record)
-    if within:
-        task.accepted = record
 
 
 # ---------------------------------------------------------------- planning stage 2
@@ -210,12 +67,18 @@ None when the generation failed)."""
 
 def paraphrase_key_extra(unit: Unit, model: ModelRecord, paraphraser: str,
                          config: dict) -> list[Any]:
-    """What a paraphrase variant depends on besides (item, operator, seed); the default
-    token-fraction denominator adds nothing, so paraphrases stored before it are found."""
+    """What a paraphrase variant depends on besides (item, operator, seed); the defaults
+    (token-fraction denominator 'longer', one-sentence span) add nothing, so paraphrases
+    stored before those settings existed are found."""
     extra = ["paraphrase", unit.target.key, model.sha256, paraphraser,
              float(config["tolerance"]), int(config["max_attempts"]), PROMPT_ID]
     denominator = config.get("token_denominator", "longer")
-    return extra if denominator == "longer" else extra + [f"denominator:{denominator}"]
+    if denominator != "longer":
+        extra.append(f"denominator:{denominator}")
+    span = config.get("paraphrase_span", "sentence")
+    if span != "sentence":
+        extra.append(f"span:{span}:{SPAN_REQUEST}")
+    return extra
 
 
 def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Tokenizer,
@@ -234,10 +97,21 @@ def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Toke
             break
         if should_stop is not None and should_stop():
             return False
-        planned = [(t, *next_request(t, attempt)) for t in open_tasks]
-        outputs = run_batch([request for _, request, _ in planned])
-        for (task, _, index), (key, output) in zip(planned, outputs):
-            measure(task, attempt, index, key, output, tokenizer, tolerance)
+        planned = []
+        for task in open_tasks:
+            if task.span == "fit":
+                planned.append((task, *fit_requests(task, attempt)))
+            else:
+                request, index = next_request(task, attempt)
+                planned.append((task, [request], index))
+        outputs = iter(run_batch([r for _, requests, _ in planned for r in requests]))
+        for task, requests, where in planned:
+            answers = [next(outputs) for _ in requests]
+            if task.span == "fit":
+                measure_fit(task, attempt, where, [k for k, _ in answers],
+                            [o for _, o in answers], tokenizer, tolerance)
+            else:
+                measure(task, attempt, where, *answers[0], tokenizer, tolerance)
     return True
 
 
@@ -245,12 +119,14 @@ def finish(task: Task, tokenizer: Tokenizer, tolerance: float,
            paraphraser: str) -> PerturbResult:
     """The paraphrase of a task after its attempts: accepted LLM, fallback, or closest."""
     from workbench.perturb.paraphrase import TableParaphraser
+    from workbench.perturb.paraphrase_rules import EXTENDED_TABLE
 
     details: dict[str, Any] = {
         "reference_variant_id": task.unit.target.id,
         "target_operator": task.unit.target.operator_id, "paraphraser": paraphraser,
         "target_fraction": round(task.target, 6), "tolerance": tolerance,
         "token_denominator": task.denominator,
+        **({} if task.span == "sentence" else {"span": task.span}),
         "attempts": [{k: v for k, v in a.items() if k != "text"} for a in task.attempts],
     }
     chosen: dict[str, Any] | None = task.accepted
@@ -259,9 +135,10 @@ def finish(task: Task, tokenizer: Tokenizer, tolerance: float,
         # The table rewords the body only: the final question is what the model is asked.
         body, question = split_question(task.text)
         scale = task.tokens / max(1, len(tokenizer.tokenize(body)))
-        table = TableParaphraser().paraphrase(body, target_fraction=min(1.0, task.target * scale),
-                                              tolerance=tolerance * scale, tokenizer=tokenizer,
-                                              rng=task.rng)
+        fit = task.span == "fit"  # several sentences: the extended table, the closest wins
+        table = (TableParaphraser(EXTENDED_TABLE) if fit else TableParaphraser()).paraphrase(
+            body, target_fraction=min(1.0, task.target * scale), tolerance=tolerance * scale,
+            tokenizer=tokenizer, rng=task.rng)
         valid = [a for a in task.attempts if "fraction" in a]
         fallback: dict[str, Any] = {"edits": table.edits, "reason": table.reason}
         if table.text is not None:
@@ -271,6 +148,11 @@ def finish(task: Task, tokenizer: Tokenizer, tolerance: float,
                             within_tolerance=abs(fraction - task.target) <= tolerance)
             chosen, source = {"text": text, "fraction": fraction}, "fallback"
             details["edits"] = table.edits
+            closest = min(valid, key=lambda a: abs(a["fraction"] - task.target), default=None)
+            if fit and closest is not None and not fallback["within_tolerance"] and abs(
+                    closest["fraction"] - task.target) < abs(fraction - task.target):
+                chosen, source = closest, "llm_closest"  # the table fell further short
+                del details["edits"]
         elif valid:
             chosen = min(valid, key=lambda a: abs(a["fraction"] - task.target))
             source = "llm_closest"
@@ -358,7 +240,7 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
                 unit.reference, unit.target.text or "", tokenizer, denominator)
             tasks.append(Task(unit, key, unit.reference, len(tokenizer.tokenize(unit.reference)),
                               target, sentence_spans(unit.reference, tokenizer), rng,
-                              denominator))
+                              denominator, span=str(config.get("paraphrase_span", "sentence"))))
         if tasks:
             ctx.emit(StageStarted("paraphrasing", model.name if llm is None else llm.name,
                                   len(tasks) * (0 if llm is None else 1)))

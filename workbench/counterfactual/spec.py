@@ -161,6 +161,10 @@ class StudySpec:
             filled per subgroup, every pair of subgroups a target `subgroup:<a>/<b>`.
         subgroup_reference: (attribute, value) of App. I's reference group (race, White):
             pairs that differ only in it carry a signed direction for the regressions.
+        paraphrase_span: 'sentence' (App. B: one sentence rewritten) or 'fit' (as many
+            sentences as the target fraction needs, never the final question); default
+            'fit' with `levels`, else 'sentence'. Stored in the config only when 'fit', so
+            the studies of before it keep their names and keys.
     """
 
     dataset: str
@@ -189,6 +193,7 @@ class StudySpec:
     levels: tuple[float, ...] = ()
     subgroups: tuple[Subgroup, ...] = ()
     subgroup_reference: tuple[str, str] | None = None
+    paraphrase_span: str | None = None
 
     def __post_init__(self) -> None:
         checks = [
@@ -219,6 +224,8 @@ class StudySpec:
             (self.token_denominator in TOKEN_DENOMINATORS,
              (f"--token-denominator: expected one of {', '.join(TOKEN_DENOMINATORS)}, got "
              f"{self.token_denominator!r}")),
+            (self.paraphrase_span in (None, "sentence", "fit"),
+             (f"--paraphrase-span: expected sentence or fit, got {self.paraphrase_span!r}")),
         ]
         if self.levels:
             checks += [
@@ -264,6 +271,11 @@ class StudySpec:
                 + doses + pairs)
 
     @property
+    def span(self) -> str:
+        """The paraphrase span: `paraphrase_span`, or 'fit' for a dose study, else 'sentence'."""
+        return self.paraphrase_span or ("fit" if self.levels else "sentence")
+
+    @property
     def k(self) -> int:
         """Samples per prompt."""
         return len(self.seeds)
@@ -273,6 +285,7 @@ class StudySpec:
         from workbench.models.templates import get_template
 
         template = get_template(self.template or TEMPLATE[self.mode]).id
+        span = {} if self.span == "sentence" else {"paraphrase_span": self.span}
         return {
             "version": CONFIG_VERSION, "dataset": self.dataset, "models": list(self.models),
             "targets": list(self.all_targets), "baselines": list(self.baselines),
@@ -291,6 +304,7 @@ class StudySpec:
             "subgroups": [[s.key, s.fill] for s in self.subgroups],
             "subgroup_reference": None if self.subgroup_reference is None
             else list(self.subgroup_reference),
+            **span,
         }
 
     @property

@@ -103,13 +103,25 @@ class Paraphraser(Protocol):
 
 
 class TableParaphraser:
-    """Deterministic paraphraser: applies `PARAPHRASE_TABLE` rewordings in a seeded order.
+    """Deterministic paraphraser: applies table rewordings in a seeded order.
 
-    Greedy: walk the candidate rewordings in a seeded random order, keep each one that
-    does not push the fraction above target + tolerance, stop once it is within tolerance.
+    Greedy: walk the candidate rewordings (every match in the text, so across all its
+    sentences) in a seeded random order, keep each one that does not push the fraction
+    above target + tolerance, stop at the first set within tolerance. When the table runs
+    out first, the result says how far it got (`reason`).
+
+    Args:
+        table: (source, replacement) rewordings; default `PARAPHRASE_TABLE`
+            (`paraphrase_rules.EXTENDED_TABLE` for multi-sentence paraphrases).
     """
 
     name = "table"
+
+    def __init__(self, table: tuple[tuple[str, str], ...] = PARAPHRASE_TABLE) -> None:
+        self.table = {source: target for source, target in table}
+        alternatives = "|".join(re.escape(s) for s in sorted(self.table, key=len, reverse=True))
+        self.pattern = _PATTERN if table is PARAPHRASE_TABLE else re.compile(
+            r"(?<!\w)(" + alternatives + r")(?!\w)", re.IGNORECASE)
 
     def paraphrase(
         self,
@@ -121,7 +133,7 @@ class TableParaphraser:
         rng: random.Random,
     ) -> Paraphrase:
         """See `Paraphraser.paraphrase`."""
-        candidates = [m for m in _PATTERN.finditer(text)]
+        candidates = [m for m in self.pattern.finditer(text)]
         rng.shuffle(candidates)
         chosen: list[re.Match[str]] = []
         best_text, best_fraction = text, 0.0
@@ -131,31 +143,38 @@ class TableParaphraser:
                 break
             trial = chosen + [match]
             attempts += 1
-            trial_text = _render(text, trial)
+            trial_text = _render(text, trial, self.table)
             fraction = token_change_fraction(text, trial_text, tokenizer)
             if fraction <= target_fraction + tolerance:
                 chosen, best_text, best_fraction = trial, trial_text, fraction
         within = abs(best_fraction - target_fraction) <= tolerance
-        edits = [[m.group(0), _replacement(m)] for m in sorted(chosen, key=lambda m: m.start())]
+        edits = [[m.group(0), _replacement(m, self.table)]
+                 for m in sorted(chosen, key=lambda m: m.start())]
+        reason = None
+        if not chosen:
+            reason = "no rewording from the paraphrase table applies"
+        elif not within:
+            reason = (f"reached {best_fraction:.3f} of {target_fraction:.3f} ± {tolerance:.3f} "
+                      f"with {len(chosen)} of the {len(candidates)} applicable rewordings")
         return Paraphrase(
             text=best_text if chosen else None,
             fraction=best_fraction,
             within_tolerance=within,
             edits=edits,
             attempts=attempts,
-            reason=None if chosen else "no rewording from the paraphrase table applies",
+            reason=reason,
         )
 
 
-def _replacement(match: re.Match[str]) -> str:
-    return match_case(match.group(0), _TABLE[canonical_key(_TABLE, match.group(0))])
+def _replacement(match: re.Match[str], table: dict[str, str] = _TABLE) -> str:
+    return match_case(match.group(0), table[canonical_key(table, match.group(0))])
 
 
-def _render(text: str, matches: list[re.Match[str]]) -> str:
+def _render(text: str, matches: list[re.Match[str]], table: dict[str, str] = _TABLE) -> str:
     out, last = [], 0
     for match in sorted(matches, key=lambda m: m.start()):
         out.append(text[last : match.start()])
-        out.append(_replacement(match))
+        out.append(_replacement(match, table))
         last = match.end()
     out.append(text[last:])
     return "".join(out)
