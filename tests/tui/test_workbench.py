@@ -362,7 +362,7 @@ async def test_flip_inspector_filters_pages_and_opens_a_case(workbench_db):
         first = case_screen.case.id
         assert case_screen.case.operator_id == "F4_insert_a"
         text = screen_text(app)
-        assert "FLIPPED" in text and "◆ gold" in text and "Original question" in text
+        assert "FLIPPED" in text and "◆ gold" in text and "Question (not edited: the edit is in the chain" in text
         await pilot.press("n")
         await pilot.pause()
         assert case_screen.case.id != first
