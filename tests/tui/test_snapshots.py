@@ -75,16 +75,7 @@ def _label_pilot_set(annotation_db) -> None:
 
 
 def test_coordinator_screen_120x36(snap_compare, annotation_db, monkeypatch):
-    monkeypatch.setattr("workbench.tui.screens.coordinator.clock_text", lambda _: "12:00:00")
-    monkeypatch.setattr("workbench.tui.widgets.rater_progress.time_text",
-                        lambda _: FIXED_CLOCK[:19].replace("T", " "))
-    _label_pilot_set(annotation_db)
-    app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
-
-    async def computed(pilot) -> None:
-        await wait_until(pilot, lambda: app.screen.report is not None)
-        await pilot.pause()
-
+    app, computed = _coordinator(annotation_db, monkeypatch)
     assert snap_compare(app, run_before=computed, terminal_size=(120, 36))
 
 

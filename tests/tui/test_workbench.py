@@ -144,12 +144,7 @@ async def test_cancel_keeps_what_finished_and_resume_completes(workbench_db):
         stopped = find_run(db, name)
         assert stopped.status == "interrupted"
         assert 0 < stopped.jobs_done < stopped.jobs_total
-        # Select it and resume with r.
-        table = app.screen.query_one("#runs", DataTable)
-        await wait_until(pilot, lambda: table.row_count == 2)
-        table.move_cursor(row=1)
-        await pilot.pause()
-        await pilot.press("r")
+        await _resume_second_row(app, pilot)
         await wait_until(pilot, lambda: app.live.snapshot().state == "finished", seconds=90)
     done = find_run(open_db(workbench_db), name)
     assert done.status == "finished" and done.jobs_done == done.jobs_total
@@ -307,11 +302,7 @@ async def test_cancel_stops_a_short_real_run_short_of_its_total_and_r_resumes_it
         stopped = find_run(open_db(workbench_db), snapshot.name)
         assert stopped.status == "interrupted"
         assert 0 < stopped.jobs_done < stopped.jobs_total
-        table = app.screen.query_one("#runs", DataTable)
-        await wait_until(pilot, lambda: table.row_count == 2)
-        table.move_cursor(row=1)
-        await pilot.pause()
-        await pilot.press("r")
+        await _resume_second_row(app, pilot)
         await wait_until(pilot, lambda: app.live.snapshot().state in ("finished", "failed"),
                          seconds=900)
         assert app.live.snapshot().state == "finished", app.live.snapshot().message
@@ -320,6 +311,15 @@ async def test_cancel_stops_a_short_real_run_short_of_its_total_and_r_resumes_it
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
+
+async def _resume_second_row(app, pilot) -> None:
+    """Select the interrupted run (the second of two rows) on Runs and resume it with r."""
+    table = app.screen.query_one("#runs", DataTable)
+    await wait_until(pilot, lambda: table.row_count == 2)
+    table.move_cursor(row=1)
+    await pilot.pause()
+    await pilot.press("r")
+
 def test_the_rater_app_has_no_route_to_auditor_screens():
     from workbench.tui.app import AnnotationApp, CoordinatorApp
 

@@ -152,9 +152,6 @@ class CoordinatorScreen(Screen[None]):
             return
         agreement = self.report.overall_for(self.selected)
         self.query_one(ConfusionMatrix).show(agreement)
-        if agreement is not None:
-            self.query_one("#row-summary", Static).update(
-                f"{agreement.label}: {fmt.summary(agreement)}")
         self._draw_plot(agreement)
         if agreement is not None:
             label = f"{agreement.field} ({fmt.form(agreement)})"
@@ -166,8 +163,10 @@ class CoordinatorScreen(Screen[None]):
 
         if agreement is None or self.report is None:
             return
-        self.query_one("#kappa-summary", Static).update(
-            f"{agreement.label}: {fmt.summary(agreement)}")
+        line = f"{agreement.label}: {fmt.summary(agreement)}"
+        # The same line above the tables (narrow screens) and above the plot.
+        self.query_one("#row-summary", Static).update(line)
+        self.query_one("#kappa-summary", Static).update(line)
         self.query_one("#kappa-plot", FigurePlot).show(
             series_plot(agreement.label, self.report.series_for(self.selected)))
 

@@ -60,10 +60,6 @@ class FlipCaseScreen(Screen[None]):
         self.index = index
         self.case: FlipCase | None = None
         """The case on screen."""
-        self.shown = 0
-        """How many cases were drawn so far (the responsiveness bench waits on it)."""
-        self.painted_at = 0.0
-        """perf_counter when the latest case was on screen (after its refresh)."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -144,13 +140,6 @@ class FlipCaseScreen(Screen[None]):
         output.border_title = ("Continuation of the edited chain" if case.block == "F"
                                else "The model's answer to the edited question")
         output.update(case.output or "(no output stored)")
-        self.call_after_refresh(self._painted)
-
-    def _painted(self) -> None:
-        import time
-
-        self.painted_at = time.perf_counter()
-        self.shown += 1
 
     def action_step(self, step: int) -> None:
         """The next or previous case of the inspector's page."""

@@ -89,10 +89,6 @@ class StatisticsScreen(Screen[None]):
         """Option id on screen (a section index or `figure:<i>`)."""
         self.record = False
         """Show the highlighted row as a record (one line per column)."""
-        self.reports_drawn = 0
-        """Reports put on screen so far (the responsiveness bench waits on it)."""
-        self.painted_at = 0.0
-        """perf_counter when the latest report was on screen (after its refresh)."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -180,13 +176,6 @@ class StatisticsScreen(Screen[None]):
             options.add_option(Option(Text(short_title(section.title, cut)), id=str(index)))
         options.highlighted = 0
         self._show_option(options.get_option_at_index(0).id if options.option_count else None)
-        self.call_after_refresh(self._painted)
-
-    def _painted(self) -> None:
-        import time
-
-        self.painted_at = time.perf_counter()
-        self.reports_drawn += 1
 
     @on(OptionList.OptionHighlighted, "#sections")
     def _option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
