@@ -182,3 +182,25 @@ async def test_a_chain_decision_keeps_the_edit_in_view_at_80x24(clinic_db):
         shown = "\n".join(lines)
         assert "“crushing” → “mild”" in shown, shown
         assert "e question" in screen_text(app)  # the whole question is one key away
+
+
+async def test_the_last_decision_stays_readable_at_80_columns(clinic_db):
+    # The walk at 80x24 ended on "… · 4 decided now · recorded validity =" (cut): with
+    # nothing left, the status wraps and names the value and the case decided last.
+    codes = _label(clinic_db)
+    app = CoordinatorApp(clinic_db.db_path, clinic_db.carol, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _adjudication(pilot, app)
+        reasons = iter(("first reason", "second reason", "third reason", "fourth reason"))
+        while screen.current is not None:
+            await pilot.press("1", *next(reasons), "enter")
+            await pilot.pause()
+            if screen.current is not None and screen.current.follow_up:
+                await pilot.press("escape")  # not reached with value 1 (no shift)
+        last_case = _adjudications(clinic_db.db_path)[-1][0]
+        status = screen.query_one("#status")
+        lines = screen_text(app).splitlines()[status.region.y:status.region.bottom]
+        shown = " ".join(line.strip() for line in lines)
+        assert "nothing left to adjudicate" in shown and "3 decided now" in shown, shown
+        assert f"for {last_case}" in shown and "esc back" in shown, shown
+        assert last_case in codes.values()

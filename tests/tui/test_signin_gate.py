@@ -137,3 +137,85 @@ async def test_a_store_without_people_opens_without_a_gate(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert not app.locked and type(app.screen).__name__ == "RunsScreen"
+
+
+def typed_fast(app, text: str) -> None:
+    """Queue every key of `text` at once, as tmux send-keys, a paste or a touch typist
+    deliver them: the app reads them one after another with no idle time in between
+    (`pilot.press` waits for the app to go idle after each key, which hid the defect)."""
+    from textual import events
+
+    names = {"\t": ("tab", "\t"), "\r": ("enter", "\r")}
+    for char in text:
+        key, character = names.get(char, (char, char))
+        app.post_message(events.Key(key, character))
+
+
+async def test_keys_typed_fast_land_in_their_own_fields(labelled, monkeypatch):
+    # The walk of issue 22 typed `alice<tab>passphrase<enter>` at tmux speed: the name read
+    # "alicealice-c…" — the keys after the tab still went to the name field, the passphrase
+    # with them, in clear text.
+    from textual.widgets import Input
+
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(labelled.db_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        gate = app.screen
+        typed_fast(app, f"carol\t{PASSPHRASE}\r")
+        await wait_until(pilot, lambda: not app.locked)
+        assert app.person.name == "carol"
+        assert gate.query_one("#name", Input).value == "carol"
+
+
+async def test_a_passphrase_retyped_after_a_failed_try_never_shows_in_the_name(labelled,
+                                                                             monkeypatch):
+    # After a wrong passphrase the focus is on the (emptied) passphrase field. Retyping
+    # the whole sequence from habit used to put the name in the passphrase, the tab
+    # wrapped round to the name field, and the passphrase stood there in clear text.
+    from textual.widgets import Input
+
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(labelled.db_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        gate = app.screen
+        typed_fast(app, "carol\twrong guess\r")
+        await wait_until(pilot, lambda: gate.failures == 1)
+        await pilot.pause()
+        assert gate.focused is gate.query_one("#passphrase", Input)
+        assert "type the passphrase again" in screen_text(app)
+        typed_fast(app, f"carol\t{PASSPHRASE}\r")      # the name again, out of habit
+        await wait_until(pilot, lambda: gate.failures == 2)
+        assert gate.query_one("#name", Input).value == "carol"
+        assert PASSPHRASE not in screen_text(app) and app.locked
+        # shift+tab goes back to the name with its text selected: typing replaces it.
+        await pilot.press("shift+tab")
+        assert gate.focused is gate.query_one("#name", Input)
+        typed_fast(app, f"carol\t{PASSPHRASE}\r")
+        await wait_until(pilot, lambda: not app.locked)
+        assert gate.query_one("#name", Input).value == "carol" and app.person.name == "carol"
+
+
+async def test_the_coordination_form_takes_fast_keys_in_order(labelled, monkeypatch):
+    # Key 5's form (set, name, passphrase) is the same kind of form: the same keys, typed
+    # as fast, reach the name and the passphrase in order.
+    from textual.widgets import Input
+
+    from workbench.tui.screens import coordination
+
+    gate_fast(monkeypatch)
+    monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
+    app = WorkbenchApp(labelled.db_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        typed_fast(app, f"carol\t{PASSPHRASE}\r")
+        await wait_until(pilot, lambda: not app.locked)
+        await pilot.press("5")
+        await pilot.pause()
+        form = app.screen
+        form.set_focus(form.query_one("#name", Input))
+        form.query_one("#name", Input).select_all()
+        typed_fast(app, f"carol\t{PASSPHRASE}\r")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "CoordinatorScreen")
+        assert form.query_one("#name", Input).value == "carol"

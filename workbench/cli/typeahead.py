@@ -39,7 +39,16 @@ def will_prompt(argv: Sequence[str]) -> bool:
     names = [arg.split("=", 1)[0] for arg in argv]
     if "--help" in names or "-h" in names or any(n in ENV_OPTIONS for n in names):
         return False
-    return any(n in SIGNIN_OPTIONS for n in names) or list(argv[:2]) == ["raters", "add"]
+    return (any(n in SIGNIN_OPTIONS for n in names) or list(argv[:2]) == ["raters", "add"]
+            or _command(argv) == "ui")  # its sign-in form may be the first thing shown
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The command word after the group's own options (`paw --db x.db ui` → "ui")."""
+    index = 0
+    while index < len(argv) and argv[index].startswith("-"):
+        index += 1 if "=" in argv[index] or argv[index] == "--version" else 2
+    return argv[index] if index < len(argv) else None
 
 
 def _terminal() -> int | None:

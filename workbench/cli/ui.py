@@ -31,6 +31,11 @@ def ui_command(threads: int | None, db_path: str) -> None:
     folder = Path(db_path).expanduser().resolve().parent
     if not folder.is_dir():  # before the app starts: it could not create the file there
         raise UserError(f"{db_path}: folder {folder} does not exist (--db)")
+    from workbench.cli import typeahead
+
+    # Keys typed before the app is on screen reach no form the typist could see: a
+    # passphrase typed ahead would otherwise land in the sign-in form's name field.
+    typeahead.discard()
     run_workbench(db_path, threads)
 
 

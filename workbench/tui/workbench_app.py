@@ -106,6 +106,8 @@ class WorkbenchApp(PawApp):
         self.backend_factory = backend_factory
         """Builds a model backend for runs launched here (tests pass a fake; default
         llama.cpp)."""
+        self.exit_error = ""
+        """A user mistake that closed the app (`run_workbench` raises it as a UserError)."""
         self.live: LiveRun | None = None
         """The run launched from this app, if any (kept across screen switches)."""
         self.focus_audit: int | None = None
@@ -148,9 +150,10 @@ class WorkbenchApp(PawApp):
         except UserError as exc:
             # A folder that does not exist, a read-only one: the one-line reason, then quit
             # (nothing was created).
-            from rich.text import Text
-
-            self.exit(return_code=1, message=Text(f"paw: error: {exc}"))
+            # `run_workbench` raises it once the app is closed, so the CLI prints its one
+            # line (an exit message would be printed by rich, broken at 80 columns).
+            self.exit_error = str(exc)
+            self.exit(return_code=1)
             return
         self.notify(f"Created {self.db_path} with the demo set.", timeout=5)
         screen = self.screen
@@ -234,4 +237,9 @@ def _needs_sign_in(db_path: str) -> bool:
 
 def run_workbench(db_path: str, threads: int | None = None) -> None:
     """Run the workbench until the auditor quits."""
-    WorkbenchApp(db_path, threads).run()
+    from store.errors import UserError
+
+    app = WorkbenchApp(db_path, threads)
+    app.run()
+    if app.exit_error:
+        raise UserError(app.exit_error)

@@ -20,6 +20,8 @@ from textual.screen import ModalScreen
 from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
+from workbench.tui.components.form_screen import FOCUS_NOW
+
 SMALL_DEFAULTS: dict[str, str] = {"operators": "M4,F1,shuffle", "limit": "2", "seed": "0",
                                   "max-tokens": "256"}
 """Where the form starts: the M4 negations, the F1 truncations and the option shuffle on two
@@ -83,7 +85,11 @@ class LaunchModal(ModalScreen[Any]):
     """
 
     BINDINGS = [Binding("escape", "cancel", "cancel"),
-                Binding("ctrl+enter,ctrl+s", "launch", "launch", key_display="^⏎/^s")]
+                Binding("ctrl+enter,ctrl+s", "launch", "launch", key_display="^⏎/^s"),
+                *FOCUS_NOW,
+                # Enter in a text field moves on at once too (`FOCUS_NOW`): typed quickly,
+                # "M4<enter>5" put "M45" in the operators (the issue's `M4_negation_a1`).
+                Binding("enter", "next_field", "next field", show=False, priority=True)]
 
     DEFAULT_CSS = """
     LaunchModal { align: center middle; }
@@ -225,9 +231,14 @@ class LaunchModal(ModalScreen[Any]):
     def _cancel_pressed(self) -> None:
         self.action_cancel()
 
-    @on(Input.Submitted)
-    def _submitted(self) -> None:
-        # Enter moves on; launching is the button's, ctrl+enter's or ctrl+s's.
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_field":
+            return isinstance(self.focused, Input)  # elsewhere Enter is the widget's own
+        return True
+
+    def action_next_field(self) -> None:
+        """Enter in a text field: the next field (launching is the button's, ctrl+enter's
+        or ctrl+s's)."""
         self.focus_next()
 
     @on(Input.Changed)

@@ -134,8 +134,10 @@ class AdjudicateScreen(Screen[None]):
         if decision is None:
             done = len(self.decided)
             last = f" · {self._last}" if self._last else ""
+            # Wraps (class `done`): at 80 columns the last decision did not fit on one line.
             status.update(f"set {self.paw.set_name} · nothing left to adjudicate"
                           f"{f' · {done} decided now' if done else ''}{last} · esc back")
+            status.add_class("done")
             panel.display = False
             self.query_one(CasePanels).display = False
             self.query_one("#edit", Static).display = False
@@ -153,6 +155,7 @@ class AdjudicateScreen(Screen[None]):
         stratum = decision.stratum.replace("|", " / ")
         kappa = "κ undefined" if decision.stratum_kappa is None else \
             f"κ {fmt.number(decision.stratum_kappa)}"
+        status.remove_class("done")
         status.update(f"adjudication · decision {self.index + 1} of {len(self.queue)} · "
                       f"case {decision.code} · {len(self.decided)} decided")
         why = " (final gold shift is 'shifted')" if decision.follow_up else ""

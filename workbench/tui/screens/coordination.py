@@ -16,9 +16,9 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static
 
+from workbench.tui.components.form_screen import FormScreen
 from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import SignedIn
 
@@ -29,8 +29,10 @@ FAILURE_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
 """Wait after each wrong passphrase."""
 
 
-class CoordinationScreen(Screen[None]):
+class CoordinationScreen(FormScreen):
     """The sign-in form; on success the coordinator screen is pushed on top of it."""
+
+    FIELDS = ("#set", "#name", "#passphrase")
 
     DEFAULT_CSS = """
     CoordinationScreen { align: center middle; }
@@ -103,11 +105,7 @@ class CoordinationScreen(Screen[None]):
                     "ctrl+q: quit)", severity="warning")
         self.query_one("#name", Input).focus()
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "name":
-            self.query_one("#passphrase", Input).focus()
-            return
+    def submit(self) -> None:
         if self.failures >= MAX_ATTEMPTS:
             return
         set_name = self.query_one("#set", Select).value
@@ -119,9 +117,10 @@ class CoordinationScreen(Screen[None]):
         if signed_in is not None and signed_in.is_coordinator and name == signed_in.name:
             self.post_message(SignedIn(signed_in, str(set_name), ""))  # signed in at the gate
             return
+        passphrase = self.query_one("#passphrase", Input)
         self.query_one("#signin-error", Static).update("checking…")
-        self._check(self.query_one("#name", Input).value.strip(),
-                    self.query_one("#passphrase", Input).value, str(set_name))
+        self._check(name, passphrase.value, str(set_name))
+        passphrase.value = ""  # now: what is typed while it is checked is the next try
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="signin", name="sign-in")
     def _check(self, name: str, passphrase: str, set_name: str) -> None:
@@ -147,13 +146,14 @@ class CoordinationScreen(Screen[None]):
     def _signed_in(self, message: SignedIn) -> None:
         from workbench.tui.screens.coordinator import CoordinatorScreen
 
-        self.query_one("#passphrase", Input).value = ""
         if message.person is None:
             self.failures += 1
             left = MAX_ATTEMPTS - self.failures
-            text = f"{message.error}" + (f" ({left} attempt(s) left)" if left > 0 else
-                                         " — locked: restart the app to try again")
+            text = f"{message.error}" + (
+                f" ({left} attempt(s) left: type the passphrase again; shift+tab: the name)"
+                if left > 0 else " — locked: restart the app to try again")
             self.query_one("#signin-error", Static).update(text)
+            self.set_focus(self.query_one("#passphrase", Input))
             return
         self.paw.person = message.person
         self.paw.set_name = message.set_name

@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
+from workbench.tui.components.form_screen import FOCUS_NOW
 from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import StoreListed
 
@@ -181,7 +182,7 @@ class _FormModal(ModalScreen[Any]):
     _FormModal > Vertical { width: 80%; max-width: 90; height: auto; border: thick $primary;
                             background: $surface; padding: 0 1; }
     """
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    BINDINGS = [Binding("escape", "cancel", "cancel"), *FOCUS_NOW]
 
     def action_cancel(self) -> None:
         """Close without doing anything."""

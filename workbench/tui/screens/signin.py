@@ -18,9 +18,9 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Static
 
+from workbench.tui.components.form_screen import FormScreen
 from workbench.tui.host import WorkbenchHost
 from workbench.tui.messages import SignedIn
 
@@ -45,7 +45,7 @@ def rater_refusal(name: str) -> str:
             f"`paw annotate --rater {name}`, or your own file with `paw annotate --file FILE`")
 
 
-class SignInScreen(Screen[None]):
+class SignInScreen(FormScreen):
     """The gate: name and passphrase of a coordinator; nothing else of the app is reachable."""
 
     DEFAULT_CSS = """
@@ -60,7 +60,9 @@ class SignInScreen(Screen[None]):
     SignInScreen #gate-error { color: $text-error; height: auto; }
     """
 
-    BINDINGS = [Binding("ctrl+q", "app.quit", "quit")]
+    BINDINGS = [Binding("ctrl+q", "app.quit", "quit")]  # tab/enter: `FormScreen`
+
+    AUTO_FOCUS = "#name"
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,19 +87,13 @@ class SignInScreen(Screen[None]):
             yield Static("", id="gate-error", markup=False)
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one("#name", Input).focus()
-
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "name":
-            self.query_one("#passphrase", Input).focus()
-            return
+    def submit(self) -> None:
         if self.failures >= MAX_ATTEMPTS:
             return
+        passphrase = self.query_one("#passphrase", Input)
         self.query_one("#gate-error", Static).update("checking…")
-        self._check(self.query_one("#name", Input).value.strip(),
-                    self.query_one("#passphrase", Input).value)
+        self._check(self.query_one("#name", Input).value.strip(), passphrase.value)
+        passphrase.value = ""  # now: what is typed while it is checked is the next try
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gate", name="sign-in")
     def _check(self, name: str, passphrase: str) -> None:
@@ -122,7 +118,6 @@ class SignInScreen(Screen[None]):
 
     @on(SignedIn)
     def _signed_in(self, message: SignedIn) -> None:
-        self.query_one("#passphrase", Input).value = ""
         status = self.query_one("#gate-error", Static)
         if message.rater:
             status.update(message.error)
@@ -130,8 +125,10 @@ class SignInScreen(Screen[None]):
         if message.person is None:
             self.failures += 1
             left = MAX_ATTEMPTS - self.failures
-            status.update(message.error + (f" ({left} attempt(s) left)" if left > 0 else
-                                           " — locked: restart the app to try again"))
+            status.update(message.error + (
+                f" ({left} attempt(s) left: type the passphrase again; shift+tab: the name)"
+                if left > 0 else " — locked: restart the app to try again"))
+            self.set_focus(self.query_one("#passphrase", Input))
             return
         status.update("")
         self.paw.unlock(message.person)
