@@ -127,11 +127,7 @@ class Agreement:
     @property
     def label(self) -> str:
         """Display name, e.g. 'gold_shift (shifted vs not)' or 'gold_shift (3-way)'."""
-        from annotate.codebook import field as field_spec
-
-        if self.binary:
-            return f"{self.field} ({field_spec(self.field).binary_name})"
-        return f"{self.field} ({len(self.categories)}-way)"
+        return table_label(self.field, self.binary, len(self.categories))
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -283,3 +279,13 @@ def from_pairs(pairs: list[tuple[str, str]], categories: tuple[str, ...], *, fie
         table[index[a]][index[b]] += 1
     return from_table(table, categories, field=field, binary=binary, stratum=stratum,
                       rater_a=rater_a, rater_b=rater_b)
+
+
+def table_label(name: str, binary: bool, n_categories: int) -> str:
+    """An agreement table's display name: 'gold_shift (shifted vs not)' for the binary
+    form, 'gold_shift (3-way)' for the full field (`Agreement.label`, the κ figures)."""
+    from annotate.codebook import field as field_spec
+
+    if binary:
+        return f"{name} ({field_spec(name).binary_name})"
+    return f"{name} ({n_categories}-way)"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.common.document import Figure
+from analysis.common.plotdata import PlotData, Series
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,8 +124,28 @@ def dose_figures(frame: pd.DataFrame) -> list[Figure]:
                                         y_label=y_label) + "\n" + levels)
             return "\n\n".join(blocks)
 
-        figures.append(Figure(name, title, render, text))
+        figures.append(Figure(name, title, render, text,
+                              plot=lambda metric=metric, title=title, y_label=y_label:
+                              dose_data(frame, metric, title, y_label)))
     return figures
+
+
+def dose_data(frame: pd.DataFrame, metric: str, title: str, y_label: str) -> PlotData:
+    """Figure 2 or 3 as series for the Statistics screen's plotext plot: a line per
+    (model, task) against the achieved fraction; the notes give every point's numbers."""
+    series, notes = [], []
+    for model in dict.fromkeys(frame["model"]):
+        for task, pts in _series(frame, model, metric).items():
+            shown = sorted(p for p in pts if math.isfinite(p[0]) and math.isfinite(p[1]))
+            if shown:
+                series.append(Series(f"{model} · {task}", tuple(x for x, _ in shown),
+                                     tuple(y for _, y in shown)))
+        part = frame[frame["model"] == model]
+        notes += [f"{model} · {r.task}: level {r.level:g} → achieved {r.achieved_mean:.3f}, "
+                  f"{y_label} {getattr(r, metric):.3f} (n = {r.n_pairs})"
+                  for r in part.itertuples(index=False)]
+    return PlotData(title, "achieved token-change fraction", y_label, tuple(series),
+                    notes=tuple(notes))
 
 
 def paraphrase_figure(paraphrases: pd.DataFrame, name: str) -> Figure:

@@ -104,3 +104,30 @@ def test_plot_data_names_the_last_value_and_skips_undefined_points():
     assert plot.ylim == (0.0, 1.0)
     assert series_plot("x", ()).notes == ("no case labelled by both raters yet",)
     assert series_plot("x", (-0.5, 0.2)).ylim == (-0.5, 1.0)
+
+
+def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):
+    from annotate.kappa_figures import kappa_figures
+
+    create_set(db, audit.audit_id, 12, per_family=None, seed=0, name="s", **named(people))
+    assert [f.plot().series[0].y for f in kappa_figures(db, audit.audit_id)
+            if f.caption.startswith("κ over paired labels: gold_shift (3-way)")] == [()]
+    codes = [r[0] for r in db.execute("SELECT code FROM annotation_cases ORDER BY code")]
+    values = {"alice": ["no_shift", "shifted", "no_shift", "ambiguous"],
+              "bob": ["no_shift", "shifted", "shifted", "ambiguous"]}
+    for name, labels in values.items():
+        rater_queue(db, "s", people[name])
+        session = start_session(db, people[name], "s")
+        for code, value in zip(codes, labels):
+            record_label(db, people[name], session, code, "gold_shift", value)
+    figures = {f.caption: f for f in kappa_figures(db, audit.audit_id)}
+    full = figures["κ over paired labels: gold_shift (3-way) (set s)"]
+    assert "κ over paired labels: gold_shift (shifted vs not) (set s)" in figures
+    log = LabelLog(get_set(db, "s").id)
+    log.refresh(db)
+    expected = kappa_series(db, log, rater_pair(db, get_set(db, "s").id),
+                            [("gold_shift", False)])[("gold_shift", False)]
+    assert full.plot().series[0].y == expected and len(expected) == 4
+    assert expected[-1] == pytest.approx(agreement_table(db, "s", "gold_shift").kappa)
+    assert full.after == "agreement_s" and full.render()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert kappa_figures(db, audit.audit_id + 999) == []  # no set drawn from that run

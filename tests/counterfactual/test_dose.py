@@ -71,6 +71,13 @@ def test_a_dose_study_sizes_each_paraphrase_to_its_level(study_db, fake_model, m
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
     text = md.read_text()
     assert "Figure 2: flip rate against tokens changed" in text and "```text" in text
+    # The Statistics screen draws both with plotext from the same numbers as the table.
+    for figure, metric in zip(report.figures[:2], ("flip_rate", "mi")):
+        data = figure.plot()
+        (series,) = data.series  # one model, one task
+        ordered = frame.sort_values("achieved_mean")
+        assert series.x == tuple(ordered["achieved_mean"]) and series.y == tuple(ordered[metric])
+        assert len(data.notes) == len(LEVELS)
     # The same command resumes the same study and generates nothing.
     assert run_study(study_db, _spec(), engine=engine).generated == 0
 

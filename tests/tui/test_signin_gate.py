@@ -219,3 +219,42 @@ async def test_the_coordination_form_takes_fast_keys_in_order(labelled, monkeypa
         typed_fast(app, f"carol\t{PASSPHRASE}\r")
         await wait_until(pilot, lambda: type(app.screen).__name__ == "CoordinatorScreen")
         assert form.query_one("#name", Input).value == "carol"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_statistics_plots_kappa_over_labels_for_the_coordinator(annotation_db,
+                                                                    monkeypatch, size):
+    # Issue 22 criterion 3: the coordinator's κ over labels among the Statistics screen's
+    # plots — the same series as the coordinator screen's `k` plot, ending at the live κ.
+    from textual.widgets import OptionList
+
+    from tests.tui.test_coordinator_screen import ALICE, BOB
+    from workbench.tui.widgets.figure_plot import FigurePlot
+
+    codes = case_codes(annotation_db.db_path)
+    label_everything(annotation_db.db_path, annotation_db.alice,
+                     {c: {"gold_shift": v, "validity": "valid"} for c, v in zip(codes, ALICE)})
+    label_everything(annotation_db.db_path, annotation_db.bob,
+                     {c: {"gold_shift": v, "validity": "valid"} for c, v in zip(codes, BOB)})
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(annotation_db.db_path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await sign_in(pilot, "carol", PASSPHRASE)
+        await wait_until(pilot, lambda: not app.locked)
+        await pilot.press("3")
+        await wait_until(pilot, lambda: app.screen.report is not None, seconds=60)
+        screen = app.screen
+        captions = [f.caption for f in screen.report.figures]
+        wanted = f"κ over paired labels: gold_shift (3-way) (set {SET_NAME})"
+        assert wanted in captions, captions
+        options = screen.query_one("#sections", OptionList)
+        option_id = f"figure:{captions.index(wanted)}"
+        options.highlighted = options.get_option_index(option_id)
+        await pilot.pause()
+        plot = screen.query_one("#figure", FigurePlot)
+        assert screen.shown == option_id and plot.display
+        assert len(plot.data.series[0].y) == 6 and plot.data.series[0].y[-1] == \
+            pytest.approx(0.25)  # the live κ of the coordinator screen's test
+        assert "κ after 6 paired labels: 0.25" in screen_text(app)
+        assert screen.region.contains_region(plot.region) and plot.region.height >= 10

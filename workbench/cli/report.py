@@ -143,6 +143,10 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
     who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
     for audit_id in audit_ids:
         report.sections.extend(extra_sections(db, audit_id, who))
+        if who is not None:  # κ over paired labels, as the coordinator screen's `k` plot
+            from annotate.kappa_figures import kappa_figures
+
+            report.figures.extend(kappa_figures(db, audit_id))
     if who is not None:
         _stamp_record(db, report)
     if as_json or fmt == "json" or (fmt is None and out and Path(out).suffix == ".json"):

@@ -146,7 +146,11 @@ class StatisticsScreen(Screen[None]):
             # The clinician sections show every rater's labels and agreement: the
             # coordinator's alone, as in `paw report` (signed in at the gate).
             if coordinator is not None and coordinator.is_coordinator:
-                report.sections.extend(annotation_sections(db, int(report.meta["audit_id"])))
+                from annotate.kappa_figures import kappa_figures
+
+                audit = int(report.meta["audit_id"])
+                report.sections.extend(annotation_sections(db, audit))
+                report.figures.extend(kappa_figures(db, audit))  # κ over paired labels
         finally:
             db.conn.close()
         plots = {i: figure.plot() for i, figure in enumerate(report.figures)
