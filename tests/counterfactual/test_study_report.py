@@ -181,7 +181,7 @@ def test_report_through_the_registry_in_every_format(study_db, fake_model, make_
     report = build_run_report(study_db, outcome.study, kind="study", n_boot=100, seed=1)
     assert report.meta["kind"] == "study" and report.meta["audit_id"] == outcome.study_id
     keys = [s.json_key for s in report.sections]
-    # 3 items: every comparison rests on fewer than 10 pairs, so the warning comes first.
+    # 3 items: every comparison rests on fewer than MIN_ITEMS (15) pairs, so the warning comes first.
     assert keys == ["warning", "table4", "table5", "table6", "table7", "table8",
                     "table8_fixed", "table11", "tests", "paraphrase", "votes", "design"]
     checks = report.section("table6").frame
