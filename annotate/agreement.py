@@ -69,11 +69,9 @@ def _named_pair(db: sqlite_utils.Database, set_id: int,
     columns = {r[1] for r in db.execute("PRAGMA table_info(annotation_sets)")}
     if "rater_a_id" not in columns:
         return None
-    row = db.execute(
-        "SELECT a.id, a.name, b.id, b.name FROM annotation_sets s "
-        "JOIN people a ON a.id = s.rater_a_id JOIN people b ON b.id = s.rater_b_id "
-        "WHERE s.id = ?", [set_id]).fetchone()
-    return None if row is None else ((row[0], row[1]), (row[2], row[3]))
+    from annotate.raters import named_raters
+
+    return named_raters(db, set_id)
 
 
 def rater_pair(db: sqlite_utils.Database, set_id: int, raters: tuple[str, str] | None = None,
