@@ -207,10 +207,12 @@ async def next_case_round(labelled, person, size, repeats: int,
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         screen = app.screen
-        # From the first case alice never touched (the builder leaves some "shifted" gold
-        # shifts without their letter: those cases would open the letter prompt).
+        # From the first case alice has no label on (the builder leaves some "shifted" gold
+        # shifts without their letter: those cases would open the letter prompt; an earlier
+        # round completed the first spare cases).
+        spare = set(labelled.spare_alice)
         screen._go(next(i for i, v in enumerate(screen.cases)
-                        if v.code == labelled.spare_alice[0]))
+                        if v.code in spare and not v.labels_dict))
         await _settle()
         for _ in range(repeats):
             view = screen.current
@@ -225,6 +227,8 @@ async def next_case_round(labelled, person, size, repeats: int,
             started = time.perf_counter()
             screen.action_digit("1")  # the last label: the case is complete
             screen.action_done()  # enter: the next case
+            if view.code not in screen.complete:
+                raise RuntimeError(f"case {view.code} was not completed by its last label")
             out.setdefault("next case", []).append(await drawn(
                 app, lambda: screen.panels.code == following and
                 _text(status).startswith(f"case {following} "), started))
