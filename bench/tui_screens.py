@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -336,6 +337,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--small-labels", type=int, default=200, help="labels per rater, small")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dir", help="folder for the stores (default /dev/shm or temp)")
+    parser.add_argument("--keep", action="store_true", help="leave the stores (default: "
+                        "removed at the end)")
     args = parser.parse_args(argv)
     folder = args.dir or ("/dev/shm" if Path("/dev/shm").is_dir() else tempfile.gettempdir())
     work = Path(tempfile.mkdtemp(dir=folder, prefix="paw-tui-screens-"))
@@ -354,7 +357,11 @@ def main(argv: list[str] | None = None) -> str:
         labelled = annotation_store(str(work / file), n)
         sets[f"{n} labels/rater ({labelled.cases} cases)"] = labelled
     print(f"stores built in {time.perf_counter() - started:.0f} s", flush=True)
-    rows = measure(stores, sets, args.repeats)
+    try:
+        rows = measure(stores, sets, args.repeats)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
     text = table(rows)
     print(text)
