@@ -157,15 +157,21 @@ def cohen_kappa(table: list[list[int]]) -> float | None:
     """
     q = len(table)
     n = sum(sum(row) for row in table)
-    if n == 0:
-        return None
     diagonal = sum(table[k][k] for k in range(q))
     expected = sum(sum(table[k]) * sum(row[k] for row in table)
                    for k in range(q))  # n² · p_e, an integer
-    if expected == n * n:
+    return kappa_of_counts(n, diagonal, expected)
+
+
+def kappa_of_counts(n: int, diagonal: int, expected: int) -> float | None:
+    """Cohen's kappa from a table's pair count `n`, its diagonal sum and Σ r_k c_k (row
+    times column totals: n² · p_e), exactly; None when undefined. `cohen_kappa` and the
+    running prefix tables of `annotate.kappa_series` both end here."""
+    if n == 0 or expected == n * n:
         return None
-    # kappa = (p_o − p_e)/(1 − p_e) = (n·Σn_kk − Σ r_k c_k)/(n² − Σ r_k c_k), exactly.
-    return float(Fraction(n * diagonal - expected, n * n - expected))
+    # kappa = (p_o − p_e)/(1 − p_e) = (n·Σn_kk − Σ r_k c_k)/(n² − Σ r_k c_k), exactly:
+    # int / int is correctly rounded: the same float as float(Fraction(...)).
+    return (n * diagonal - expected) / (n * n - expected)
 
 
 def gwet_ac1(table: list[list[int]]) -> float | None:
