@@ -32,7 +32,8 @@ class CoordinatorReport:
         watched: with a watched folder of rater files, one line per file refused by the
             merge (empty when every file merged).
         kappa_over_labels: (field, binary) -> κ after the first n paired labels, n = 1..N
-            (`annotate.kappa_series`; the last is the live κ of `overall`).
+            (`annotate.kappa_series`; the last is the live κ of `overall`); None when the
+            recomputation left it out (the screen asks for it only while its plot shows).
     """
 
     set_name: str
@@ -43,7 +44,7 @@ class CoordinatorReport:
     fingerprint: tuple[int, ...]
     computed_at: str
     watched: tuple[str, ...] = ()
-    kappa_over_labels: dict[tuple[str, bool], tuple[float | None, ...]] = \
+    kappa_over_labels: dict[tuple[str, bool], tuple[float | None, ...]] | None = \
         field(default_factory=dict)
 
     def overall_for(self, key: str) -> Agreement | None:
@@ -52,8 +53,11 @@ class CoordinatorReport:
         return next((a for a in self.overall
                      if a.field == field and a.binary == (form == "binary")), None)
 
-    def series_for(self, key: str) -> tuple[float | None, ...]:
-        """κ over paired labels of one '<field>|full' / '<field>|binary' key."""
+    def series_for(self, key: str) -> tuple[float | None, ...] | None:
+        """κ over paired labels of one '<field>|full' / '<field>|binary' key (None: not
+        computed in this recomputation)."""
+        if self.kappa_over_labels is None:
+            return None
         name, _, form = key.partition("|")
         return self.kappa_over_labels.get((name, form == "binary"), ())
 
@@ -85,7 +89,7 @@ def fingerprint(db, set_name: str) -> tuple[int, ...]:
 def compute_report(db_path: str, set_name: str, dimension: str,
                    previous: tuple[int, ...] | None = None,
                    cache: ReportCache | None = None, *, watch: str | None = None,
-                   coordinator=None) -> CoordinatorReport | None:
+                   coordinator=None, series: bool = True) -> CoordinatorReport | None:
     """Progress and agreement for a set, from a connection opened (and closed) here.
 
     A fresh connection per recomputation keeps the UI thread's connection out of the
@@ -100,6 +104,9 @@ def compute_report(db_path: str, set_name: str, dimension: str,
         watch: a folder of rater files to merge first (`annotate.rater_merge`), so
             agreement stays live without a shared database.
         coordinator: the signed-in coordinator who merges them.
+        series: also compute κ over paired labels of every table (the `k` plot); the
+            coordinator screen asks only while the plot is shown — it is most of a
+            recomputation after a label at 10,000 labels per rater.
 
     Returns:
         The report, or None when the store is unchanged since `previous`.
@@ -129,13 +136,13 @@ def compute_report(db_path: str, set_name: str, dimension: str,
             rows = all_agreements(db, set_name, by=dimension, log=cache.log)
             # The log was refreshed just above: progress reads the same state.
             rater_progress = tuple(progress(db, set_name, log=cache.log))
-            series = kappa_series(db, cache.log, rater_pair(db, set_id),
-                                  table_keys(cache.log.fields or ()))
+            kappas = kappa_series(db, cache.log, rater_pair(db, set_id),
+                                  table_keys(cache.log.fields or ())) if series else None
         return CoordinatorReport(
             set_name=set_name, progress=rater_progress,
             overall=tuple(a for a in rows if a.stratum is None),
             by_stratum=tuple(a for a in rows if a.stratum is not None),
             dimension=dimension, fingerprint=seen, computed_at=utcnow(), watched=refused,
-            kappa_over_labels=series)
+            kappa_over_labels=kappas)
     finally:
         db.conn.close()

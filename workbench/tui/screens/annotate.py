@@ -90,6 +90,8 @@ class AnnotateScreen(Screen[None]):
         self.complete: set[str] = set()
         """Codes of the cases every required field of which is labelled."""
         self._shown_at = time.monotonic()
+        self._keys_state: tuple | None = None
+        """What the footer's keys were last refreshed for (`_refresh_keys`)."""
 
     @property
     def paw(self) -> SessionHost:
@@ -171,9 +173,22 @@ class AnnotateScreen(Screen[None]):
                       f"rater {self.paw.person.name}")
         self.panels.show(view, view.labels_dict.get("gold_shift_alt"))
         self._draw_labels()
-        self.refresh_bindings()
+        self._refresh_keys()
         if reveal:
             self.call_after_refresh(self._reveal_needed)
+
+    def _refresh_keys(self) -> None:
+        """Refresh the footer's keys only when one of them came or went (`check_action`:
+        the panels this case has, and `enter` once it is complete). Textual's Footer
+        rebuilds every key widget on `refresh_bindings` — 80–120 ms of the 67–149 ms a next
+        case took (`bench/tui_screens.py`, docs/tui.md) — while the next case usually
+        changes no key."""
+        view = self.current
+        state = (tuple(sorted(self.panels.present())),
+                 view is not None and view.code in self.complete)
+        if state != self._keys_state:
+            self._keys_state = state
+            self.refresh_bindings()
 
     def _draw_labels(self) -> None:
         view = self.current

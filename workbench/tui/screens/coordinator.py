@@ -9,6 +9,7 @@ function behind the live κ), drawn with plotext like the Statistics screen's fi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar, cast
 
 from textual import on, work
@@ -114,8 +115,9 @@ class CoordinatorScreen(Screen[None]):
         the next tick, so results always arrive)."""
         if self._worker is not None and self._worker.is_running:
             return
-        previous = None if force or self.report is None or \
-            self.report.dimension != self.dimension else self.report.fingerprint
+        stale = self.report is None or self.report.dimension != self.dimension or (
+            self.plotting and self.report.kappa_over_labels is None)  # the plot needs it
+        previous = None if force or stale else self.report.fingerprint
         self._worker = self.recompute(self.dimension, previous)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="agreement",
@@ -124,7 +126,7 @@ class CoordinatorScreen(Screen[None]):
         """Compute the report from the store (own connection) and post it to the screen."""
         report = compute_report(self.paw.db_path, self.paw.set_name, dimension, previous,
                                 self._cache, watch=getattr(self.app, "watch_folder", None),
-                                coordinator=self.paw.person)
+                                coordinator=self.paw.person, series=self.plotting)
         if report is not None and not get_current_worker().is_cancelled:
             self.post_message(AgreementComputed(report))
 
@@ -167,8 +169,11 @@ class CoordinatorScreen(Screen[None]):
         # The same line above the tables (narrow screens) and above the plot.
         self.query_one("#row-summary", Static).update(line)
         self.query_one("#kappa-summary", Static).update(line)
-        self.query_one("#kappa-plot", FigurePlot).show(
-            series_plot(agreement.label, self.report.series_for(self.selected)))
+        series = self.report.series_for(self.selected)
+        data = series_plot(agreement.label, series or ())
+        if series is None:  # left out while the tables showed: `k` asked for it just now
+            data = replace(data, notes=("computing κ over paired labels…",))
+        self.query_one("#kappa-plot", FigurePlot).show(data)
 
     @on(DataTable.RowHighlighted, "AgreementTable")
     def _row_chosen(self, event: DataTable.RowHighlighted) -> None:
@@ -196,6 +201,9 @@ class CoordinatorScreen(Screen[None]):
         self.toggle_class("-kappa")
         if self.plotting:
             self.set_focus(None)  # ↑↓ now step the field through the screen's keys
+            if self.report is not None and self.report.kappa_over_labels is None:
+                self._draw_detail()    # "computing…" until the series arrives
+                self.poll(force=True)  # a recomputation with the series
         else:
             self.query_one(AgreementTable).focus()
         self.refresh_bindings()
