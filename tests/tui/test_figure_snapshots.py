@@ -25,7 +25,7 @@ after reading the SVGs (title, axis names, legend).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
@@ -93,12 +93,21 @@ async def show_figure(pilot, caption: str, seen: dict) -> None:
                 fits=screen.region.contains_region(plot.region), height=plot.region.height)
 
 
+def shown(whole: str, text: str, at_least: int = 20) -> bool:
+    """`whole` is on screen, entire or cut to the plot's width (`at_least` characters, then
+    '…': `FigurePlot` cuts a title or an axis name that plotext would drop)."""
+    return whole in text or any(whole[:n].rstrip() + "…" in text
+                                for n in range(at_least, len(whole)))
+
+
 def check(seen: dict, caption: str, series: int) -> None:
     """The figure was listed, is the one shown, and its title and series are on screen."""
     assert caption in seen["captions"], seen["captions"]
     assert seen["shown"] == seen["option"] and seen["displayed"]
     data = seen["data"]
-    assert data.title in seen["text"], f"title {data.title!r} not on screen"
+    assert shown(data.title, seen["text"]), f"title {data.title!r} not on screen"
+    for axis, name in (("x", data.xlabel), ("y", data.ylabel)):  # both under the plot
+        assert shown(f"{axis}: {name}", seen["text"], 8), f"{axis} axis {name!r} not on screen"
     assert len(data.series) == series, [s.label for s in data.series]
     assert seen["fits"] and seen["height"] >= 10
 
@@ -187,3 +196,35 @@ def test_statistics_kappa_over_labels(snap_compare, annotation_db, monkeypatch, 
     assert seen["data"].series[0].y[-1] == pytest.approx(0.25)
     assert "κ after 6 paired labels: 0.25" in seen["text"]
     assert same
+
+
+def test_bars_end_below_the_legend():
+    # plotext draws the legend over the canvas' top left rows; a stacked bar chart's y axis
+    # is raised so the tallest bar ends below it (Figure 6 at 80×24: 6 categories, 6 flags).
+    from analysis.common.plotdata import PlotData, Series
+    from workbench.tui.widgets.figure_plot import LEGEND_ROWS_FREE, _headroom
+
+    series = [Series(c, ("m1", "m2"), (6.0, 6.0) if c == "a" else (0.0, 0.0), kind="bar")
+              for c in "abcdef"]
+    data = PlotData("flags", "model", "flags", tuple(series), stacked=True)
+    rows = 19  # the plot's height on the Statistics screen at 80×24
+    canvas = rows - LEGEND_ROWS_FREE
+    top = _headroom(data, series, rows)
+    assert top == pytest.approx(6.0 * canvas / (canvas - len(series) - 1))
+    # the bars' top row lies below the legend's last row
+    assert 6.0 / top * canvas <= canvas - len(series) - 1 + 1e-9
+    assert _headroom(data, series, 12) is None  # no room: the bars keep the canvas
+    assert _headroom(data, [], rows) is None  # lines: unchanged
+
+
+def test_plotext_keeps_ticks_in_order():
+    # plotext's de-duplication went through a set, so a bar chart's category names moved
+    # with the per-process string hash; FigurePlot's module makes it keep first-seen order.
+    import plotext._utility as ut
+
+    import workbench.tui.widgets.figure_plot  # noqa: F401  (installs the order-keeping one)
+
+    ticks, labels = [2.0, 1.0, 2.0], ["fake2/neutral_cot@1", "fake/neutral_cot@1",
+                                      "fake2/neutral_cot@1"]
+    assert ut.brush(ticks, labels) == [[2.0, 1.0], ["fake2/neutral_cot@1",
+                                                    "fake/neutral_cot@1"]]
