@@ -286,3 +286,25 @@ def power_report(grid: pd.DataFrame, meta: dict, conditions: Mapping[str, np.nda
                       plot=(lambda name=name: power_data(grid, name)))
                for i, name in enumerate(conditions)]
     return Report("PAW power simulation (seed 000, Appendix F)", meta, sections, figures)
+
+
+def stored_power_report(db, audit_id: int) -> Report | None:
+    """The latest `paw power --study` simulation of a study as a report (None if it has
+    none): what the study report adds — its false-positive section and curves."""
+    import json
+
+    import pandas as pd
+
+    if "power_runs" not in db.table_names():
+        return None
+    row = db.execute("SELECT meta_json, conditions_json, grid_json, created_at FROM "
+                     "power_runs WHERE audit_id = ? ORDER BY id DESC LIMIT 1",
+                     [audit_id]).fetchone()
+    if row is None:
+        return None
+    meta = {**json.loads(row[0]), "simulated": row[3]}
+    conditions = {name: np.asarray(z, dtype=float) for name, z in json.loads(row[1]).items()}
+    grid = pd.DataFrame(json.loads(row[2]), columns=["condition", "sigma", "sigma_pert",
+                                                     "test", "power", "rejections",
+                                                     "undefined", "sims", "n"])
+    return power_report(grid, meta, conditions)

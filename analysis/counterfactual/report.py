@@ -291,7 +291,30 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
         figures = dose_figures(frame) + figures
     else:
         sections = study_sections(data, tests, n_boot=n_boot, options=options)
+    sections, figures = with_power(db, int(info["id"]), sections, figures)
     return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)
+
+
+def with_power(db: sqlite_utils.Database, audit_id: int, sections: list[Section],
+               figures: list) -> tuple[list[Section], list]:
+    """Add the study's latest `paw power --study` simulation (Appendix F), if it has one:
+    its false-positive section and its power curves (PNG, and plotext on the Statistics
+    screen)."""
+    from analysis.counterfactual.power import stored_power_report
+
+    power = stored_power_report(db, audit_id)
+    if power is None:
+        return sections, figures
+    fpr = power.sections[0]
+    meta = power.meta
+    settings = (f"`paw power --study` of {meta.get('simulated', '?')} UTC: σ "
+                f"{', '.join(f'{v:g}' for v in meta.get('sigma', []))}, σ_pert "
+                f"{min(meta.get('sigma_pert', [0])):g}–{max(meta.get('sigma_pert', [0])):g}, "
+                f"{meta.get('sims')} simulations per cell, B = {meta.get('n_boot')}, "
+                f"{meta.get('sides', 'one')}-sided. ")
+    sections = [*sections, Section(f"Power simulation (Appendix F): {fpr.title}", fpr.frame,
+                                   settings + fpr.note, "power_fpr")]
+    return sections, [*figures, *power.figures]
 
 
 def subgroup_sections(data: StudyData, tests: pd.DataFrame) -> list[Section]:

@@ -26,6 +26,7 @@ from store.migrations import (
     m009_sealed_label_values,
     m010_rater_files,
     m011_dbpa_design_and_null,
+    m012_power_runs,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -42,6 +43,7 @@ MIGRATIONS: list[Migration] = [
     m009_sealed_label_values.m009_sealed_label_values,
     m010_rater_files.m010_rater_files,
     m011_dbpa_design_and_null.m011_dbpa_design_and_null,
+    m012_power_runs.m012_power_runs,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 

@@ -96,6 +96,25 @@ def test_report_and_power_of_a_stored_study(capsys, db_path, tmp_path, make_engi
     assert code == 0, err
     assert "1 cells × 20 simulations" in out
     assert "fake · yes/no" in (tmp_path / "power.md").read_text()
+    # Kept with the study: its report (and so the Statistics screen) carries the curves.
+    assert f"kept with study {name!r}" in out
+    code, _, err = paw(capsys, "power", "--study", name, "--sigma", "0.25,0.5",
+                       "--sigma-pert", "0,1", "--sims", "10", "--n-boot", "10", "--out",
+                       str(tmp_path / "power2.md"), "--db", db_path)
+    assert code == 0, err
+    code, _, err = paw(capsys, "report", "--study", name, "--format", "json", "--out",
+                       str(out_path), "--n-boot", "50", "--db", db_path)
+    assert code == 0, err
+    assert "power_fpr" in json.loads(out_path.read_text())["tables"]
+    from analysis.counterfactual.report import build_report
+
+    report = build_report(open_db(db_path), name, n_boot=20)
+    assert "σ 0.25, 0.5" in report.section("power_fpr").note  # the latest run, not the first
+    power = [f for f in report.figures if f.caption == "power curves: fake · yes/no"]
+    assert len(power) == 1
+    data = power[0].plot()
+    assert {s.label for s in data.series} >= {"JSD σ=0.25", "JSD σ=0.5"}, data.series
+    assert power[0].render().startswith(b"\x89PNG")
 
 
 @pytest.mark.model

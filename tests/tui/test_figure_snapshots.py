@@ -1,7 +1,7 @@
 """Snapshots of the papers' figures on the Statistics screen at 80×24 and 120×36 (issue 22,
 criterion 3); the FCS plane is pinned in test_workbench_snapshots.py ("plane").
 
-Every figure but the power curves comes from a real store (tests/tui/figure_stores.py,
+Every figure comes from a real store (tests/tui/figure_stores.py,
 built on the fake backend) opened in the real `WorkbenchApp`: key 3, the figure's option
 highlighted as a user would, the report built by the screen's own worker:
 
@@ -12,10 +12,8 @@ highlighted as a user would, the report built by the screen's own worker:
   `annotate/kappa_figures.py` (the fixture set of tests/tui/conftest.py, labelled).
 
 The power curves (seed 000, Appendix F; `analysis/counterfactual/power.py`, `power_data`)
-belong to no stored run — `paw power` writes files — so that test builds the report from
-hand-made inputs through the real `power_grid` and `power_report` (12 synthetic logits, as
-`paw power --synthetic 12`) and has the screen's worker return it in place of the study's
-report: the rest (the worker's `Figure.plot()`, the list, `FigurePlot`) is the real path.
+come from `paw power --study` run on the dose store's study through the real entry point:
+the simulation is kept with the study (m012) and its report carries the curves.
 
 Besides the snapshot each test checks, on the screen as drawn, that the plot's title is
 there and that the plot has the expected number of series. Update with --snapshot-update
@@ -29,6 +27,7 @@ from collections.abc import Callable
 
 import pytest
 
+from store import open_db
 from tests.tui import figure_stores as stores
 from tests.tui.helpers import screen_text, wait_until
 from workbench.tui.workbench_app import WorkbenchApp
@@ -128,33 +127,30 @@ def test_statistics_figure(snap_compare, tmp_path, figure, size):
     assert same
 
 
-POWER_CONDITION = "synthetic N=12, z ~ N(0, 1²)"
+POWER_CONDITION = "fake · yes/no"
 
 
-def power_report_of(db, ref=None, **options):
-    """In place of `analysis.reports.build_run_report` for the Statistics worker: the study's
-    run with, as its report, the power simulation `paw power --synthetic 12` would write
-    (σ = 0.5 and 1, σ_pert = 0 … 2, 40 simulations, B = 50)."""
-    import numpy as np
+def stored_power(path: str, tmp_path) -> None:
+    """`paw power --study` on the dose store's study, through the real entry point: the
+    simulation is kept with the study (m012), whose report then carries its curves."""
+    from store.runs import list_runs
+    from workbench.cli import main
 
-    from analysis.counterfactual.power import power_grid, power_report
-    from store.runs import find_run
-
-    run = find_run(db, ref)
-    conditions = {POWER_CONDITION: np.random.default_rng(0).normal(0.0, 1.0, 12)}
-    grid = power_grid(conditions, stores.POWER_SIGMAS, stores.POWER_PERTS, sims=40, n_boot=50,
-                      seed=0)
-    meta = {"audit": run.name, "audit_id": run.id, "kind": "power", "source": "synthetic",
-            "alpha": 0.05, "sims": 40, "n_boot": 50}
-    return power_report(grid, meta, conditions)
+    db = open_db(path)
+    try:
+        (study,) = [r.name for r in list_runs(db) if r.kind == "study"]
+    finally:
+        db.conn.close()
+    main(["power", "--study", study, "--sigma", ",".join(map(str, stores.POWER_SIGMAS)),
+          "--sigma-pert", ",".join(map(str, stores.POWER_PERTS)), "--sims", "40",
+          "--n-boot", "50", "--out", str(tmp_path / "power.md"), "--db", path])
 
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
-def test_statistics_power_curves(snap_compare, tmp_path, monkeypatch, size):
-    # Hand-made inputs through the real power_grid / power_report (see the module's note).
+def test_statistics_power_curves(snap_compare, tmp_path, size):
     path = str(tmp_path / "paw.db")
     stores.dose_store(path)
-    monkeypatch.setattr("analysis.reports.build_run_report", power_report_of)
+    stored_power(path, tmp_path)
     seen: dict = {}
 
     async def run_before(pilot) -> None:

@@ -304,6 +304,10 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
             "originals": "fixed" if fixed_originals else "redraw",
             "seconds": round(elapsed, 1)}
     report = power_report(grid, meta, conditions)
+    if study is not None:  # the study's report and `paw ui` show its curves from now on
+        from workbench.counterfactual.power_runs import store_power_run
+
+        store_power_run(db, int(data.info["id"]), meta, conditions, grid)
     path = Path(out or f"power-{source}.{fmt}")
     if fmt == "json":
         path.write_text(report.to_json(), encoding="utf-8")
@@ -315,6 +319,9 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
                f"rate at σ_pert = 0 (σ > 0): {fpr['mean']:.3f} (max {fpr['max']:.3f}, "
                f"α = {alpha})")
     click.echo(f"wrote {path}" + (f" and {', '.join(str(p) for p in pngs)}" if pngs else ""))
+    if study is not None:
+        click.echo(f"kept with study {source!r}: `paw report --study {source}` and the "
+                   "Statistics screen of `paw ui` show these curves")
 
 
 commands = [study_command, power_command]
