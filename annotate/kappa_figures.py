@@ -51,6 +51,7 @@ def plot_png(data: PlotData) -> bytes:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=110)
     try:
@@ -60,6 +61,7 @@ def plot_png(data: PlotData) -> bytes:
             style = "o" if series.kind == "scatter" else ".-"
             ax.plot(xs, ys, style, label=series.label)
         ax.set_title(data.title, fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # n counts labels
         ax.set_xlabel(data.xlabel)
         ax.set_ylabel(data.ylabel)
         if data.xlim:
