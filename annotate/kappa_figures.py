@@ -11,12 +11,11 @@ raters' labels: the callers add them only for a signed-in coordinator.
 
 from __future__ import annotations
 
-import io
-
 import sqlite_utils
 
 from analysis.common.document import Figure
 from analysis.common.plotdata import PlotData
+from analysis.common.png import png_bytes
 from annotate.agreement import LabelLog, rater_pair
 from annotate.kappa import table_label
 from annotate.kappa_series import kappa_series, series_plot
@@ -72,9 +71,7 @@ def plot_png(data: PlotData) -> bytes:
         if data.notes:
             fig.text(0.01, 0.01, " · ".join(data.notes), fontsize=7)
         fig.tight_layout(rect=(0, 0.05, 1, 1))
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import math
 from typing import TYPE_CHECKING
 
 from analysis.audit import definitions as d
 from analysis.common.document import Figure
+from analysis.common.png import png_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,10 +69,8 @@ def fcs_plane_png(summary: pd.DataFrame, title: str = "") -> bytes:
         ax.set_ylabel("AFR_P (flip rate on preserving edits)")
         ax.set_title(title or "Answer-flip plane")
         ax.legend(loc="upper left", fontsize=7, frameon=True)
-        buffer = io.BytesIO()
         fig.tight_layout()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 
@@ -181,9 +179,7 @@ def joint_bars_png(table6: pd.DataFrame, title: str = "") -> bytes:
         fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=7,
                    frameon=False)
         fig.tight_layout(rect=(0, 0.07, 1, 1))
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 
@@ -258,10 +254,8 @@ def fcs_params_png(frame: pd.DataFrame, title: str = "") -> bytes:
         ax.set_ylabel("FCS")
         ax.set_title(title or "FCS against parameter count")
         ax.legend(loc="upper left", fontsize=7, frameon=True)
-        buffer = io.BytesIO()
         fig.tight_layout()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 

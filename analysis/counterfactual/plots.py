@@ -11,6 +11,7 @@ import numpy as np
 
 from analysis.common.document import Figure
 from analysis.common.plotdata import PlotData, Series
+from analysis.common.png import png_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,8 +70,6 @@ def _series(frame: pd.DataFrame, model: str, metric: str) -> dict[str, list[tupl
 def dose_png(frame: pd.DataFrame, metric: str, title: str, y_label: str) -> bytes:
     """One panel per model: `metric` against the achieved token-change fraction, a line
     per task (Figure 2 for the flip rate, Figure 3 for MI)."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,10 +91,8 @@ def dose_png(frame: pd.DataFrame, metric: str, title: str, y_label: str) -> byte
             ax.set_ylim(bottom=0)
             ax.legend(fontsize=7)
         fig.suptitle(title, fontsize=10)
-        buffer = io.BytesIO()
         fig.tight_layout()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 
@@ -152,8 +149,6 @@ def paraphrase_figure(paraphrases: pd.DataFrame, name: str) -> Figure:
     """Achieved against target token-change fraction, one point per unit."""
 
     def render() -> bytes:
-        import io
-
         import matplotlib
 
         matplotlib.use("Agg")
@@ -179,10 +174,8 @@ def paraphrase_figure(paraphrases: pd.DataFrame, name: str) -> Figure:
             ax.set_ylabel("achieved fraction (paraphrase)")
             ax.set_title(f"{name}: token-change agreement")
             ax.legend(fontsize=7)
-            buffer = io.BytesIO()
             fig.tight_layout()
-            fig.savefig(buffer, format="png")
-            return buffer.getvalue()
+            return png_bytes(fig)
         finally:
             plt.close(fig)
 

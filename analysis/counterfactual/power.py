@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from analysis.common.png import png_bytes
 from analysis.counterfactual import definitions as cfd
 
 from analysis.counterfactual import statistics as cfs
@@ -210,8 +211,6 @@ def power_data(grid: pd.DataFrame, condition: str):
 
 def power_png(grid: pd.DataFrame, condition: str) -> bytes:
     """Power curves of one condition: one panel per σ, power against σ_pert per test."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -237,10 +236,8 @@ def power_png(grid: pd.DataFrame, condition: str) -> bytes:
         axes[0][0].set_ylabel("power (share rejected)")
         axes[0][-1].legend(fontsize=7, loc="lower right")
         fig.suptitle(f"Power curves: {condition}", fontsize=10)
-        buffer = io.BytesIO()
         fig.tight_layout()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from analysis.common.png import png_bytes
+
 
 def roc_data(curves: dict[str, tuple], title: str):
     """The ROC curves as series (the same points `roc_png` draws), for the terminal."""
@@ -19,8 +21,6 @@ def roc_data(curves: dict[str, tuple], title: str):
 
 def roc_png(curves: dict[str, tuple], title: str) -> bytes:
     """ROC curves (one per configuration: (fpr, tpr, auc)) as PNG bytes."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -37,8 +37,6 @@ def roc_png(curves: dict[str, tuple], title: str) -> bytes:
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", bbox_inches="tight")
-        return buffer.getvalue()
+        return png_bytes(fig, bbox_inches="tight")
     finally:
         plt.close(fig)

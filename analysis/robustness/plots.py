@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import math
 from typing import TYPE_CHECKING
 
+from analysis.common.png import png_bytes
 from analysis.robustness.definitions import DIRECTIONS, STEREOTYPE_CATEGORIES
 
 if TYPE_CHECKING:
@@ -48,10 +48,8 @@ def _stacked(rows: dict[str, dict[str, float]], keys: tuple[str, ...], title: st
         ax.set_title(title, fontsize=9)
         ax.invert_yaxis()
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7, frameon=False)
-        buffer = io.BytesIO()
         fig.tight_layout()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 
