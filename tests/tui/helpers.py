@@ -95,3 +95,15 @@ def all_text(app: App) -> str:
             parts.append(plain if isinstance(plain, str) else str(rendered)
                          if isinstance(rendered, str) else "")
     return "\n".join(parts)
+
+
+def typed_fast(app, text: str) -> None:
+    """Queue every key of `text` at once, as tmux send-keys, a paste or a touch typist
+    deliver them: the app reads them one after another with no idle time in between
+    (`pilot.press` waits for the app to go idle after each key, which hid the defect)."""
+    from textual import events
+
+    names = {"\t": ("tab", "\t"), "\r": ("enter", "\r")}
+    for char in text:
+        key, character = names.get(char, (char, char))
+        app.post_message(events.Key(key, character))

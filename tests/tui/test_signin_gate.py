@@ -9,10 +9,13 @@ operator and verdicts.
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pytest
 
 from tests.tui.conftest import ARM_LABELS, CASES, PASSPHRASE, SET_NAME
-from tests.tui.helpers import all_text, case_codes, label_everything, screen_text, wait_until
+from tests.tui.helpers import (all_text, case_codes, label_everything, screen_text, typed_fast,
+                               wait_until)
 from workbench.tui.screens.signin import SignInScreen
 from workbench.tui.workbench_app import WorkbenchApp
 
@@ -48,6 +51,16 @@ async def sign_in(pilot, name: str, passphrase: str) -> None:
     await pilot.press("enter")
 
 
+@asynccontextmanager
+async def at_the_gate(path: str, monkeypatch, size: tuple[int, int] = (80, 24)):
+    """The workbench on `path` at its sign-in gate (no delay after a wrong passphrase)."""
+    gate_fast(monkeypatch)
+    app = WorkbenchApp(path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        yield app, pilot
+
+
 def nothing_revealed(app) -> None:
     text = all_text(app)
     for word in (*CLINICIAN_WORDS, *REVEALING):
@@ -56,10 +69,7 @@ def nothing_revealed(app) -> None:
 
 async def test_statistics_and_flips_stay_closed_until_a_coordinator_signs_in(labelled,
                                                                             monkeypatch):
-    gate_fast(monkeypatch)
-    app = WorkbenchApp(labelled.db_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+    async with at_the_gate(labelled.db_path, monkeypatch) as (app, pilot):
         assert isinstance(app.screen, SignInScreen) and app.locked
         assert "paw annotate" in screen_text(app)
         for key in ("3", "2", "1", "4", "5"):   # every screen key: the gate stays
@@ -94,10 +104,7 @@ async def test_statistics_and_flips_stay_closed_until_a_coordinator_signs_in(lab
 
 
 async def test_three_wrong_passphrases_lock_the_gate(labelled, monkeypatch):
-    gate_fast(monkeypatch)
-    app = WorkbenchApp(labelled.db_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+    async with at_the_gate(labelled.db_path, monkeypatch) as (app, pilot):
         gate = app.screen
         for attempt in range(1, 4):
             await sign_in(pilot, "carol", f"guess number {attempt}")
@@ -111,10 +118,7 @@ async def test_three_wrong_passphrases_lock_the_gate(labelled, monkeypatch):
 
 async def test_the_coordinator_is_not_asked_again_on_the_coordination_screen(labelled,
                                                                             monkeypatch):
-    gate_fast(monkeypatch)
-    app = WorkbenchApp(labelled.db_path)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause()
+    async with at_the_gate(labelled.db_path, monkeypatch, (120, 36)) as (app, pilot):
         await sign_in(pilot, "carol", PASSPHRASE)
         await wait_until(pilot, lambda: not app.locked)
         await pilot.press("5")
@@ -139,28 +143,13 @@ async def test_a_store_without_people_opens_without_a_gate(tmp_path):
         assert not app.locked and type(app.screen).__name__ == "RunsScreen"
 
 
-def typed_fast(app, text: str) -> None:
-    """Queue every key of `text` at once, as tmux send-keys, a paste or a touch typist
-    deliver them: the app reads them one after another with no idle time in between
-    (`pilot.press` waits for the app to go idle after each key, which hid the defect)."""
-    from textual import events
-
-    names = {"\t": ("tab", "\t"), "\r": ("enter", "\r")}
-    for char in text:
-        key, character = names.get(char, (char, char))
-        app.post_message(events.Key(key, character))
-
-
 async def test_keys_typed_fast_land_in_their_own_fields(labelled, monkeypatch):
     # The walk of issue 22 typed `alice<tab>passphrase<enter>` at tmux speed: the name read
     # "alicealice-c…" — the keys after the tab still went to the name field, the passphrase
     # with them, in clear text.
     from textual.widgets import Input
 
-    gate_fast(monkeypatch)
-    app = WorkbenchApp(labelled.db_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+    async with at_the_gate(labelled.db_path, monkeypatch) as (app, pilot):
         gate = app.screen
         typed_fast(app, f"carol\t{PASSPHRASE}\r")
         await wait_until(pilot, lambda: not app.locked)
@@ -175,10 +164,7 @@ async def test_a_passphrase_retyped_after_a_failed_try_never_shows_in_the_name(l
     # wrapped round to the name field, and the passphrase stood there in clear text.
     from textual.widgets import Input
 
-    gate_fast(monkeypatch)
-    app = WorkbenchApp(labelled.db_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+    async with at_the_gate(labelled.db_path, monkeypatch) as (app, pilot):
         gate = app.screen
         typed_fast(app, "carol\twrong guess\r")
         await wait_until(pilot, lambda: gate.failures == 1)
@@ -204,11 +190,8 @@ async def test_the_coordination_form_takes_fast_keys_in_order(labelled, monkeypa
 
     from workbench.tui.screens import coordination
 
-    gate_fast(monkeypatch)
     monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
-    app = WorkbenchApp(labelled.db_path)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.pause()
+    async with at_the_gate(labelled.db_path, monkeypatch, (120, 36)) as (app, pilot):
         typed_fast(app, f"carol\t{PASSPHRASE}\r")
         await wait_until(pilot, lambda: not app.locked)
         await pilot.press("5")
@@ -236,10 +219,7 @@ async def test_statistics_plots_kappa_over_labels_for_the_coordinator(annotation
                      {c: {"gold_shift": v, "validity": "valid"} for c, v in zip(codes, ALICE)})
     label_everything(annotation_db.db_path, annotation_db.bob,
                      {c: {"gold_shift": v, "validity": "valid"} for c, v in zip(codes, BOB)})
-    gate_fast(monkeypatch)
-    app = WorkbenchApp(annotation_db.db_path)
-    async with app.run_test(size=size) as pilot:
-        await pilot.pause()
+    async with at_the_gate(annotation_db.db_path, monkeypatch, size) as (app, pilot):
         await sign_in(pilot, "carol", PASSPHRASE)
         await wait_until(pilot, lambda: not app.locked)
         await pilot.press("3")

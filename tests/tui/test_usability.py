@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Input, OptionList, SelectionList
 
-from tests.tui.helpers import screen_text, wait_until
+from tests.tui.helpers import screen_text, typed_fast, wait_until
 from tests.tui.test_workbench import workbench_db  # noqa: F401 - the shared fixture
 from workbench.tui.components.help_modal import HelpModal
 from workbench.tui.components.launch_modal import SMALL_DEFAULTS, LaunchModal
@@ -65,16 +65,22 @@ async def test_the_welcome_prompt_on_a_missing_folder_ends_in_one_line(tmp_path,
     assert not (tmp_path / "missing-folder").exists()
 
 
+async def opened(pilot, key: str, kind: type):
+    """Press `key` and return the screen it opened, checked to be a `kind`."""
+    await pilot.press(key)
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, kind), screen
+    return screen
+
+
 @pytest.mark.asyncio
 async def test_the_launch_form_starts_small_checks_in_place_and_enter_does_not_launch(
         workbench_db):
     app = WorkbenchApp(workbench_db)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await pilot.press("n")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, LaunchModal)
+        form = await opened(pilot, "n", LaunchModal)
         for field, value in SMALL_DEFAULTS.items():
             assert form.query_one(f"#{field}", Input).value == value
         assert "[x] default" in screen_text(app) and "[ ] strict_medical@1" in screen_text(app)
@@ -267,10 +273,7 @@ async def test_keys_typed_off_the_sign_in_form_reach_no_screen_key(workbench_db)
     app = WorkbenchApp(workbench_db)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await pilot.press("5")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, CoordinationScreen)
+        form = await opened(pilot, "5", CoordinationScreen)
         for _ in range(6):  # tab never leaves the form: it stops at the passphrase
             await pilot.press("tab")
             assert isinstance(app.screen.focused, Input)
@@ -298,10 +301,7 @@ async def test_the_import_form_keeps_its_format_and_offers_skip_bad_and_map(work
         await pilot.pause()
         await pilot.press("4")
         await pilot.pause()
-        await pilot.press("i")
-        await pilot.pause()
-        modal = app.screen
-        assert isinstance(modal, ImportModal)
+        modal = await opened(pilot, "i", ImportModal)
         modal.query_one("#format", Select).value = "jsonl"
         modal.query_one("#skip-bad", Checkbox).value = True
         modal.query_one("#path", Input).value = str(bad)
@@ -321,15 +321,10 @@ async def test_the_launch_form_takes_fast_keys_in_their_own_fields(workbench_db)
     # Keys queued at once (tmux send-keys, a paste, a fast typist): on the old form the
     # focus moved only after the operators field had taken the keys that followed the
     # enter, so "M4<enter>5" read "M45" there (the issue's `M4_negation_a1`).
-    from tests.tui.test_signin_gate import typed_fast
-
     app = WorkbenchApp(workbench_db)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        await pilot.press("n")
-        await pilot.pause()
-        form = app.screen
-        assert isinstance(form, LaunchModal)
+        form = await opened(pilot, "n", LaunchModal)
         operators = form.query_one("#operators", Input)
         form.set_focus(operators)
         operators.select_all()
@@ -343,7 +338,6 @@ async def test_the_launch_form_takes_fast_keys_in_their_own_fields(workbench_db)
 
 @pytest.mark.asyncio
 async def test_the_import_form_takes_fast_keys_in_their_own_fields(workbench_db):
-    from tests.tui.test_signin_gate import typed_fast
     from workbench.tui.screens.models_data import ImportModal
 
     app = WorkbenchApp(workbench_db)
