@@ -292,8 +292,6 @@ def stored_power_report(db, audit_id: int) -> Report | None:
 
     import pandas as pd
 
-    if "power_runs" not in db.table_names():
-        return None
     row = db.execute("SELECT meta_json, conditions_json, grid_json, created_at FROM "
                      "power_runs WHERE audit_id = ? ORDER BY id DESC LIMIT 1",
                      [audit_id]).fetchone()

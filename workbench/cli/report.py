@@ -24,15 +24,6 @@ def _default_out(name: str, fmt: str) -> Path:
     return Path(f"{safe}-report.{fmt}")
 
 
-def extra_sections(db, audit_id: int, coordinator=None) -> list:
-    """Sections other packages add to a run's report (the clinician tables, when a set
-    was drawn from this run and a coordinator signed in: they show every rater's labels
-    and agreement, which are the coordinator's alone)."""
-    from annotate.sections import annotation_sections
-
-    if coordinator is None:
-        return []
-    return list(annotation_sections(db, audit_id))
 
 
 def _annotation_access(db, audit_ids: list[int], coordinator: str | None,
@@ -141,13 +132,11 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
         report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
         audit_ids = [int(report.meta["audit_id"])]
     who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
-    for audit_id in audit_ids:
-        report.sections.extend(extra_sections(db, audit_id, who))
-        if who is not None:  # κ over paired labels, as the coordinator screen's `k` plot
-            from annotate.kappa_figures import kappa_figures
+    if who is not None:  # the clinician tables and κ plots: the coordinator's alone
+        from annotate.sections import add_clinician_parts
 
-            report.figures.extend(kappa_figures(db, audit_id))
-    if who is not None:
+        for audit_id in audit_ids:
+            add_clinician_parts(report, db, audit_id)
         _stamp_record(db, report)
     if as_json or fmt == "json" or (fmt is None and out and Path(out).suffix == ".json"):
         text = report.to_json()

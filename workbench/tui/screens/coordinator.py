@@ -202,8 +202,8 @@ class CoordinatorScreen(Screen[None]):
         if self.plotting:
             self.set_focus(None)  # ↑↓ now step the field through the screen's keys
             if self.report is not None and self.report.kappa_over_labels is None:
-                self._draw_detail()    # "computing…" until the series arrives
-                self.poll(force=True)  # a recomputation with the series
+                self._draw_detail()  # "computing…" until the series arrives
+                self.poll()          # stale without the series: recomputed with it
         else:
             self.query_one(AgreementTable).focus()
         self.refresh_bindings()

@@ -134,7 +134,7 @@ class StatisticsScreen(Screen[None]):
     def compute(self, audit_id: int | None) -> None:
         """Build the run's report from the store (own connection) and post it."""
         from analysis.reports import build_run_report
-        from annotate.sections import annotation_sections
+        from annotate.sections import add_clinician_parts
         from store.db import open_db
         from store.runs import list_runs
 
@@ -146,11 +146,7 @@ class StatisticsScreen(Screen[None]):
             # The clinician sections show every rater's labels and agreement: the
             # coordinator's alone, as in `paw report` (signed in at the gate).
             if coordinator is not None and coordinator.is_coordinator:
-                from annotate.kappa_figures import kappa_figures
-
-                audit = int(report.meta["audit_id"])
-                report.sections.extend(annotation_sections(db, audit))
-                report.figures.extend(kappa_figures(db, audit))  # κ over paired labels
+                add_clinician_parts(report, db, int(report.meta["audit_id"]))
         finally:
             db.conn.close()
         plots = {i: figure.plot() for i, figure in enumerate(report.figures)
