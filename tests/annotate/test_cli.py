@@ -205,3 +205,26 @@ def test_report_annotation_sections_need_the_coordinator_and_carry_the_head(env)
         "SELECT hash FROM record_log ORDER BY id DESC LIMIT 1").fetchone()[0]
     assert data["meta"]["annotation_record_head"] == head
     assert f"annotation record head {head} (verified)" in result.output
+
+
+def test_kappa_plots_reach_the_report_only_for_the_coordinator(env, tmp_path):
+    # The κ-over-labels PNGs show both raters' labels: not without sign-in, and not for a
+    # rater who names herself as the coordinator (her right passphrase does not help).
+    codes = setup_set(env)
+    for rater in ("alice", "bob"):
+        run(env, "label", codes[0], "--rater", rater, "--field", "gold_shift", "--value", "1",
+            "--passphrase-env", "PW")
+    out = tmp_path / "plain.md"
+    plain = run(env, "report", "--audit", "audit-1", "--n-boot", "0", "--out", str(out))
+    assert plain.exit_code == 0, plain.output
+    assert not list(tmp_path.glob("plain_kappa_*.png"))
+    rater = run(env, "report", "--audit", "audit-1", "--n-boot", "0", "--out",
+                str(tmp_path / "alice.md"), "--coordinator", "alice", "--passphrase-env", "PW")
+    assert rater.exit_code != 0 and "needs the coordinator role" in str(rater.exception)
+    assert not list(tmp_path.glob("alice*"))
+    signed = run(env, "report", "--audit", "audit-1", "--n-boot", "0", "--out",
+                 str(tmp_path / "carol.md"), *AS_CAROL)
+    assert signed.exit_code == 0, signed.output
+    pngs = sorted(p.name for p in tmp_path.glob("carol_kappa_*.png"))
+    assert any(p.endswith("_gold_shift.png") for p in pngs), pngs
+    assert "κ over paired labels: gold_shift (3-way)" in (tmp_path / "carol.md").read_text()

@@ -131,3 +131,12 @@ def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):
     assert expected[-1] == pytest.approx(agreement_table(db, "s", "gold_shift").kappa)
     assert full.after == "agreement_s" and full.render()[:8] == b"\x89PNG\r\n\x1a\n"
     assert kappa_figures(db, audit.audit_id + 999) == []  # no set drawn from that run
+
+
+def test_running_totals_match_a_hand_worked_series():
+    # (a,a): n=1, diagonal 1, Σ r_k c_k = 1 = n² → undefined. (a,a),(a,b): rows a=2, cols
+    # a=1 b=1, Σ = 2·1 + 0·1 = 2 → (2·1 − 2)/(4 − 2) = 0. + (b,b): rows a=2 b=1, cols a=1
+    # b=2, Σ = 2·1 + 1·2 = 4 → (3·2 − 4)/(9 − 4) = 2/5. Identical raters give 1 exactly.
+    assert prefix_kappas([("a", "a"), ("a", "b"), ("b", "b")], ("a", "b")) == (None, 0.0, 0.4)
+    same = prefix_kappas([("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")], ("a", "b"))
+    assert same[1:] == (1.0, 1.0, 1.0)
