@@ -39,8 +39,11 @@ class RaterProgressTable(DataTable):
     def on_mount(self) -> None:
         self.border_title = "Progress"
         self.cursor_type = "none"
-        for heading in ("rater", "labelled", "", "started", "last label UTC"):
+        for heading in ("rater", "labelled", "", "started"):
             self.add_column(heading)
+        # The time's own width, set: measured from the cells, it came out 6 wider in about
+        # one render of six (a snapshot race under load); 'YYYY-MM-DD HH:MM:SS' is 19 wide.
+        self.add_column("last label UTC", width=19)
 
     def show(self, progress: Sequence[RaterProgress]) -> None:
         """Replace the rows."""
