@@ -31,9 +31,9 @@ from annotate.events import (
     start_session,
     undo_last,
 )
-from annotate.identity import Person
+from annotate.trust.identity import Person
 from annotate.labels import current_labels
-from annotate.people import authenticate, register
+from annotate.trust.people import authenticate, register
 from annotate.sets import AnnotationSet, create_set, get_set, rater_queue, resolve_set, set_names
 
 __all__ = [

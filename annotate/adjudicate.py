@@ -14,7 +14,7 @@ import sqlite_utils
 
 from annotate.agreement import agreements_from, rater_pair, set_cases
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from annotate.labels import all_current_labels, derive_labels, opened_events
 from annotate.sets import get_set
 from store.db import utcnow
@@ -172,7 +172,7 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
     clean = validate_value(field, value, options=case["options"], gold=case["gold"])
     if not reason or not reason.strip():
         raise UserError("reason: expected a few words on why, got nothing")
-    from annotate.record import append_row
+    from annotate.trust.record import append_row
     from store.db import transaction
 
     now = utcnow()
@@ -219,7 +219,7 @@ def record_unanimous(db: sqlite_utils.Database, coordinator: Person, set_name: s
     Returns:
         How many rows were written.
     """
-    from annotate.record import append_row
+    from annotate.trust.record import append_row
     from store.db import transaction
 
     require(coordinator, "coordinator")

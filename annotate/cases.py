@@ -22,7 +22,7 @@ from analysis.common.textdiff import (  # noqa: F401  (edit_spans, edit_segments
     word_opcodes,
 )
 from annotate.codebook import FIELDS, applicable_fields, robustness_test
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from annotate.labels import current_labels, labels_by_case
 from store.db import loads
 from store.errors import NotFound, UserError

@@ -20,7 +20,7 @@ PAW could have written. Each event is replayed in id order against the codebook
   `CLOCK_SKEW_S` before the event committed just before it (event ids follow commit order
   under the write lock), and a gap of more than `FAR_GAP_S` from the rater's previous event.
 
-Sealed values (`annotate.sealing`) are checked only where this process holds a key that
+Sealed values (`annotate.trust.sealing`) are checked only where this process holds a key that
 opens them (the coordinator's signed-in session); the others are counted as unchecked.
 """
 
@@ -113,8 +113,8 @@ def plain_opener(row: dict[str, Any]) -> tuple[str, str | None] | None:
 
 def sealed_opener(row: dict[str, Any]) -> tuple[str, str | None] | None:
     """The default opener: clear events as they are, sealed ones with the keys this process
-    holds (`annotate.sealing.open_row`)."""
-    from annotate.sealing import open_row
+    holds (`annotate.trust.sealing.open_row`)."""
+    from annotate.trust.sealing import open_row
 
     return open_row(row)
 

@@ -1,14 +1,14 @@
 """Append-only label events: one transaction per keypress, relabel supersedes, hash-chained.
 
 Nothing here updates or deletes a `label_events` row. Each event's field and value are
-sealed to the rater and the set's coordinator (`annotate.sealing`: the row holds field
+sealed to the rater and the set's coordinator (`annotate.trust.sealing`: the row holds field
 '*', value NULL and `sealed_json`); events from before m009 are in clear. The current label of a (case, rater,
 field) is the value of its latest event; a relabel is a new event whose `supersedes_id`
 names the one it replaces; an undo is a new event (`undoes_id` set) restoring the value
 before the undone event. Each event's `hash` covers its content and the previous event's
 hash (one global chain, ordered by id), so `annotate.verify` can show that no event was
 altered or removed outside the app. Each event is also entered in the signed record
-(`annotate/record.py`) in the same transaction, signed with the rater's key, so an event
+(`annotate/trust/record.py`) in the same transaction, signed with the rater's key, so an event
 nobody's key signed is detected as forged. Only the two raters named for a set label it.
 Current labels are read from these events by `annotate.labels`.
 """
@@ -25,7 +25,7 @@ import sqlite_utils
 
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.codebook import field as field_spec
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from annotate.labels import current_labels
 from annotate.raters import require_named_rater
 from store.db import dumps, transaction, utcnow
@@ -68,7 +68,7 @@ def recipients(conn: Any, set_id: int, rater_id: int) -> dict[int, bytes]:
     Raises:
         UserError: either has no receiving key yet, or the record does not vouch for them.
     """
-    from annotate.record import check_person
+    from annotate.trust.record import check_person
 
     coordinator = conn.execute("SELECT raters_named_by FROM annotation_sets WHERE id = ?",
                                [set_id]).fetchone()
@@ -93,7 +93,7 @@ def recipients(conn: Any, set_id: int, rater_id: int) -> dict[int, bytes]:
 def own_events(conn: Any, person_id: int, case_id: int) -> list[dict[str, Any]]:
     """One rater's events on one case in id order, field and value opened (their own: the
     rater's process holds their key)."""
-    from annotate.sealing import require_open
+    from annotate.trust.sealing import require_open
 
     out = []
     for row in _rows(conn, "SELECT * FROM label_events WHERE case_id = ? AND person_id = ? "
@@ -170,7 +170,7 @@ _EVENT_SQL = (
 
 
 def _event(row: dict) -> LabelEvent:
-    from annotate.sealing import SEALED_FIELD, require_open
+    from annotate.trust.sealing import SEALED_FIELD, require_open
 
     field_name, value = (require_open(row) if row["field"] == SEALED_FIELD
                          else (row["field"], row["value"]))
@@ -196,8 +196,8 @@ def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int,
         sealed_extra: more to seal with the value (a merged event's commitment salt).
         offline: the rater file's signed event, for a 'merged_label' entry.
     """
-    from annotate import record
-    from annotate.sealing import SEALED_FIELD, seal
+    from annotate.trust import record
+    from annotate.trust.sealing import SEALED_FIELD, seal
 
     last = conn.execute("SELECT id, hash FROM label_events ORDER BY id DESC LIMIT 1").fetchone()
     row = dict(values)

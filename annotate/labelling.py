@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from annotate.cases import CaseView
-from annotate.identity import Person
+from annotate.trust.identity import Person
 
 
 class Recorded(Protocol):

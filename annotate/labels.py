@@ -5,7 +5,7 @@ written by `annotate.events`, append-only); a cleared field is absent, and the a
 letter counts only while gold_shift is 'shifted' (`derive_labels`). The rater's own view,
 agreement (`annotate.label_log`), adjudication and the statistics all apply this one rule.
 Events are read through `opened_events`, which opens sealed values with the keys this
-process holds (`annotate.sealing`): a rater's own, or the coordinator's for everyone's.
+process holds (`annotate.trust.sealing`): a rater's own, or the coordinator's for everyone's.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 
 
 def derive_labels(pairs: dict[str, str | None]) -> dict[str, str]:
@@ -38,7 +38,7 @@ def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, A
     Raises:
         UserError: an event sealed to people whose keys this process does not hold.
     """
-    from annotate.sealing import require_open
+    from annotate.trust.sealing import require_open
 
     cursor = db.execute(
         "SELECT e.*, c.code, c.set_id FROM label_events e JOIN annotation_cases c "

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from annotate import keys
-from annotate.identity import Person, issue, require
+from annotate.trust import keys
+from annotate.trust.identity import Person, issue, require
 from store.db import dumps, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -111,7 +111,7 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
             exists (nothing is overwritten).
         NotFound: no such set or person.
     """
-    from annotate import record
+    from annotate.trust import record
     from annotate.cases import shown_case
     from annotate.codebook import CODEBOOK_VERSION, FIELDS, robustness_test
     from annotate.raters import named_raters

@@ -19,7 +19,7 @@ from typing import Any
 
 from annotate.cases import CaseView
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from annotate.labels import derive_labels
 from annotate.rater_file import SIGNED_COLUMNS, commitment, event_hash, file_host, meta
 from store.errors import NotFound, UserError
@@ -185,7 +185,7 @@ class FileLabelling:
 
     def _append(self, code: str, field: str, value: str | None, supersedes: int | None,
                 undoes: int | None, time_on_item_ms: int | None) -> FileEvent:
-        from annotate.keys import sign
+        from annotate.trust.keys import sign
         from store.db import utcnow
 
         last = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from store.db import dumps, transaction
 from store.errors import UserError
 
@@ -57,7 +57,7 @@ def merge(db: Any, path: str | Path, coordinator: Person) -> Merged:
     Raises:
         UserError: not a coordinator, or the file is refused (the message names why).
     """
-    from annotate import record
+    from annotate.trust import record
     from annotate.rater_file import check_statement, open_file
 
     require(coordinator, "coordinator")
@@ -97,7 +97,7 @@ def _check_cases(db: Any, set_id: int, statement: dict, where: str) -> None:
                                       [set_id])}
     if {code for code, _ in statement["cases"]} != codes:
         raise UserError(f"{where}: its case list is not set {statement['set']!r}'s")
-    from annotate import record
+    from annotate.trust import record
 
     sealed = [e for e in record.entries(db, "annotation_sets", set_id) if e["kind"] == "set"]
     if not sealed or sealed[-1]["hash"] != statement.get("set_entry_hash"):
@@ -108,7 +108,7 @@ def _check_cases(db: Any, set_id: int, statement: dict, where: str) -> None:
 def _check_rater(db: Any, conn: Any, set_id: int, rater_id: int, statement: dict,
                  where: str) -> tuple[str, bytes]:
     from annotate.raters import named_raters
-    from annotate.record import check_person
+    from annotate.trust.record import check_person
 
     pair = named_raters(db, set_id)
     row = db.execute("SELECT name, public_key FROM people WHERE id = ?", [rater_id]).fetchone()
@@ -129,7 +129,7 @@ def _check_rater(db: Any, conn: Any, set_id: int, rater_id: int, statement: dict
 def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
                   where: str) -> list[dict]:
     from annotate.codebook import applicable_fields, validate_value
-    from annotate.keys import signature_valid
+    from annotate.trust.keys import signature_valid
     from annotate.labels import derive_labels
     from annotate.rater_file import commitment, event_hash
     from annotate.rater_labelling import GENESIS_HASH

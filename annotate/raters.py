@@ -2,7 +2,7 @@
 
 Only the two raters a coordinator names may label a set, and agreement always compares
 them. Naming them (`name_raters`, at creation or later with `annotate.sets.assign_raters`)
-records the set, its raters' keys and its cases in the signed record (`annotate/record.py`).
+records the set, its raters' keys and its cases in the signed record (`annotate/trust/record.py`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import sqlite3
 
 import sqlite_utils
 
-from annotate import record
-from annotate.identity import Person
+from annotate.trust import record
+from annotate.trust.identity import Person
 from store.errors import NotFound, UserError
 
 

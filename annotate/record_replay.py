@@ -2,7 +2,7 @@
 signer's authority in id order, then every live row against the entry that attests it.
 
 `annotate.verify.verify_record` drives it; the rules of who may sign what for people
-entries are shared with sign-in (`annotate.record`).
+entries are shared with sign-in (`annotate.trust.record`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Checker:
     """Replays the record in id order, then compares it with the live tables."""
 
     def __init__(self, db: Any) -> None:
-        from annotate.record import RecordState
+        from annotate.trust.record import RecordState
 
         self.db = db
         self.state = RecordState()
@@ -56,7 +56,7 @@ class Checker:
 
     # -- the chain itself
     def replay(self, entries: list[dict]) -> None:
-        from annotate.record import GENESIS_HASH, advance, entry_hash, person_entry_problem
+        from annotate.trust.record import GENESIS_HASH, advance, entry_hash, person_entry_problem
 
         previous_id, previous_hash, signing_began = 0, GENESIS_HASH, False
         for e in entries:
@@ -108,7 +108,7 @@ class Checker:
 
     def authority(self, e: dict) -> str | None:
         """Why a signed non-people entry is not valid (None when it is)."""
-        from annotate.keys import signature_valid
+        from annotate.trust.keys import signature_valid
 
         signer, content = e["person_id"], e["content"] or {}
         key = self.state.signer_key(signer)
@@ -152,7 +152,7 @@ class Checker:
         """A rater-file event merged by a coordinator: the rater's own signature on the
         offline event must verify under the rater's recorded key, and the row must be the
         one that event describes (case, rater, times, links)."""
-        from annotate.keys import signature_valid
+        from annotate.trust.keys import signature_valid
         from annotate.rater_file import event_hash
 
         row, offline = content.get("row") or {}, content.get("offline") or {}
@@ -177,7 +177,7 @@ class Checker:
 
     # -- every live row against its entry
     def cover(self) -> None:
-        from annotate import record
+        from annotate.trust import record
 
         db = self.db
         for row in record.rows(db, "SELECT * FROM people ORDER BY id"):
@@ -239,9 +239,9 @@ class Checker:
     def check_commitment(self, entry: dict, table: str, row_id: int) -> None:
         """Where this process can open a merged event's sealed value, it must be the field
         and value the rater committed to in her file (salt sealed with it)."""
-        from annotate import record
+        from annotate.trust import record
         from annotate.rater_file import commitment
-        from annotate.sealing import open_row_full
+        from annotate.trust.sealing import open_row_full
 
         row = record.rows(self.db, f"SELECT * FROM {table} WHERE id = ?", [row_id])
         if not row or row[0].get("sealed_json") is None:

@@ -37,7 +37,7 @@ from analysis.robustness.definitions import (
     UNPARSED,
 )
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
-from annotate.identity import Person
+from annotate.trust.identity import Person
 from annotate.raters import name_raters
 from annotate.sampling import case_code, round_robin
 from store.db import dumps, transaction, utcnow

@@ -28,7 +28,7 @@ import sqlite_utils
 
 from annotate.cases import CaseView, views_in_order
 from annotate.codebook import CHAIN_FAMILIES, CODEBOOK_VERSION, HARM_FAMILIES
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from annotate.raters import name_raters
 from annotate.robustness_sets import create_robustness_set
 from annotate.sampling import case_code, round_robin

@@ -3,7 +3,7 @@ not fit.
 
 The label chain (`label_events.hash`/`prev_hash`) shows an event whose content was edited,
 an event removed from the middle, events inserted or re-ordered. The signed record
-(`annotate/record.py`) adds what a plain hash cannot: every entry is signed with the key of
+(`annotate/trust/record.py`) adds what a plain hash cannot: every entry is signed with the key of
 the person who made it, so an event appended by someone without that person's passphrase,
 a chain rebuilt with recomputed hashes, a people row, set, case list, shown text or
 adjudication edited by hand — each is named. Removal of the newest entries is closed by an
@@ -179,7 +179,7 @@ def resolve_head(db: sqlite_utils.Database, text: str) -> str:
 
 def record_head(db: sqlite_utils.Database) -> tuple[int | None, str]:
     """(id, hash) of the newest record entry (what reports and exports print)."""
-    from annotate.record import head
+    from annotate.trust.record import head
 
     return head(db)
 
@@ -199,7 +199,7 @@ def verify_record(db: sqlite_utils.Database, head: str | None = None,
         A `RecordReport`; its problems name each entry altered, deleted, re-linked or
         forged, and each row not covered by the record or differing from it.
     """
-    from annotate import record
+    from annotate.trust import record
     from store.db import snapshot
 
     with snapshot(db):  # one consistent state, while raters keep labelling
@@ -235,7 +235,7 @@ def default_opener() -> Opener:
 
 
 def _fp(key: bytes) -> str:
-    from annotate.keys import fingerprint
+    from annotate.trust.keys import fingerprint
 
     return fingerprint(key)
 

@@ -49,7 +49,7 @@ from annotate.cases import get_case_view
 from annotate.codebook import AGREEMENT_FIELDS, FIELDS
 from annotate.events import record_label, start_session
 from annotate.kappa import _variance
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.sets import create_set, get_set, rater_queue
 from store import open_db
 from tests.annotate.conftest import PASSPHRASE, make_audit

@@ -11,7 +11,7 @@ import os
 import sys
 
 from annotate.events import record_label, start_session
-from annotate.people import authenticate
+from annotate.trust.people import authenticate
 from annotate.sets import rater_queue
 from store import open_db
 

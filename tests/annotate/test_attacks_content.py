@@ -13,12 +13,12 @@ import hashlib
 
 import pytest
 
-from annotate import keys, record
+from annotate.trust import keys, record
 from annotate.adjudicate import adjudicate
 from annotate.agreement import all_agreements
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
-from annotate.people import authenticate, upgrade_legacy
+from annotate.trust.people import authenticate, upgrade_legacy
 from annotate.sets import create_set, rater_queue
 from annotate.verify import resolve_head, verify_record
 from store.db import transaction, utcnow

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.sets import create_set
 from annotate.verify import verify_chain
 from store import open_db

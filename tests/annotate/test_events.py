@@ -11,7 +11,7 @@ from annotate.events import (
     start_session,
     undo_last,
 )
-from annotate.identity import Person
+from annotate.trust.identity import Person
 from annotate.labels import current_labels
 from annotate.sets import create_set, rater_queue
 from store.errors import UserError
@@ -31,7 +31,7 @@ def labelled(db, audit, people):
 def _rows(db):
     """Stored events with their sealed field and value opened (this process holds the
     raters' keys: it registered them)."""
-    from annotate.sealing import open_row
+    from annotate.trust.sealing import open_row
 
     rows = list(db.query("SELECT * FROM label_events ORDER BY id"))
     for row in rows:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from annotate import keys
+from annotate.trust import keys
 from annotate.agreement import all_agreements
 from annotate.events import record_label, start_session
 from annotate.rater_file import FORMAT, open_file, pack, sign_in
@@ -136,7 +136,7 @@ def test_merging_imports_each_event_once_and_agreement_follows(db, people, packe
 
 
 def test_a_file_of_another_store_or_set_is_refused(db, audit, people, packed, tmp_path):
-    from annotate.people import register
+    from annotate.trust.people import register
 
     other = open_db(tmp_path / "other.db")
     make_audit(other, 4)
@@ -190,7 +190,7 @@ def test_a_tampered_file_is_refused_naming_why(db, people, packed, attack, expec
 
 def test_a_forged_rater_is_refused(db, people, packed):
     # mallory swaps in a key of her own and signs "alice's" events with it.
-    from annotate.identity import issue
+    from annotate.trust.identity import issue
 
     pair = keys.new_keypair()
     params, salt = keys.current_params(), keys.new_salt()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from annotate.identity import require
+from annotate.trust.identity import require
 from annotate.rater_file import open_file, sign_in
 from annotate.rater_labelling import FileLabelling
 from tests.annotate.conftest import PASSPHRASE

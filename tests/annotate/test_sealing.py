@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from annotate import keys, sealing
+from annotate.trust import keys, sealing
 from annotate.events import record_label, start_session
 from annotate.sets import create_set, rater_queue
 from store.errors import UserError

@@ -105,7 +105,7 @@ def test_a_live_wal_store_is_read_with_its_newest_commits_and_not_changed(
     create_set(db, audit.audit_id, 12, per_family=None, name="s", **named(people))
     path = save_to_file(db, tmp_path / "live.db")
     live = open_db(path)  # WAL; kept open so its commits stay in paw.db-wal
-    from annotate.people import authenticate
+    from annotate.trust.people import authenticate
     from tests.annotate.conftest import PASSPHRASE
 
     alice = authenticate(live, "alice", PASSPHRASE)

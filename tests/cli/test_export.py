@@ -51,7 +51,7 @@ def test_parquet_without_pyarrow_is_one_line(capsys, fake_audit, tmp_path, monke
 
 def test_labels_are_the_coordinators(capsys, db, tmp_path, monkeypatch):
     from annotate.events import record_label, start_session
-    from annotate.people import register
+    from annotate.trust.people import register
     from annotate.sets import create_set, rater_queue
     from tests.annotate.conftest import PASSPHRASE, make_audit, named, save_to_file
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from annotate.adjudicate import adjudicate, final_labels
 from annotate.agreement import all_agreements
 from annotate.events import record_label, start_session
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.robustness import judge_validation
 from annotate.sections import annotation_sections
 from annotate.sets import create_set, rater_queue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.sets import create_set
 from tests.annotate.conftest import save_to_file
 from tests.robustness.helpers import hand, scripted_run

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.events import record_label, start_session
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.robustness_rates import confirmed_rates
 from annotate.sections import annotation_sections
 from annotate.sets import create_set

@@ -17,7 +17,7 @@ import pytest
 from analysis.reports import build_run_report
 from analysis.robustness.data import load_robustness
 from annotate.events import record_label, start_session
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.robustness import judge_validation
 from annotate.sets import create_set
 from tests.robustness.helpers import two_model_run

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import sys
 
-from annotate.identity import Person
-from annotate.people import register
+from annotate.trust.identity import Person
+from annotate.trust.people import register
 from annotate.sets import create_set
 from store import open_db
 from tests.builders import AuditBuilder

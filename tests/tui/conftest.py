@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from annotate.identity import Person
-from annotate.people import register
+from annotate.trust.identity import Person
+from annotate.trust.people import register
 from annotate.sets import create_set
 from store import open_db
 from tests.builders import AuditBuilder

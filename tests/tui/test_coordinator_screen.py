@@ -78,7 +78,7 @@ async def test_kappa_appears_and_updates_as_labels_arrive_from_outside(annotatio
         script = (
             "import sys\n"
             "from annotate.events import record_label, start_session\n"
-            "from annotate.people import authenticate\n"
+            "from annotate.trust.people import authenticate\n"
             "from store import open_db\n"
             "db = open_db(sys.argv[1])\n"
             "bob = authenticate(db, 'bob', sys.argv[2])\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.codebook import FIELDS
-from annotate.people import register
+from annotate.trust.people import register
 from annotate.sets import create_set
 from store import open_db
 from tests.builders import AuditBuilder

@@ -44,7 +44,7 @@ def _audit_id(db, audit: str) -> int:
 def raters_group(ctx: click.Context, db_path: str) -> None:
     """Register and list raters and coordinators (`paw raters` alone lists them)."""
     if ctx.invoked_subcommand is None:
-        from annotate.people import list_people
+        from annotate.trust.people import list_people
 
         if not list_people(open_store(db_path)):
             click.echo("no raters or coordinators yet: `paw raters add NAME --role "
@@ -71,8 +71,8 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
     the setup, done by whoever will create the annotation set. Raters registered before
     then are trusted only once a coordinator names them as a set's raters.
     """
-    from annotate.keys import cost_warning
-    from annotate.people import coordinator_exists, register
+    from annotate.trust.keys import cost_warning
+    from annotate.trust.people import coordinator_exists, register
 
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     by = None
@@ -94,7 +94,7 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
 @db_option
 def raters_list(db_path: str) -> None:
     """List registered raters and coordinators."""
-    from annotate.people import list_people
+    from annotate.trust.people import list_people
 
     for name, role in list_people(open_store(db_path)):
         click.echo(f"{name}\t{role}")

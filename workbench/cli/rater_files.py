@@ -105,7 +105,7 @@ def raters_upgrade(name: str, coordinator: str, passphrase_env: str | None,
     claim a not-yet-upgraded person's key alone. (The first coordinator of a PAW 0.1 store
     gets their key at their first sign-in, while no coordinator has one.)
     """
-    from annotate.people import upgrade_legacy
+    from annotate.trust.people import upgrade_legacy
 
     db = open_store(db_path)
     by = login(db, coordinator, coordinator_passphrase_env, "coordinator")

@@ -82,8 +82,8 @@ def login(db: Any, name: str, env: str | None, role: str | None = None, *,
         UserError: wrong passphrase (after the last attempt), wrong role, or a person the
             signed record does not vouch for.
     """
-    from annotate.identity import require
-    from annotate.people import authenticate
+    from annotate.trust.identity import require
+    from annotate.trust.people import authenticate
     from store.errors import NotFound
 
     attempts = 1 if env else MAX_ATTEMPTS

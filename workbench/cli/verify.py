@@ -98,7 +98,7 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
             for name, fp in sorted(report.fingerprints.items()):
                 click.echo(f"key {name}: {fp} ({report.signed_by.get(name, 0)} entries signed)")
         if person and who is not None:
-            from annotate.people import key_fingerprint
+            from annotate.trust.people import key_fingerprint
 
             mine = "no problem" if not problems else f"{len(problems)} problem(s)"
             click.echo(f"{who.name}: the record's key {key_fingerprint(db, who.name)} opens "

@@ -16,7 +16,7 @@ from workbench.tui.components.error_modal import ErrorModal
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from annotate.identity import Person
+    from annotate.trust.identity import Person
 
 
 class PawApp(App[None]):

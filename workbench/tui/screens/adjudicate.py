@@ -101,7 +101,7 @@ class AdjudicateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         from annotate.adjudicate import disagreements
-        from annotate.identity import require
+        from annotate.trust.identity import require
 
         try:
             require(self.paw.person, "coordinator")

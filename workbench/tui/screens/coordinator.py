@@ -94,7 +94,7 @@ class CoordinatorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from annotate.identity import require
+        from annotate.trust.identity import require
         from store.errors import UserError
 
         try:

@@ -3,13 +3,13 @@
 Who may register whom: before any coordinator exists, anyone may register (a rater, or
 the first coordinator: setting up a new annotation database); once one exists, every
 registration needs a coordinator's passphrase and is signed by that coordinator in the
-record (`annotate/record.py`). Trust in a rater comes from a coordinator naming them as one
+record (`annotate/trust/record.py`). Trust in a rater comes from a coordinator naming them as one
 of a set's two raters (`annotate.sets`), never from registration alone.
 
 A `Person` is only obtained through `register` or `authenticate`; it carries a per-process
 proof that the write functions check, and the person's private signing key, unsealed by
 their passphrase, with which every event they write is signed (`Person` and that check:
-`annotate/identity.py`). Passphrase hashing and keys: `annotate/keys.py`.
+`annotate/trust/identity.py`). Passphrase hashing and keys: `annotate/trust/keys.py`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 import sqlite_utils
 
-from annotate import keys
-from annotate.identity import Person, issue, require
-from annotate.sealing import box_public
+from annotate.trust import keys
+from annotate.trust.identity import Person, issue, require
+from annotate.trust.sealing import box_public
 from store.db import loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -53,7 +53,7 @@ def _validate(name: str, role: str, passphrase: str) -> None:
         raise UserError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
     if not name or not all(c.isalnum() or c in "-_." for c in name):
         raise UserError(f"name: expected letters, digits, '-', '_' or '.', got {name!r}")
-    from annotate.passphrase import check
+    from annotate.trust.passphrase import check
 
     check(passphrase, name)
 
@@ -67,7 +67,7 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
         name: unique person name (letters, digits, '-', '_', '.').
         role: 'rater' or 'coordinator'.
         passphrase: at least 8 characters and zxcvbn strength 3 of 4
-            (`annotate.passphrase`).
+            (`annotate.trust.passphrase`).
         by: the authenticated coordinator registering them; required once a coordinator
             exists. Without one (a new database), the person signs their own entry.
 
@@ -78,7 +78,7 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
         UserError: bad name, role or passphrase, a taken name, or no coordinator's
             authority when one is needed.
     """
-    from annotate import record
+    from annotate.trust import record
 
     _validate(name, role, passphrase)
     if by is not None:
@@ -109,7 +109,7 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
 
 
 def _person_row(db: Any, name: str) -> dict[str, Any]:
-    from annotate.record import rows
+    from annotate.trust.record import rows
 
     found = rows(db, "SELECT * FROM people WHERE name = ?", [name])
     if not found:
@@ -132,7 +132,7 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str, *,
         UserError: wrong passphrase, a key that does not match the record, or a person
             the record does not vouch for.
     """
-    from annotate.record import check_person
+    from annotate.trust.record import check_person
 
     row = _person_row(db, name)
     salt = bytes(row["pass_salt"])
@@ -170,7 +170,7 @@ def authenticate(db: sqlite_utils.Database, name: str, passphrase: str, *,
 def _add_box_key(db: sqlite_utils.Database, person: Person) -> None:
     """A person registered before m009 gets the key sealed label values are encrypted to
     (derived from their signing key), recorded in a `person_box` entry they sign."""
-    from annotate import record
+    from annotate.trust import record
 
     with transaction(db) as conn:
         conn.execute("UPDATE people SET box_public_key = ? WHERE id = ? AND box_public_key "
@@ -221,7 +221,7 @@ def _upgrade_legacy(db: sqlite_utils.Database, row: dict[str, Any], passphrase: 
                     by: Person | None) -> Person:
     """A PAW 0.1 person's upgrade: today's hash cost, a new key, a `person_key` entry signed
     by the coordinator `by` (by the person only as the first keyed coordinator)."""
-    from annotate import record
+    from annotate.trust import record
 
     params, salt = keys.current_params(), keys.new_salt()
     master = keys.stretch(passphrase, salt, params)

@@ -1,9 +1,9 @@
 """Who is signed in: the authenticated `Person`, its per-process proof, and `require`.
 
-A `Person` is only obtained through `annotate.people.register` or `authenticate`, which
+A `Person` is only obtained through `annotate.trust.people.register` or `authenticate`, which
 call `issue`; it carries a proof that `require` (and so every write) checks, and the
-person's private signing key, unsealed by their passphrase. Below `annotate.people` and
-`annotate.record`, which both need it.
+person's private signing key, unsealed by their passphrase. Below `annotate.trust.people` and
+`annotate.trust.record`, which both need it.
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ class Person:
 
 
 def issue(person_id: int, name: str, role: str, signing_key: Any) -> Person:
-    """A `Person` with its proof; only `annotate.people` calls this, once the person has
+    """A `Person` with its proof; only `annotate.trust.people` calls this, once the person has
     registered or their passphrase has been checked. From then on this process can open
-    the label values sealed to them (`annotate.sealing.hold`)."""
-    from annotate.sealing import hold
+    the label values sealed to them (`annotate.trust.sealing.hold`)."""
+    from annotate.trust.sealing import hold
 
     hold(person_id, signing_key)
     return Person(person_id, name, role, _proof(person_id, name, role), signing_key)

@@ -4,7 +4,7 @@ The tables read more than the raters saw: a case's operator family, intent and (
 tokens (the token rule, the strata, the harm and chain subsets), the automatic verdicts
 the human labels validate (the judgements on the case's generations), the dataset, and the
 identity of the model and template whose answers are shown (the `model` stratum). A set
-entry (`annotate.record.set_content`, version 2) carries all of them per case, so
+entry (`annotate.trust.record.set_content`, version 2) carries all of them per case, so
 changing any after the set was sealed — which would move rows between strata or change a
 validation — is named by `paw verify` like an edited question.
 """

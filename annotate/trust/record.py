@@ -25,7 +25,7 @@ import hashlib
 import sqlite3
 from typing import Any
 
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from store.db import dumps, loads, utcnow
 
 GENESIS_HASH = "0" * 64
@@ -118,8 +118,8 @@ def shown_digests(conn: Any, set_id: int) -> dict[int, str]:
 def set_content(conn: Any, set_id: int) -> dict[str, Any]:
     """What a `set` entry attests: the set row, its raters' keys, and every case with a
     digest of its shown texts and its inputs to the clinician tables
-    (`annotate.record_inputs`)."""
-    from annotate.record_inputs import SET_CONTENT_VERSION, case_inputs
+    (`annotate.trust.record_inputs`)."""
+    from annotate.trust.record_inputs import SET_CONTENT_VERSION, case_inputs
 
     the_set = rows(conn, f"SELECT {', '.join(SET_COLUMNS)} FROM annotation_sets WHERE id = ?",
                    [set_id])[0]
@@ -147,7 +147,7 @@ def head(conn: Any) -> tuple[int | None, str]:
 
 def _insert(conn: sqlite3.Connection, kind: str, ref_table: str, ref_id: int,
             content: dict[str, Any], signer: Person | None) -> dict[str, Any]:
-    from annotate.keys import sign
+    from annotate.trust.keys import sign
 
     last_id, last_hash = head(conn)
     entry = {"id": (last_id or 0) + 1, "kind": kind, "ref_table": ref_table,
@@ -281,7 +281,7 @@ def person_entry_problem(state: RecordState, entry: dict[str, Any]) -> str | Non
     coordinator is recorded; any other `person` entry is signed by the coordinator it
     names as registrar.
     """
-    from annotate.keys import signature_valid
+    from annotate.trust.keys import signature_valid
 
     content, kind, signer = entry["content"] or {}, entry["kind"], entry["person_id"]
     subject = entry["ref_id"]

@@ -16,7 +16,7 @@ ciphertexts. Plaintexts are padded to a multiple of `PAD_BYTES`, so every catego
 label has the same length; a note's length shows only to the nearest 64 bytes.
 
 Opening (`open_row`) uses the keys this process holds: `hold` is called when a person
-signs in (`annotate.identity.issue`). A rater's process holds only that rater's key, so it
+signs in (`annotate.trust.identity.issue`). A rater's process holds only that rater's key, so it
 can read only their own labels; agreement, export, adjudication and the reports are
 computed in the coordinator's signed-in session, which holds the coordinator's key.
 Opened values are cached per event and ciphertext.
