@@ -15,7 +15,7 @@ from annotate.agreement import (
     landis_koch,
     progress,
 )
-from annotate.cases import CaseView, get_case_view
+from annotate.sets.cases import CaseView, get_case_view
 from annotate.codebook import (
     CODEBOOK_VERSION,
     FIELDS,
@@ -34,7 +34,8 @@ from annotate.events import (
 from annotate.trust.identity import Person
 from annotate.labels import current_labels
 from annotate.trust.people import authenticate, register
-from annotate.sets import AnnotationSet, create_set, get_set, rater_queue, resolve_set, set_names
+from annotate.sets.annotation_set import AnnotationSet, get_set, rater_queue, resolve_set, set_names
+from annotate.sets.audit import create_set
 
 __all__ = [
     "Agreement",

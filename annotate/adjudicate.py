@@ -16,7 +16,7 @@ from annotate.agreement import agreements_from, rater_pair, set_cases
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
 from annotate.trust.identity import Person, require
 from annotate.labels import all_current_labels, derive_labels, opened_events
-from annotate.sets import get_set
+from annotate.sets.annotation_set import get_set
 from store.db import utcnow
 from store.errors import UserError
 
@@ -70,7 +70,7 @@ def rater_labels(db: sqlite_utils.Database, set_name: str, code: str,
         UserError: `coordinator` is not an authenticated coordinator.
         NotFound: no such set or case.
     """
-    from annotate.cases import case_row
+    from annotate.sets.cases import case_row
 
     require(coordinator, "coordinator")
     the_set = get_set(db, set_name)
@@ -163,7 +163,7 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
     Raises:
         UserError: not a coordinator, unknown case/field, bad value, or no reason.
     """
-    from annotate.cases import case_row
+    from annotate.sets.cases import case_row
 
     require(coordinator, "coordinator")
     if field not in ADJUDICATED_FIELDS:

@@ -69,7 +69,7 @@ def _named_pair(db: sqlite_utils.Database, set_id: int,
     columns = {r[1] for r in db.execute("PRAGMA table_info(annotation_sets)")}
     if "rater_a_id" not in columns:
         return None
-    from annotate.raters import named_raters
+    from annotate.sets.raters import named_raters
 
     return named_raters(db, set_id)
 
@@ -171,7 +171,7 @@ def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary
     Returns:
         An `Agreement`, with state 'undefined' (and a reason) when kappa cannot be computed.
     """
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     if field not in AGREEMENT_FIELDS:
         raise UserError(f"field: expected one of {', '.join(AGREEMENT_FIELDS)}, got {field!r}")
@@ -190,7 +190,7 @@ def agreement_table(db: sqlite_utils.Database, set_name: str, field: str, binary
 
 def strata_values(db: sqlite_utils.Database, set_name: str, dimension: str) -> list[str]:
     """Distinct values of one stratum dimension ('family', 'dataset', 'model') in a set."""
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     if dimension not in STRATUM_DIMENSIONS:
         raise UserError(f"by: expected one of {', '.join(STRATUM_DIMENSIONS)}, got {dimension!r}")
@@ -215,7 +215,7 @@ def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = No
         For each field in `AGREEMENT_FIELDS`: the full table then the binary one (if the
         field has one), over all cases; then (if `by`) the same per value of that dimension.
     """
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     the_set = get_set(db, set_name)
     strata: list[str | None] = [None]
@@ -253,7 +253,7 @@ def progress(db: sqlite_utils.Database, set_name: str,
     Raters are those with an order in the set or an event in it (EXISTS, never a join of
     orders to events). `log` as for `all_agreements`.
     """
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     the_set = get_set(db, set_name)
     labels = _log(db, the_set.id, log)

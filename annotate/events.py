@@ -27,7 +27,7 @@ from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_valu
 from annotate.codebook import field as field_spec
 from annotate.trust.identity import Person, require
 from annotate.labels import current_labels
-from annotate.raters import require_named_rater
+from annotate.sets.raters import require_named_rater
 from store.db import dumps, transaction, utcnow
 from store.errors import NotFound, UserError
 
@@ -152,7 +152,7 @@ def start_session(db: sqlite_utils.Database, person: Person, set_name: str,
         set_name: the annotation set.
         app: the app name stamped with the version, e.g. 'paw-tui' or 'paw-label'.
     """
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     require(person)
     the_set = get_set(db, set_name)
@@ -249,7 +249,7 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
         UserError: unauthenticated person, a coordinator, a foreign session, a case outside
             the session's set, a field that does not apply, or a value the field forbids.
     """
-    from annotate.cases import case_row
+    from annotate.sets.cases import case_row
     require(person, "rater")
     _check_session(db, person, session)
     case = case_row(db, code)

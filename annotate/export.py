@@ -20,7 +20,7 @@ import sqlite_utils
 from annotate.adjudicate import ADJUDICATED_FIELDS, final_labels
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
 from annotate.trust.identity import Person, require
-from annotate.sets import get_set
+from annotate.sets.annotation_set import get_set
 from annotate.verify import chain_head, record_head
 from store.db import snapshot
 from store.errors import UserError

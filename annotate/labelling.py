@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from annotate.cases import CaseView
+from annotate.sets.cases import CaseView
 from annotate.trust.identity import Person
 
 
@@ -53,7 +53,7 @@ class Labelling(Protocol):
 
 
 class StoreLabelling:
-    """Labelling on the shared store (`annotate.events`, `annotate.sets`).
+    """Labelling on the shared store (`annotate.events`, `annotate.sets.annotation_set`).
 
     Args:
         db: the store.
@@ -73,14 +73,14 @@ class StoreLabelling:
         self.session = start_session(self.db, self.person, self.set_name, app=self.app)
 
     def queue(self) -> list[CaseView]:
-        """The rater's queue (`annotate.sets.rater_queue`)."""
-        from annotate.sets import rater_queue
+        """The rater's queue (`annotate.sets.annotation_set.rater_queue`)."""
+        from annotate.sets.annotation_set import rater_queue
 
         return rater_queue(self.db, self.set_name, self.person)
 
     def view(self, code: str) -> CaseView:
-        """One case (`annotate.cases.get_case_view`)."""
-        from annotate.cases import get_case_view
+        """One case (`annotate.sets.cases.get_case_view`)."""
+        from annotate.sets.cases import get_case_view
 
         return get_case_view(self.db, code, self.person)
 

@@ -112,10 +112,10 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
         NotFound: no such set or person.
     """
     from annotate.trust import record
-    from annotate.cases import shown_case
+    from annotate.sets.cases import shown_case
     from annotate.codebook import CODEBOOK_VERSION, FIELDS, robustness_test
-    from annotate.raters import named_raters
-    from annotate.sets import ensure_order, get_set
+    from annotate.sets.raters import named_raters
+    from annotate.sets.annotation_set import ensure_order, get_set
 
     require(coordinator, "coordinator")
     out = Path(out).expanduser()

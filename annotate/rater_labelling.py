@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from annotate.cases import CaseView
+from annotate.sets.cases import CaseView
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.trust.identity import Person, require
 from annotate.labels import derive_labels

@@ -107,7 +107,7 @@ def _check_cases(db: Any, set_id: int, statement: dict, where: str) -> None:
 
 def _check_rater(db: Any, conn: Any, set_id: int, rater_id: int, statement: dict,
                  where: str) -> tuple[str, bytes]:
-    from annotate.raters import named_raters
+    from annotate.sets.raters import named_raters
     from annotate.trust.record import check_person
 
     pair = named_raters(db, set_id)

@@ -1,7 +1,7 @@
 """Seed-003 annotation: clinicians make the decisions the robustness run made automatically.
 
 The paper's authors name the absence of clinician validation as their main limitation
-(§6); here a coordinator draws a set from a robustness run (`annotate.robustness_sets`:
+(§6); here a coordinator draws a set from a robustness run (`annotate.sets.robustness`:
 one case per automated decision, stratified by test × dataset × model) and two raters
 answer the same questions the pipeline answered.
 

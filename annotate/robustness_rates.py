@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from annotate.robustness_finals import CFV_VALID, UNSURE, decided_cases
-from annotate.robustness_sets import verdict_units
+from annotate.sets.robustness import verdict_units
 
 Z_95 = 1.959963984540054
 """Two-sided 95% normal quantile."""
@@ -97,7 +97,7 @@ def _population(db: sqlite_utils.Database, audit_id: int) -> dict[tuple[str, str
 
 def confirmed_rates(db: sqlite_utils.Database, set_name: str) -> list[ConfirmedRate]:
     """Each model's judge rates and their clinician-confirmed estimates (module docstring)."""
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     the_set = get_set(db, set_name)
     population = _population(db, int(the_set.audit_id))

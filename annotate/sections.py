@@ -18,7 +18,7 @@ from annotate.agreement import (
     landis_koch_legend,
     rater_pair,
 )
-from annotate.sets import get_set
+from annotate.sets.annotation_set import get_set
 
 if TYPE_CHECKING:
     from analysis.common.document import Section

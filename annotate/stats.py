@@ -25,7 +25,7 @@ import sqlite_utils
 from annotate.agreement import Agreement, from_pairs, rater_pair
 from annotate.codebook import FIELDS
 from annotate.labels import all_current_labels
-from annotate.sets import get_set
+from annotate.sets.annotation_set import get_set
 from store.db import loads
 
 POSITIVE, NEGATIVE = "registered", "not_registered"

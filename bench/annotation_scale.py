@@ -45,12 +45,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PAW_SCRYPT_LOG2N", "10")  # registration cost is not what is measured
 
 from annotate.agreement import agreement_table, strata_values
-from annotate.cases import get_case_view
+from annotate.sets.cases import get_case_view
 from annotate.codebook import AGREEMENT_FIELDS, FIELDS
 from annotate.events import record_label, start_session
 from annotate.kappa import _variance
 from annotate.trust.people import register
-from annotate.sets import create_set, get_set, rater_queue
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
 from store import open_db
 from tests.annotate.conftest import PASSPHRASE, make_audit
 from workbench.tui.report import ReportCache, compute_report

@@ -4,7 +4,7 @@ Who may register whom: before any coordinator exists, anyone may register (a rat
 the first coordinator: setting up a new annotation database); once one exists, every
 registration needs a coordinator's passphrase and is signed by that coordinator in the
 record (`annotate/trust/record.py`). Trust in a rater comes from a coordinator naming them as one
-of a set's two raters (`annotate.sets`), never from registration alone.
+of a set's two raters (`annotate.sets.raters`), never from registration alone.
 
 A `Person` is only obtained through `register` or `authenticate`; it carries a per-process
 proof that the write functions check, and the person's private signing key, unsealed by

@@ -48,7 +48,7 @@ CASE_COLUMNS: tuple[str, ...] = ("id", "code", "variant_id", "baseline_generatio
                                  "perturbed_generation_id", "stratum", "ask_harm",
                                  "ask_chain_registration")
 
-# Everything a case view is built from (annotate/cases.py), so a text edited after the
+# Everything a case view is built from (annotate/sets/cases.py), so a text edited after the
 # set was sealed changes the digest even where a screen does not show that part yet.
 _SHOWN_SQL = """
 SELECT c.id, i.kind, i.question, i.context, i.options_json, i.gold, v.text AS edited,

@@ -12,7 +12,7 @@ import sys
 
 from annotate.events import record_label, start_session
 from annotate.trust.people import authenticate
-from annotate.sets import rater_queue
+from annotate.sets.annotation_set import rater_queue
 from store import open_db
 
 

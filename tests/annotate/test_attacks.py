@@ -15,7 +15,8 @@ from annotate.agreement import rater_pair
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
 from annotate.trust.people import authenticate, register
-from annotate.sets import create_set, get_set, rater_queue
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
 from annotate.verify import verify_record
 from store.db import dumps, utcnow
 from store.errors import UserError

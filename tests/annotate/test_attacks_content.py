@@ -19,7 +19,8 @@ from annotate.agreement import all_agreements
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
 from annotate.trust.people import authenticate, upgrade_legacy
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from annotate.verify import resolve_head, verify_record
 from store.db import transaction, utcnow
 from store.errors import UserError

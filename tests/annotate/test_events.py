@@ -13,7 +13,8 @@ from annotate.events import (
 )
 from annotate.trust.identity import Person
 from annotate.labels import current_labels
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from store.errors import UserError
 from tests.annotate.conftest import named
 

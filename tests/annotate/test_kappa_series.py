@@ -13,7 +13,8 @@ from sklearn.metrics import cohen_kappa_score
 from annotate.agreement import LabelLog, agreement_table, rater_pair
 from annotate.events import record_label, start_session
 from annotate.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
-from annotate.sets import create_set, get_set, rater_queue
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
 from tests.annotate.conftest import named
 
 CATEGORIES = ("no_shift", "shifted", "ambiguous")

@@ -20,7 +20,8 @@ from annotate.events import record_label, start_session
 from annotate.rater_file import FORMAT, open_file, pack, sign_in
 from annotate.rater_labelling import FileLabelling
 from annotate.rater_merge import merge, merge_folder
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from annotate.verify import verify_record
 from store import open_db
 from store.errors import UserError
@@ -151,7 +152,7 @@ def test_a_file_of_another_store_or_set_is_refused(db, audit, people, packed, tm
     assert merge(db, second.path, people["carol"]).set_name == "s2"
     db.execute("UPDATE annotation_sets SET rater_a_id = NULL, rater_b_id = NULL WHERE name "
                "= 's'")
-    from annotate.sets import assign_raters
+    from annotate.sets.annotation_set import assign_raters
 
     assign_raters(db, people["carol"], "s", ("alice", "bob"))  # sealed again
     with pytest.raises(UserError, match="was sealed again after the file was packed"):

@@ -10,7 +10,8 @@ from annotate.adjudicate import adjudicate
 from annotate.agreement import agreement_table
 from annotate.events import record_label, start_session
 from annotate.sections import annotation_sections
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from tests.annotate.conftest import named
 
 

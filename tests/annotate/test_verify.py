@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from annotate.verify import record_head, resolve_head, verify_chain, verify_record
 from store import open_db
 from store.errors import UserError

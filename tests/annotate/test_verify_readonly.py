@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from store import open_db
 from store.db import backup, open_readonly
 from store.errors import UserError

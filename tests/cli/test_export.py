@@ -52,7 +52,8 @@ def test_parquet_without_pyarrow_is_one_line(capsys, fake_audit, tmp_path, monke
 def test_labels_are_the_coordinators(capsys, db, tmp_path, monkeypatch):
     from annotate.events import record_label, start_session
     from annotate.trust.people import register
-    from annotate.sets import create_set, rater_queue
+    from annotate.sets.annotation_set import rater_queue
+    from annotate.sets.audit import create_set
     from tests.annotate.conftest import PASSPHRASE, make_audit, named, save_to_file
 
     b = make_audit(db, n_items=4)

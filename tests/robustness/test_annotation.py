@@ -15,7 +15,8 @@ from annotate.events import record_label, start_session
 from annotate.trust.people import register
 from annotate.robustness import judge_validation
 from annotate.sections import annotation_sections
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from tests.robustness.helpers import hand, scripted_run
 
 PW = "correct horse battery"

@@ -19,7 +19,7 @@ from analysis.robustness.data import load_robustness
 from annotate.events import record_label, start_session
 from annotate.trust.people import register
 from annotate.robustness import judge_validation
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
 from tests.robustness.helpers import two_model_run
 
 PW = "correct horse battery"

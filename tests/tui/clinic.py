@@ -20,7 +20,7 @@ import sys
 
 from annotate.trust.identity import Person
 from annotate.trust.people import register
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
 from store import open_db
 from tests.builders import AuditBuilder
 

@@ -9,7 +9,7 @@ import pytest
 
 from annotate.trust.identity import Person
 from annotate.trust.people import register
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
 from store import open_db
 from tests.builders import AuditBuilder
 

@@ -13,7 +13,7 @@ import pytest
 
 from annotate.codebook import FIELDS
 from annotate.trust.people import register
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
 from store import open_db
 from tests.builders import AuditBuilder
 from tests.tui.clinic import CHAIN, STEMI_OPTIONS, STEMI_QUESTION

@@ -114,7 +114,7 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     from annotate.agreement import LabelLog, all_agreements, progress, rater_pair
     from annotate.kappa_series import kappa_series
     from annotate.label_log import table_keys
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
     from store.db import open_db, utcnow
 
     cache = cache or ReportCache()

@@ -126,7 +126,7 @@ class AdjudicateScreen(Screen[None]):
 
     def _show(self) -> None:
         from annotate.adjudicate import rater_labels
-        from annotate.cases import shown_case
+        from annotate.sets.cases import shown_case
 
         decision = self.current
         status = self.query_one("#status", Static)

@@ -30,7 +30,7 @@ from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 
 if TYPE_CHECKING:
-    from annotate.cases import CaseView
+    from annotate.sets.cases import CaseView
     from annotate.labelling import Labelling
 
 APP_NAME = "paw-tui"

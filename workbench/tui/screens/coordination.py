@@ -81,7 +81,7 @@ class CoordinationScreen(FormScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        from annotate.sets import set_names
+        from annotate.sets.annotation_set import set_names
 
         if self.paw.db_exists:
             names = set_names(self.paw.db)

@@ -13,10 +13,8 @@ from typing import Any
 
 import sqlite_utils
 
-from analysis.common.textdiff import (  # noqa: F401  (edit_spans, edit_segments: re-exported)
+from analysis.common.textdiff import (
     Span,
-    edit_segments,
-    edit_spans,
     segments_of,
     spans_of,
     word_opcodes,

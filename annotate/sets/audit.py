@@ -1,4 +1,4 @@
-"""Annotation sets: a stratified, seeded sample of an audit's perturbed cases; per-rater order.
+"""Seed-002 sets: a stratified, seeded sample of an audit's perturbed cases.
 
 The frame is seed 002 Appendix M's: a case is one fired M-block edit of the question
 (a variant) of families M2/M3/M4/M5, never from a PubMedQA dataset ("~50 items across
@@ -7,49 +7,30 @@ family × dataset and drawn round-robin (equal allocation), at most `per_family`
 Each drawn edit then shows one arm's answer to it: where some arm's answer flipped on an
 M3/M4/M5 edit, one of those flips, chosen with greedy tier balancing (the tier with the
 fewest harm cases so far; a model's tier is `tier` in its metadata, else the model itself),
-and the case asks the harm question; otherwise a randomly chosen arm. Every rater labels
-the same cases; each gets their own seeded order. Case codes are random-looking and
-assigned after a final shuffle, so neither the code nor the case id reveals the stratum.
+and the case asks the harm question; otherwise a randomly chosen arm. Case codes are
+random-looking and assigned after a final shuffle, so neither the code nor the case id
+reveals the stratum.
 
-A coordinator names the set's two raters (at creation, or later with `assign_raters` for a
-set drawn without them): only they may label it, agreement always compares them, and the
-naming seals the set in the signed record — its raters' keys, its case list, each case's
-variant and generations, and a digest of every text the raters are shown.
+`create_set` is the entry for every set: it checks the arguments and the name, then draws
+this frame, or a robustness run's (`annotate.sets.robustness`) for a run of kind
+'robustness'.
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import defaultdict
-from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.cases import CaseView, views_in_order
 from annotate.codebook import CHAIN_FAMILIES, CODEBOOK_VERSION, HARM_FAMILIES
+from annotate.sets.annotation_set import AnnotationSet, get_set
+from annotate.sets.draw import case_code, round_robin
+from annotate.sets.raters import name_raters
+from annotate.sets.robustness import create_robustness_set
 from annotate.trust.identity import Person, require
-from annotate.raters import name_raters
-from annotate.robustness_sets import create_robustness_set
-from annotate.sampling import case_code, round_robin
 from store.db import dumps, loads, transaction, utcnow
 from store.errors import NotFound, UserError
-
-
-@dataclass(frozen=True)
-class AnnotationSet:
-    """A created annotation set (coordinator-facing: includes the strata)."""
-
-    id: int
-    name: str
-    audit_id: int | None
-    size: int
-    seed: int
-    codebook_version: str
-    created_at: str
-    strata: dict[str, int]
-    n_harm: int
-    n_chain: int
 
 
 _UNITS_SQL = """
@@ -163,7 +144,7 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     Args:
         db: the store.
         audit_id: the audit whose fired M-block jobs are sampled (a robustness run: its
-            judge verdicts, by test × dataset × model; `annotate.robustness_sets`).
+            judge verdicts, by test × dataset × model; `annotate.sets.robustness`).
         size: number of cases wanted (fewer if the audit has fewer distinct edits).
         per_family: at most this many cases per operator family (None: no cap).
         seed: sampling seed; the same seed on the same audit draws the same cases.
@@ -251,24 +232,6 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     return get_set(db, name)
 
 
-def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
-                  raters: tuple[str, str]) -> AnnotationSet:
-    """Name the two raters of a set drawn without them (e.g. by PAW 0.1), sealing it.
-
-    Raises:
-        UserError: not a coordinator, bad raters, or the set already has its raters.
-    """
-    require(coordinator, "coordinator")
-    the_set = get_set(db, set_name)
-    with transaction(db) as conn:
-        named = conn.execute("SELECT rater_a_id FROM annotation_sets WHERE id = ?",
-                             [the_set.id]).fetchone()[0]
-        if named is not None:
-            raise UserError(f"set {set_name!r}: its two raters are already named")
-        name_raters(conn, the_set.id, set_name, raters, coordinator)
-    return get_set(db, set_name)
-
-
 def _mark_chain(chosen: list[dict], chain_size: int | None, rng: random.Random) -> None:
     """Set `ask_chain` on a family × token-verdict balanced subset of M2/M4/M5 cases."""
     eligible = [u for u in chosen if u["family"] in CHAIN_FAMILIES and u["chain"]]
@@ -282,90 +245,3 @@ def _mark_chain(chosen: list[dict], chain_size: int | None, rng: random.Random) 
     limit = len(eligible) if chain_size is None else chain_size
     for unit in round_robin(groups, limit):
         unit["ask_chain"] = 1
-
-
-def get_set(db: sqlite_utils.Database, name: str) -> AnnotationSet:
-    """The set called `name`.
-
-    Raises:
-        NotFound: no such set (the message lists the sets).
-    """
-    row = db.execute("SELECT id, name, audit_id, config_json, codebook_version, created_at "
-                     "FROM annotation_sets WHERE name = ?", [name]).fetchone()
-    if row is None:
-        known = ", ".join(set_names(db)) or "none yet (try `paw annotate create`)"
-        raise NotFound(f"set: no annotation set named {name!r}; known sets: {known}")
-    config = loads(row[3]) or {}
-    strata = {r[0]: r[1] for r in db.execute(
-        "SELECT stratum, COUNT(*) FROM annotation_cases WHERE set_id = ? GROUP BY stratum "
-        "ORDER BY stratum", [row[0]])}
-    n_harm, n_chain = db.execute(
-        "SELECT COALESCE(SUM(ask_harm), 0), COALESCE(SUM(ask_chain_registration), 0) "
-        "FROM annotation_cases WHERE set_id = ?", [row[0]]).fetchone()
-    return AnnotationSet(id=row[0], name=row[1], audit_id=row[2], size=sum(strata.values()),
-                         seed=int(config.get("seed", 0)), codebook_version=row[4],
-                         created_at=row[5], strata=strata, n_harm=int(n_harm),
-                         n_chain=int(n_chain))
-
-
-def set_names(db: sqlite_utils.Database) -> list[str]:
-    """Names of every annotation set, oldest first."""
-    return [r[0] for r in db.execute("SELECT name FROM annotation_sets ORDER BY id")]
-
-
-def resolve_set(db: sqlite_utils.Database, name: str | None) -> str:
-    """`name`, or the only/newest set when None.
-
-    Raises:
-        NotFound: no sets at all, or no set called `name`.
-    """
-    if name is not None:
-        return get_set(db, name).name
-    names = set_names(db)
-    if not names:
-        raise NotFound("set: no annotation sets yet (create one with `paw annotate create`)")
-    return names[-1]
-
-
-def ensure_order(db: sqlite_utils.Database, the_set: AnnotationSet, person_id: int,
-                 name: str) -> list[int]:
-    """A person's seeded order of the set's cases (case ids), created if they have none yet
-    (seed: set name, set seed, person name)."""
-    have = db.execute("SELECT COUNT(*) FROM annotation_orders WHERE set_id = ? AND person_id = ?",
-                      [the_set.id, person_id]).fetchone()[0]
-    if have != the_set.size:
-        _write_order(db, the_set, person_id, name)
-    return [r[0] for r in db.execute(
-        "SELECT case_id FROM annotation_orders WHERE set_id = ? AND person_id = ? "
-        "ORDER BY position", [the_set.id, person_id])]
-
-
-def _write_order(db: sqlite_utils.Database, the_set: AnnotationSet, person_id: int,
-                 name: str) -> None:
-    case_ids = [r[0] for r in db.execute(
-        "SELECT id FROM annotation_cases WHERE set_id = ? ORDER BY id", [the_set.id])]
-    digest = hashlib.sha256(f"{the_set.name}:{the_set.seed}:{name}".encode()).hexdigest()
-    random.Random(digest).shuffle(case_ids)
-    with transaction(db) as conn:
-        # INSERT OR IGNORE: two processes of one rater racing here write the same order.
-        conn.executemany(
-            "INSERT OR IGNORE INTO annotation_orders (set_id, person_id, case_id, position) "
-            "VALUES (?, ?, ?, ?)",
-            [(the_set.id, person_id, case_id, pos) for pos, case_id in enumerate(case_ids)])
-
-
-def rater_queue(db: sqlite_utils.Database, set_name: str, person: Person) -> list[CaseView]:
-    """Every case of the set as blinded views, in `person`'s own seeded order.
-
-    The order is created (and stored in `annotation_orders`) the first time a person asks,
-    seeded by the set's seed and the person's name, so it survives restarts.
-
-    Args:
-        db: the store.
-        set_name: the annotation set.
-        person: an authenticated person.
-    """
-    require(person)
-    the_set = get_set(db, set_name)
-    ensure_order(db, the_set, person.id, person.name)
-    return views_in_order(db, the_set.id, person)

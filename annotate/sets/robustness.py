@@ -38,8 +38,8 @@ from analysis.robustness.definitions import (
 )
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
 from annotate.trust.identity import Person
-from annotate.raters import name_raters
-from annotate.sampling import case_code, round_robin
+from annotate.sets.raters import name_raters
+from annotate.sets.draw import case_code, round_robin
 from store.db import dumps, transaction, utcnow
 from store.errors import UserError
 
@@ -182,7 +182,7 @@ def create_robustness_set(db: sqlite_utils.Database, audit_id: int, size: int, *
                           coordinator: Person | None) -> int:
     """Draw a stratified, seeded sample of a robustness run's judge verdicts as a new set.
 
-    Called by `annotate.sets.create_set` for runs of kind 'robustness' (it checks the
+    Called by `annotate.sets.audit.create_set` for runs of kind 'robustness' (it checks the
     arguments and the name). The same seed on the same run draws the same cases.
 
     Returns:

@@ -1,6 +1,6 @@
 """Seeded sampling shared by the set draws (seed 002 and 003): round-robin and case codes.
 
-Both `annotate.sets.create_set` and `annotate.robustness_sets.create_robustness_set` draw
+Both `annotate.sets.audit.create_set` and `annotate.sets.robustness.create_robustness_set` draw
 with equal allocation over sorted strata (`round_robin`) and give each drawn case a
 random-looking code from the set's seeded generator (`case_code`).
 """
