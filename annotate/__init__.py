@@ -6,15 +6,8 @@ The headless core the CLI and the Textual screens share. A rater's side is `rate
 `agreement_table` / `all_agreements` / `progress`, adjudication and export.
 """
 
-from annotate.agreement import (
-    Agreement,
-    RaterProgress,
-    agreement_table,
-    all_agreements,
-    gwet_ac1,
-    landis_koch,
-    progress,
-)
+from annotate.agreement.kappa import Agreement, gwet_ac1, landis_koch
+from annotate.agreement.tables import RaterProgress, agreement_table, all_agreements, progress
 from annotate.sets.cases import CaseView, get_case_view
 from annotate.codebook import (
     CODEBOOK_VERSION,

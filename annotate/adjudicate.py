@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.agreement import agreements_from, rater_pair, set_cases
+from annotate.agreement.label_log import set_cases
+from annotate.agreement.tables import agreements_from, rater_pair
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
 from annotate.trust.identity import Person, require
 from annotate.labels import all_current_labels, derive_labels, opened_events

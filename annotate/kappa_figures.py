@@ -3,8 +3,8 @@ screen and in `paw report` (issue 22, criterion 3).
 
 One `Figure` per annotation set drawn from the run and per agreement table (each field in
 full, and its binary form where it has one), the same series as the coordinator screen's
-`k` plot (`annotate.kappa_series`: κ after the first n paired labels, from
-`annotate.kappa.cohen_kappa`). The PNG is drawn from the same `PlotData` the terminal draws,
+`k` plot (`annotate.agreement.kappa_series`: κ after the first n paired labels, from
+`annotate.agreement.kappa.cohen_kappa`). The PNG is drawn from the same `PlotData` the terminal draws,
 so the file and the screen cannot disagree. Like every clinician section they show both
 raters' labels: the callers add them only for a signed-in coordinator.
 """
@@ -16,10 +16,11 @@ import sqlite_utils
 from analysis.common.document import Figure
 from analysis.common.plotdata import PlotData
 from analysis.common.png import png_bytes
-from annotate.agreement import LabelLog, rater_pair
-from annotate.kappa import table_label
-from annotate.kappa_series import kappa_series, series_plot
-from annotate.label_log import table_categories, table_keys
+from annotate.agreement.label_log import LabelLog
+from annotate.agreement.tables import rater_pair
+from annotate.agreement.kappa import table_label
+from annotate.agreement.kappa_series import kappa_series, series_plot
+from annotate.agreement.label_log import table_categories, table_keys
 
 
 def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:

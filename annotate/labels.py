@@ -3,7 +3,7 @@
 The current label of a (case, rater, field) is the value of its latest event (events are
 written by `annotate.events`, append-only); a cleared field is absent, and the alternative
 letter counts only while gold_shift is 'shifted' (`derive_labels`). The rater's own view,
-agreement (`annotate.label_log`), adjudication and the statistics all apply this one rule.
+agreement (`annotate.agreement.label_log`), adjudication and the statistics all apply this one rule.
 Events are read through `opened_events`, which opens sealed values with the keys this
 process holds (`annotate.trust.sealing`): a rater's own, or the coordinator's for everyone's.
 """

@@ -9,7 +9,7 @@ answer the same questions the pipeline answered.
 (unanimous or adjudicated), one row per decision: for a CFV attempt the judge's plausible
 and limited, the circularity rule, the re-answer's target correct and same direction, and
 the validity they add up to; the direction label; the flags' worst severity. Cohen's kappa
-(statsmodels, via `annotate.kappa`), precision and recall of the positive class, per model
+(statsmodels, via `annotate.agreement.kappa`), precision and recall of the positive class, per model
 and overall. A judge decision counts once: the sampler never draws two units of one judge
 generation, and a set that holds two (drawn before that rule) counts the first only.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from annotate.codebook import CFV_FIELDS, FIELDS
-from annotate.kappa import Agreement, from_pairs
+from annotate.agreement.kappa import Agreement, from_pairs
 from annotate.robustness_finals import CFV_VALID, UNSURE, automated, decided_cases
 
 DECISIONS: dict[str, tuple[str, ...]] = {"cfv": (*CFV_FIELDS, CFV_VALID),
@@ -204,7 +204,7 @@ def robustness_set_sections(db: sqlite_utils.Database, set_name: str,
     import pandas as pd
 
     from analysis.common.document import Section
-    from annotate.agreement import all_agreements
+    from annotate.agreement.tables import all_agreements
     from annotate.robustness_rates import confirmed_rates_section
 
     agreement_rows = [{

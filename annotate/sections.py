@@ -11,13 +11,8 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from annotate import stats
-from annotate.agreement import (
-    Agreement,
-    agreement_table,
-    all_agreements,
-    landis_koch_legend,
-    rater_pair,
-)
+from annotate.agreement.kappa import Agreement, landis_koch_legend
+from annotate.agreement.tables import agreement_table, all_agreements, rater_pair
 from annotate.sets.annotation_set import get_set
 
 if TYPE_CHECKING:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.agreement import Agreement, from_pairs, rater_pair
+from annotate.agreement.kappa import Agreement, from_pairs
+from annotate.agreement.tables import rater_pair
 from annotate.codebook import FIELDS
 from annotate.labels import all_current_labels
 from annotate.sets.annotation_set import get_set

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.trust.people import authenticate
 from annotate.trust.sealing import held, open_row
 from store import open_db

@@ -11,7 +11,7 @@ import pytest
 
 from annotate.trust import keys, record
 from annotate.adjudicate import adjudicate
-from annotate.agreement import rater_pair
+from annotate.agreement.tables import rater_pair
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
 from annotate.trust.people import authenticate, register

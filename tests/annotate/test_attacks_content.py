@@ -15,7 +15,7 @@ import pytest
 
 from annotate.trust import keys, record
 from annotate.adjudicate import adjudicate
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
 from annotate.trust.people import authenticate, upgrade_legacy

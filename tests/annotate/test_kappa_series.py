@@ -1,4 +1,4 @@
-"""κ over paired labels (`annotate.kappa_series`) against sklearn on every prefix, and in the
+"""κ over paired labels (`annotate.agreement.kappa_series`) against sklearn on every prefix, and in the
 order the labels were set in a real store (the live κ is its last point)."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import warnings
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotate.agreement import LabelLog, agreement_table, rater_pair
+from annotate.agreement.label_log import LabelLog
+from annotate.agreement.tables import agreement_table, rater_pair
 from annotate.events import record_label, start_session
-from annotate.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
+from annotate.agreement.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
 from annotate.sets.annotation_set import get_set, rater_queue
 from annotate.sets.audit import create_set
 from tests.annotate.conftest import named

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from annotate.trust import keys
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
 from annotate.rater_file import FORMAT, open_file, pack, sign_in
 from annotate.rater_labelling import FileLabelling

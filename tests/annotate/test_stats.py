@@ -7,7 +7,7 @@ import pytest
 
 from annotate import stats
 from annotate.adjudicate import adjudicate
-from annotate.agreement import agreement_table
+from annotate.agreement.tables import agreement_table
 from annotate.events import record_label, start_session
 from annotate.sections import annotation_sections
 from annotate.sets.annotation_set import rater_queue

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from annotate.adjudicate import adjudicate, final_labels
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
 from annotate.trust.people import register
 from annotate.robustness import judge_validation

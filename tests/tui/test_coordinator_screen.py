@@ -111,7 +111,7 @@ async def test_progress_undefined_state_and_confusion_matrix_follow_the_cursor(a
         await wait_until(pilot, lambda: screen.report is not None)
         text = screen_text(app)
         # Alice finished case 1 only if it asks neither harm nor chain; count from the core.
-        from annotate.agreement import progress
+        from annotate.agreement.tables import progress
         from store import open_db
 
         db = open_db(annotation_db.db_path)

@@ -346,7 +346,7 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
               passphrase_env: str | None, db_path: str) -> None:
     """Inter-rater agreement per field: kappa [95% CI], raw agreement, N, AC1, confusion
     (coordinator only: it reveals how the raters labelled)."""
-    from annotate.agreement import all_agreements, progress
+    from annotate.agreement.tables import all_agreements, progress
     from annotate.sets.annotation_set import resolve_set
 
     db = open_store(db_path)
@@ -374,7 +374,7 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
             for category, row in zip(a.categories, a.confusion):
                 click.echo(f"    {category.rjust(width)}  " + " ".join(
                     str(x).rjust(width) for x in row))
-    from annotate.agreement import landis_koch_legend
+    from annotate.agreement.kappa import landis_koch_legend
 
     click.echo(f"Landis–Koch: {landis_koch_legend()}. CI: asymptotic, cut at [−1, 1] "
                "(clipped); small N: N < 2q² (Cicchetti 1981); perfect: kappa 1, no interval.")

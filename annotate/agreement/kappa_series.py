@@ -4,7 +4,7 @@ Coordinator-side only (it reads both raters' labels). A case becomes a *paired l
 field once both raters have a current value for it; the pairs are put in the order in
 which they became what they are now (the later of the two raters' events that set the
 current values, event ids being commit order). κ after n is the kappa of the confusion
-table of the first n pairs, computed by `annotate.kappa.kappa_of_counts` — the exact
+table of the first n pairs, computed by `annotate.agreement.kappa.kappa_of_counts` — the exact
 formula behind the live κ of the agreement table (`cohen_kappa`), here on the running
 table's totals — so the last point is the live κ exactly. A
 relabelled case moves to where its new value was set: the series describes the current
@@ -22,8 +22,8 @@ import sqlite_utils
 
 from analysis.common.plotdata import PlotData, Series
 from annotate.codebook import binary as binary_value
-from annotate.kappa import kappa_of_counts
-from annotate.label_log import LabelLog, Pair, TableKey, table_categories
+from annotate.agreement.kappa import kappa_of_counts
+from annotate.agreement.label_log import LabelLog, Pair, TableKey, table_categories
 
 
 def prefix_kappas(pairs: Sequence[tuple[str, str]],

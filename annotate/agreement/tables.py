@@ -2,10 +2,10 @@
 
 Coordinator-side only: nothing here is reachable from a rater's session. The statistics of
 one table (kappa, its CI, AC1, the undefined and degenerate states) are in
-`annotate.kappa`; this module reads the labels and builds the tables.
+`annotate.agreement.kappa`; this module reads the labels and builds the tables.
 
 The label log is read once per recomputation, never once per table: `LabelLog`
-(`annotate.label_log`) folds the append-only `label_events` of a set into every rater's
+(`annotate.agreement.label_log`) folds the append-only `label_events` of a set into every rater's
 current labels, progress and the pair's confusion tables; kept between calls (the
 coordinator screen keeps one) it reads only the events added since and updates only the
 cases they touch.
@@ -21,16 +21,12 @@ import sqlite_utils
 from annotate.codebook import AGREEMENT_FIELDS, agreement_fields, binary_categories
 from annotate.codebook import binary as binary_value
 from annotate.codebook import field as field_spec
-from annotate.kappa import (
-    LANDIS_KOCH,
+from annotate.agreement.kappa import (
     Agreement,
     from_pairs,
     from_table,
-    gwet_ac1,
-    landis_koch,
-    landis_koch_legend,
 )
-from annotate.label_log import (
+from annotate.agreement.label_log import (
     STRATUM_DIMENSIONS,
     LabelLog,
     SetCase,
@@ -40,12 +36,6 @@ from annotate.label_log import (
 )
 from store.errors import UserError
 
-__all__ = [
-    "LANDIS_KOCH", "STRATUM_DIMENSIONS", "Agreement", "LabelLog", "RaterProgress", "SetCase",
-    "agreement_table", "all_agreements", "from_pairs", "from_table", "gwet_ac1",
-    "landis_koch", "landis_koch_legend", "progress", "rater_pair", "set_cases", "set_raters",
-    "strata_values",
-]
 
 def _log(db: sqlite_utils.Database, set_id: int, log: LabelLog | None) -> LabelLog:
     if log is None or log.set_id != set_id:

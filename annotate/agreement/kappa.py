@@ -153,7 +153,7 @@ class Agreement:
 def cohen_kappa(table: list[list[int]]) -> float | None:
     """Cohen's kappa of a square confusion table, computed exactly; None when undefined
     (no pair, or chance agreement 1). The one formula behind `from_table` and the
-    κ-over-labels series (`annotate.kappa_series`).
+    κ-over-labels series (`annotate.agreement.kappa_series`).
     """
     q = len(table)
     n = sum(sum(row) for row in table)
@@ -166,7 +166,7 @@ def cohen_kappa(table: list[list[int]]) -> float | None:
 def kappa_of_counts(n: int, diagonal: int, expected: int) -> float | None:
     """Cohen's kappa from a table's pair count `n`, its diagonal sum and Σ r_k c_k (row
     times column totals: n² · p_e), exactly; None when undefined. `cohen_kappa` and the
-    running prefix tables of `annotate.kappa_series` both end here."""
+    running prefix tables of `annotate.agreement.kappa_series` both end here."""
     if n == 0 or expected == n * n:
         return None
     # kappa = (p_o − p_e)/(1 − p_e) = (n·Σn_kk − Σ r_k c_k)/(n² − Σ r_k c_k), exactly:

@@ -170,7 +170,7 @@ class LabelLog:
         """person id -> ids of the cases with every asked field labelled (note excepted)."""
         self.set_at: dict[tuple[int, int], dict[str, int]] = {}
         """(case_id, person_id) -> field -> id of the event that set its current value
-        (the order of the κ-over-labels series, `annotate.kappa_series`)."""
+        (the order of the κ-over-labels series, `annotate.agreement.kappa_series`)."""
         self._raw: dict[tuple[int, int], dict[str, str | None]] = {}
         self._derived: dict[tuple[int, int], dict[str, str]] = {}
         self._cases: list[SetCase] | None = None
