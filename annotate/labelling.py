@@ -4,7 +4,7 @@
 session, the rater's queue of blinded `CaseView`s, one case, record a label (committed
 before it returns), undo — so the screen, its keys and its guarantees are the same
 whether the rater works on the shared `paw.db` (`StoreLabelling`) or offline on the file
-`paw annotate pack` wrote for them (`annotate.rater_labelling.FileLabelling`).
+`paw annotate pack` wrote for them (`annotate.raterfile.labelling.FileLabelling`).
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ class Checker:
         offline event must verify under the rater's recorded key, and the row must be the
         one that event describes (case, rater, times, links)."""
         from annotate.trust.keys import signature_valid
-        from annotate.rater_file import event_hash
+        from annotate.raterfile.file import event_hash
 
         row, offline = content.get("row") or {}, content.get("offline") or {}
         rater = row.get("person_id")
@@ -240,7 +240,7 @@ class Checker:
         """Where this process can open a merged event's sealed value, it must be the field
         and value the rater committed to in her file (salt sealed with it)."""
         from annotate.trust import record
-        from annotate.rater_file import commitment
+        from annotate.raterfile.file import commitment
         from annotate.trust.sealing import open_row_full
 
         row = record.rows(self.db, f"SELECT * FROM {table} WHERE id = ?", [row_id])

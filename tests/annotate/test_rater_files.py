@@ -17,9 +17,9 @@ import pytest
 from annotate.trust import keys
 from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
-from annotate.rater_file import FORMAT, open_file, pack, sign_in
-from annotate.rater_labelling import FileLabelling
-from annotate.rater_merge import merge, merge_folder
+from annotate.raterfile.file import FORMAT, open_file, pack, sign_in
+from annotate.raterfile.labelling import FileLabelling
+from annotate.raterfile.merge import merge, merge_folder
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
 from annotate.verify import verify_record
@@ -232,7 +232,7 @@ def test_a_coordinator_cannot_merge_a_value_the_rater_did_not_sign(db, people, p
     # signature still verifies (it covers only the commitment), but the sealed value does
     # not match the commitment, and verify (which opens it) says so.
     from annotate.events import append_event
-    from annotate.rater_file import SIGNED_COLUMNS
+    from annotate.raterfile.file import SIGNED_COLUMNS
     from store.db import transaction
 
     alice = open_as_alice(packed["path"])

@@ -113,7 +113,7 @@ def login_file(path: str, env: str | None) -> tuple[Any, Any]:
     Raises:
         UserError: not a rater file, an altered one, or the wrong passphrase.
     """
-    from annotate.rater_file import check_statement, open_file, sign_in
+    from annotate.raterfile.file import check_statement, open_file, sign_in
 
     conn = open_file(path)
     try:

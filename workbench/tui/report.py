@@ -103,7 +103,7 @@ def compute_report(db_path: str, set_name: str, dimension: str,
         dimension: 'family', 'dataset' or 'model' for the per-stratum table.
         previous: the fingerprint of the last report; if nothing changed, returns None.
         cache: the screen's `ReportCache`; with it only new label events are read.
-        watch: a folder of rater files to merge first (`annotate.rater_merge`), so
+        watch: a folder of rater files to merge first (`annotate.raterfile.merge`), so
             agreement stays live without a shared database.
         coordinator: the signed-in coordinator who merges them.
         series: also compute κ over paired labels of every table (the `k` plot); the
@@ -125,7 +125,7 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     try:
         refused: tuple[str, ...] = ()
         if watch is not None and coordinator is not None:
-            from annotate.rater_merge import merge_folder
+            from annotate.raterfile.merge import merge_folder
 
             refused = tuple(r for r in merge_folder(db, watch, coordinator, set_name)
                             if isinstance(r, str))

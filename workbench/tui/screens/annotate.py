@@ -2,7 +2,7 @@
 
 Every keypress that sets a label is recorded at once, on the UI thread, through the app's
 `annotate.labelling.Labelling` — the shared store (`annotate.events.record_label`) or the
-rater's own file (`annotate.rater_labelling`): one small transaction, and doing it
+rater's own file (`annotate.raterfile.labelling`): one small transaction, and doing it
 synchronously means a keypress can never be lost between the key and a queued write. The
 screen reads cases only through the core's blinded `CaseView`, so nothing here can show a
 model, an arm, another rater's labels or an agreement figure.

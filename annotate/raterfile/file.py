@@ -14,8 +14,8 @@ SHA-256 of its view as written. It is stored in the file and, in the same transa
 that writes `rater_files`, as a `pack` entry of the store's signed record.
 
 The rater labels the file with the usual screen (`paw annotate --file FILE`,
-`annotate.rater_labelling`): each keypress is one committed, signed event in the file's
-own hash chain; the coordinator merges it back (`annotate.rater_merge`).
+`annotate.raterfile.labelling`): each keypress is one committed, signed event in the file's
+own hash chain; the coordinator merges it back (`annotate.raterfile.merge`).
 """
 
 from __future__ import annotations

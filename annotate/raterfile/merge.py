@@ -58,7 +58,7 @@ def merge(db: Any, path: str | Path, coordinator: Person) -> Merged:
         UserError: not a coordinator, or the file is refused (the message names why).
     """
     from annotate.trust import record
-    from annotate.rater_file import check_statement, open_file
+    from annotate.raterfile.file import check_statement, open_file
 
     require(coordinator, "coordinator")
     where = str(path)
@@ -131,8 +131,8 @@ def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
     from annotate.codebook import applicable_fields, validate_value
     from annotate.trust.keys import signature_valid
     from annotate.labels import derive_labels
-    from annotate.rater_file import commitment, event_hash
-    from annotate.rater_labelling import GENESIS_HASH
+    from annotate.raterfile.file import commitment, event_hash
+    from annotate.raterfile.labelling import GENESIS_HASH
 
     cursor = conn.execute("SELECT * FROM events ORDER BY seq")
     names = [d[0] for d in cursor.description]
@@ -195,7 +195,7 @@ def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
 def _import(db: Any, statement: dict, set_id: int, rater_id: int, events: list[dict],
             sessions: dict, coordinator: Person) -> tuple[int, int]:
     from annotate.events import append_event
-    from annotate.rater_file import SIGNED_COLUMNS
+    from annotate.raterfile.file import SIGNED_COLUMNS
 
     file_id = statement["file_id"]
     codes = {r[0]: r[1] for r in db.execute("SELECT code, id FROM annotation_cases WHERE "
@@ -265,7 +265,7 @@ def merge_folder(db: Any, folder: str | Path, coordinator: Person,
         Per file, what `merge` did, or the one-line reason it was refused (a refused file
         never stops the others).
     """
-    from annotate.rater_file import meta, open_file
+    from annotate.raterfile.file import meta, open_file
 
     out: list[Merged | str] = []
     for path in sorted(Path(folder).expanduser().iterdir()):

@@ -5,7 +5,7 @@ durable when `record` returns. Events are append-only, a relabel supersedes (by 
 number), an undo is a new event restoring the value before the undone one, the queue
 resumes at the first case not fully labelled, and every event is hash-chained to the
 previous one and signed with the rater's Ed25519 key (unsealed by her passphrase), so the
-coordinator's merge can show each one is hers and unaltered (`annotate.rater_merge`).
+coordinator's merge can show each one is hers and unaltered (`annotate.raterfile.merge`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from annotate.sets.cases import CaseView
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.trust.identity import Person, require
 from annotate.labels import derive_labels
-from annotate.rater_file import SIGNED_COLUMNS, commitment, event_hash, file_host, meta
+from annotate.raterfile.file import SIGNED_COLUMNS, commitment, event_hash, file_host, meta
 from store.errors import NotFound, UserError
 
 GENESIS_HASH = "0" * 64
@@ -47,8 +47,8 @@ class FileLabelling:
     """A rater's session on their own file (the `Labelling` of annotate/labelling.py).
 
     Args:
-        conn: the file, opened with `annotate.rater_file.open_file`.
-        person: the rater, signed in with `annotate.rater_file.sign_in`.
+        conn: the file, opened with `annotate.raterfile.file.open_file`.
+        person: the rater, signed in with `annotate.raterfile.file.sign_in`.
         app: app name stamped (with the version) on the session and events.
     """
 
