@@ -6,7 +6,7 @@ sealed to the rater and the set's coordinator (`annotate.trust.sealing`: the row
 field) is the value of its latest event; a relabel is a new event whose `supersedes_id`
 names the one it replaces; an undo is a new event (`undoes_id` set) restoring the value
 before the undone event. Each event's `hash` covers its content and the previous event's
-hash (one global chain, ordered by id), so `annotate.verify` can show that no event was
+hash (one global chain, ordered by id), so `annotate.verification.verify` can show that no event was
 altered or removed outside the app. Each event is also entered in the signed record
 (`annotate/trust/record.py`) in the same transaction, signed with the rater's key, so an event
 nobody's key signed is detected as forged. Only the two raters named for a set label it.

@@ -21,7 +21,7 @@ from annotate.adjudicate import ADJUDICATED_FIELDS, final_labels
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
 from annotate.trust.identity import Person, require
 from annotate.sets.annotation_set import get_set
-from annotate.verify import chain_head, record_head
+from annotate.verification.verify import chain_head, record_head
 from store.db import snapshot
 from store.errors import UserError
 
@@ -192,7 +192,7 @@ def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: st
     Raises:
         UserError: not a coordinator, or the record shows a problem (nothing exported).
     """
-    from annotate.verify import verify_record
+    from annotate.verification.verify import verify_record
 
     require(coordinator, "coordinator")
     with snapshot(db):

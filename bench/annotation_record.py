@@ -24,7 +24,7 @@ from annotate.events import record_label, start_session  # noqa: E402
 from annotate.trust.people import register  # noqa: E402
 from annotate.sets.annotation_set import rater_queue  # noqa: E402
 from annotate.sets.audit import create_set  # noqa: E402
-from annotate.verify import verify_record  # noqa: E402
+from annotate.verification.verify import verify_record  # noqa: E402
 from store import open_db  # noqa: E402
 from tests.annotate.conftest import PASSPHRASE, make_audit  # noqa: E402
 

@@ -16,7 +16,7 @@ the same transaction as the row it attests:
 An entry's `hash` is SHA-256 over the canonical JSON of all its columns including the
 previous entry's hash; its `signature` is the signer's Ed25519 signature of that hash, so
 the chain cannot be re-linked or rebuilt without every signer's private key.
-`annotate.verify` checks all of it against the live tables.
+`annotate.verification.verify` checks all of it against the live tables.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from annotate.export import export_verified
 from annotate.trust.people import authenticate, register
 from annotate.sets.annotation_set import get_set, rater_queue
 from annotate.sets.audit import create_set
-from annotate.verify import verify_record
+from annotate.verification.verify import verify_record
 from store.db import dumps, utcnow
 from store.errors import UserError
 from tests.annotate.conftest import PASSPHRASE, named

@@ -11,7 +11,7 @@ import sys
 
 from annotate.trust.people import register
 from annotate.sets.audit import create_set
-from annotate.verify import verify_chain
+from annotate.verification.verify import verify_chain
 from store import open_db
 from tests.annotate.conftest import PASSPHRASE, child_env, make_audit, save_to_file
 

@@ -14,7 +14,7 @@ from annotate.events import record_label, start_session
 from annotate.export import export_labels
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
-from annotate.verify import chain_head
+from annotate.verification.verify import chain_head
 from tests.annotate.conftest import named
 
 

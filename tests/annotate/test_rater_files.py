@@ -22,7 +22,7 @@ from annotate.raterfile.labelling import FileLabelling
 from annotate.raterfile.merge import merge, merge_folder
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
-from annotate.verify import verify_record
+from annotate.verification.verify import verify_record
 from store import open_db
 from store.errors import UserError
 from tests.annotate.conftest import ARMS, M_EDITS, PASSPHRASE, make_audit, named

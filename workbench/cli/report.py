@@ -45,7 +45,7 @@ def _annotation_access(db, audit_ids: list[int], coordinator: str | None,
 
 def _stamp_record(db, report) -> None:
     """Put the annotation record head the sections were computed from on the report."""
-    from annotate.verify import verify_record
+    from annotate.verification.verify import verify_record
 
     checked = verify_record(db)
     report.meta["annotation_record_head"] = checked.head_hash

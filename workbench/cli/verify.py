@@ -58,7 +58,7 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
     never changed (a read-only file, folder or mount works; a `paw backup` copy keeps its
     sha256).
     """
-    from annotate.verify import resolve_head, verify_record
+    from annotate.verification.verify import resolve_head, verify_record
 
     db = open_store(db_path, readonly=True)  # never changes the file it verifies
     if details and person:

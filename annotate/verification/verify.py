@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 import sqlite_utils
 
 from annotate.events import GENESIS_HASH, HASHED_COLUMNS, event_hash
-from annotate.content_check import Opener, check_events, sealed_opener
-from annotate.record_replay import Checker, RecordProblem
+from annotate.verification.content_check import Opener, check_events, sealed_opener
+from annotate.verification.record_replay import Checker, RecordProblem
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def record_head(db: sqlite_utils.Database) -> tuple[int | None, str]:
 def verify_record(db: sqlite_utils.Database, head: str | None = None,
                   opener: Opener | None = None) -> RecordReport:
     """Check the label chain, the signed record against every live row it covers, and what
-    every label event says (`annotate.content_check`).
+    every label event says (`annotate.verification.content_check`).
 
     Args:
         db: the store.

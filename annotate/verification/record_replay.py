@@ -1,7 +1,7 @@
 """Replaying the signed record for `paw verify`: every entry's hash, link, signature and
 signer's authority in id order, then every live row against the entry that attests it.
 
-`annotate.verify.verify_record` drives it; the rules of who may sign what for people
+`annotate.verification.verify.verify_record` drives it; the rules of who may sign what for people
 entries are shared with sign-in (`annotate.trust.record`).
 """
 
@@ -20,7 +20,7 @@ class RecordProblem:
     Attributes:
         entry_id: the record entry concerned (None for a row with no entry at all).
         kind: 'altered' | 'deleted' | 'relinked' | 'forged' | 'unrecorded' | 'anchor' |
-            'legacy' (rows nobody signed) | 'content' | 'time' (`annotate.content_check`).
+            'legacy' (rows nobody signed) | 'content' | 'time' (`annotate.verification.content_check`).
         message: what is wrong, naming the row (coordinator-facing: may name people).
         person_id: whose row, event or signature it concerns, when known.
     """
