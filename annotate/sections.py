@@ -85,7 +85,7 @@ def set_sections(db: sqlite_utils.Database, set_name: str) -> list[Section]:
                         key=f"clinician_validation_{set_name}")]
     (_, a_name), (_, b_name) = pair
     names = (a_name, b_name)
-    from annotate.robustness import is_robustness_set, robustness_set_sections
+    from annotate.robustness.validation import is_robustness_set, robustness_set_sections
 
     if is_robustness_set(db, the_set.id):  # seed 003: the judge's verdicts were checked
         return robustness_set_sections(db, set_name, names)

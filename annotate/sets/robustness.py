@@ -17,7 +17,7 @@ What the rater sees is the ordinary blinded case view: for CFV, the original and
 changed case with the target marked as the gold of the changed case (never the model's
 re-answer); for a direction, the two answers; for flags, the model's reasoning under the
 prefix. Blinding is unchanged. The automated decisions are compared with the clinicians in
-`annotate.robustness`.
+`annotate.robustness.validation`.
 """
 
 from __future__ import annotations

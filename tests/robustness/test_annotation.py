@@ -13,7 +13,7 @@ from annotate.adjudicate import adjudicate, final_labels
 from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
 from annotate.trust.people import register
-from annotate.robustness import judge_validation
+from annotate.robustness.validation import judge_validation
 from annotate.sections import annotation_sections
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set

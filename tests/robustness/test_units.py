@@ -18,7 +18,7 @@ from analysis.reports import build_run_report
 from analysis.robustness.data import load_robustness
 from annotate.events import record_label, start_session
 from annotate.trust.people import register
-from annotate.robustness import judge_validation
+from annotate.robustness.validation import judge_validation
 from annotate.sets.audit import create_set
 from tests.robustness.helpers import two_model_run
 

@@ -23,7 +23,7 @@ import sqlite_utils
 
 from annotate.codebook import CFV_FIELDS, FIELDS
 from annotate.agreement.kappa import Agreement, from_pairs
-from annotate.robustness_finals import CFV_VALID, UNSURE, automated, decided_cases
+from annotate.robustness.finals import CFV_VALID, UNSURE, automated, decided_cases
 
 DECISIONS: dict[str, tuple[str, ...]] = {"cfv": (*CFV_FIELDS, CFV_VALID),
                                          "direction": ("direction",),
@@ -205,7 +205,7 @@ def robustness_set_sections(db: sqlite_utils.Database, set_name: str,
 
     from analysis.common.document import Section
     from annotate.agreement.tables import all_agreements
-    from annotate.robustness_rates import confirmed_rates_section
+    from annotate.robustness.rates import confirmed_rates_section
 
     agreement_rows = [{
         "field": ag.label, "n": ag.n, "raw_agreement": ag.raw_agreement,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.robustness_finals import CFV_VALID, UNSURE, decided_cases
+from annotate.robustness.finals import CFV_VALID, UNSURE, decided_cases
 from annotate.sets.robustness import verdict_units
 
 Z_95 = 1.959963984540054

@@ -1,7 +1,7 @@
 """A robustness set's cases read back: each case's unit and the clinicians' final labels.
 
-Shared by the judge-vs-clinician comparison (`annotate.robustness`) and the
-clinician-confirmed rates (`annotate.robustness_rates`). A judge decision counts once: the
+Shared by the judge-vs-clinician comparison (`annotate.robustness.validation`) and the
+clinician-confirmed rates (`annotate.robustness.rates`). A judge decision counts once: the
 sampler never draws two units of one judge generation, and a set that holds two (drawn
 before that rule) marks every case after the first as `shared`.
 """
