@@ -12,7 +12,7 @@
   the human label (final label: unanimous or adjudicated; 'unclear' rows dropped, as seed
   002 drops ambiguous ones): precision, recall, accuracy, kappa, N; overall and per family.
 
-The report sections built from these figures are in `annotate.sections`, which imports this
+The report sections built from these figures are in `annotate.report.sections`, which imports this
 module (never the reverse).
 """
 

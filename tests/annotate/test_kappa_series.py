@@ -109,7 +109,7 @@ def test_plot_data_names_the_last_value_and_skips_undefined_points():
 
 
 def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):
-    from annotate.kappa_figures import kappa_figures
+    from annotate.report.kappa_figures import kappa_figures
 
     create_set(db, audit.audit_id, 12, per_family=None, seed=0, name="s", **named(people))
     assert [f.plot().series[0].y for f in kappa_figures(db, audit.audit_id)

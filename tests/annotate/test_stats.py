@@ -9,7 +9,7 @@ from annotate import stats
 from annotate.adjudicate import adjudicate
 from annotate.agreement.tables import agreement_table
 from annotate.events import record_label, start_session
-from annotate.sections import annotation_sections
+from annotate.report.sections import annotation_sections
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
 from tests.annotate.conftest import named

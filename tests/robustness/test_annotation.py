@@ -14,7 +14,7 @@ from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
 from annotate.trust.people import register
 from annotate.robustness.validation import judge_validation
-from annotate.sections import annotation_sections
+from annotate.report.sections import annotation_sections
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
 from tests.robustness.helpers import hand, scripted_run

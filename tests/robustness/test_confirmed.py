@@ -8,7 +8,7 @@ import pytest
 from annotate.events import record_label, start_session
 from annotate.trust.people import register
 from annotate.robustness.rates import confirmed_rates
-from annotate.sections import annotation_sections
+from annotate.report.sections import annotation_sections
 from annotate.sets.audit import create_set
 from tests.robustness.helpers import fake_embed, same_move, scripted_spec
 from workbench.robustness import run_robustness

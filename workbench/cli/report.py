@@ -133,7 +133,7 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
         audit_ids = [int(report.meta["audit_id"])]
     who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
     if who is not None:  # the clinician tables and κ plots: the coordinator's alone
-        from annotate.sections import add_clinician_parts
+        from annotate.report.sections import add_clinician_parts
 
         for audit_id in audit_ids:
             add_clinician_parts(report, db, audit_id)

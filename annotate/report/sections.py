@@ -151,9 +151,9 @@ def annotation_sections(db: sqlite_utils.Database, audit_id: int) -> list[Sectio
 def add_clinician_parts(report: Any, db: sqlite_utils.Database, audit_id: int) -> None:
     """Append to a run's `report` what the clinicians' labels add: the sections of every
     set drawn from the run and κ over paired labels of each of their tables
-    (`annotate.kappa_figures`). The coordinator's alone — both raters' labels show — so
+    (`annotate.report.kappa_figures`). The coordinator's alone — both raters' labels show — so
     `paw report` and the Statistics screen call it only for a signed-in coordinator."""
-    from annotate.kappa_figures import kappa_figures
+    from annotate.report.kappa_figures import kappa_figures
 
     report.sections.extend(annotation_sections(db, audit_id))
     report.figures.extend(kappa_figures(db, audit_id))
