@@ -15,9 +15,9 @@ import sqlite_utils
 from annotate.agreement.label_log import set_cases
 from annotate.agreement.tables import agreements_from, rater_pair
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
-from annotate.trust.identity import Person, require
 from annotate.labels import all_current_labels, derive_labels, opened_events
 from annotate.sets.annotation_set import get_set
+from annotate.trust.identity import Person, require
 from store.db import utcnow
 from store.errors import UserError
 

@@ -25,9 +25,9 @@ import sqlite_utils
 
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.codebook import field as field_spec
-from annotate.trust.identity import Person, require
 from annotate.labels import current_labels
 from annotate.sets.raters import require_named_rater
+from annotate.trust.identity import Person, require
 from store.db import dumps, transaction, utcnow
 from store.errors import NotFound, UserError
 

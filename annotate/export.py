@@ -19,8 +19,8 @@ import sqlite_utils
 
 from annotate.adjudicate import ADJUDICATED_FIELDS, final_labels
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
-from annotate.trust.identity import Person, require
 from annotate.sets.annotation_set import get_set
+from annotate.trust.identity import Person, require
 from annotate.verification.verify import chain_head, record_head
 from store.db import snapshot
 from store.errors import UserError

@@ -44,14 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PAW_SCRYPT_LOG2N", "10")  # registration cost is not what is measured
 
+from annotate.agreement.kappa import _variance
 from annotate.agreement.tables import agreement_table, strata_values
-from annotate.sets.cases import get_case_view
 from annotate.codebook import AGREEMENT_FIELDS, FIELDS
 from annotate.events import record_label, start_session
-from annotate.agreement.kappa import _variance
-from annotate.trust.people import register
 from annotate.sets.annotation_set import get_set, rater_queue
 from annotate.sets.audit import create_set
+from annotate.sets.cases import get_case_view
+from annotate.trust.people import register
 from store import open_db
 from tests.annotate.conftest import PASSPHRASE, make_audit
 from workbench.tui.report import ReportCache, compute_report

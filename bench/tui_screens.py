@@ -178,8 +178,8 @@ async def workbench_round(path: str, audit_id: int, size: tuple[int, int],
 
 def _forget_opened() -> None:
     """What a new process starts with: no sealed value opened, no κ variance cached."""
-    from annotate.trust import sealing
     from annotate.agreement.kappa import _variance
+    from annotate.trust import sealing
 
     sealing._OPENED.clear()
     _variance.cache_clear()

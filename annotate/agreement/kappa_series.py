@@ -21,9 +21,9 @@ from collections.abc import Sequence
 import sqlite_utils
 
 from analysis.common.plotdata import PlotData, Series
-from annotate.codebook import binary as binary_value
 from annotate.agreement.kappa import kappa_of_counts
 from annotate.agreement.label_log import LabelLog, Pair, TableKey, table_categories
+from annotate.codebook import binary as binary_value
 
 
 def prefix_kappas(pairs: Sequence[tuple[str, str]],

@@ -18,9 +18,6 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
-from annotate.codebook import AGREEMENT_FIELDS, agreement_fields, binary_categories
-from annotate.codebook import binary as binary_value
-from annotate.codebook import field as field_spec
 from annotate.agreement.kappa import (
     Agreement,
     from_pairs,
@@ -34,6 +31,9 @@ from annotate.agreement.label_log import (
     stratum_matches,
     table_keys,
 )
+from annotate.codebook import AGREEMENT_FIELDS, agreement_fields, binary_categories
+from annotate.codebook import binary as binary_value
+from annotate.codebook import field as field_spec
 from store.errors import UserError
 
 

@@ -111,11 +111,11 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
             exists (nothing is overwritten).
         NotFound: no such set or person.
     """
-    from annotate.trust import record
-    from annotate.sets.cases import shown_case
     from annotate.codebook import CODEBOOK_VERSION, FIELDS, robustness_test
-    from annotate.sets.raters import named_raters
     from annotate.sets.annotation_set import ensure_order, get_set
+    from annotate.sets.cases import shown_case
+    from annotate.sets.raters import named_raters
+    from annotate.trust import record
 
     require(coordinator, "coordinator")
     out = Path(out).expanduser()

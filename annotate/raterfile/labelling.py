@@ -17,11 +17,11 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from annotate.sets.cases import CaseView
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
-from annotate.trust.identity import Person, require
 from annotate.labels import derive_labels
 from annotate.raterfile.file import SIGNED_COLUMNS, commitment, event_hash, file_host, meta
+from annotate.sets.cases import CaseView
+from annotate.trust.identity import Person, require
 from store.errors import NotFound, UserError
 
 GENESIS_HASH = "0" * 64

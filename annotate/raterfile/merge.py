@@ -57,8 +57,8 @@ def merge(db: Any, path: str | Path, coordinator: Person) -> Merged:
     Raises:
         UserError: not a coordinator, or the file is refused (the message names why).
     """
-    from annotate.trust import record
     from annotate.raterfile.file import check_statement, open_file
+    from annotate.trust import record
 
     require(coordinator, "coordinator")
     where = str(path)
@@ -129,10 +129,10 @@ def _check_rater(db: Any, conn: Any, set_id: int, rater_id: int, statement: dict
 def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
                   where: str) -> list[dict]:
     from annotate.codebook import applicable_fields, validate_value
-    from annotate.trust.keys import signature_valid
     from annotate.labels import derive_labels
     from annotate.raterfile.file import commitment, event_hash
     from annotate.raterfile.labelling import GENESIS_HASH
+    from annotate.trust.keys import signature_valid
 
     cursor = conn.execute("SELECT * FROM events ORDER BY seq")
     names = [d[0] for d in cursor.description]

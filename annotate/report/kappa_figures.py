@@ -16,11 +16,10 @@ import sqlite_utils
 from analysis.common.document import Figure
 from analysis.common.plotdata import PlotData
 from analysis.common.png import png_bytes
-from annotate.agreement.label_log import LabelLog
-from annotate.agreement.tables import rater_pair
 from annotate.agreement.kappa import table_label
 from annotate.agreement.kappa_series import kappa_series, series_plot
-from annotate.agreement.label_log import table_categories, table_keys
+from annotate.agreement.label_log import LabelLog, table_categories, table_keys
+from annotate.agreement.tables import rater_pair
 
 
 def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:

@@ -12,8 +12,8 @@ import sqlite_utils
 
 from annotate.adjudicate import final_labels
 from annotate.codebook import FIELDS, robustness_test
-from annotate.sets.robustness import verdict_units
 from annotate.sets.annotation_set import get_set
+from annotate.sets.robustness import verdict_units
 
 CFV_VALID = "cfv_valid"
 """The derived CFV decision: valid (automated: outcome 'valid'; clinicians: plausible,

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.codebook import CFV_FIELDS, FIELDS
 from annotate.agreement.kappa import Agreement, from_pairs
+from annotate.codebook import CFV_FIELDS, FIELDS
 from annotate.robustness.finals import CFV_VALID, UNSURE, automated, decided_cases
 
 DECISIONS: dict[str, tuple[str, ...]] = {"cfv": (*CFV_FIELDS, CFV_VALID),

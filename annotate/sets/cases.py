@@ -20,8 +20,8 @@ from analysis.common.textdiff import (
     word_opcodes,
 )
 from annotate.codebook import FIELDS, applicable_fields, robustness_test
-from annotate.trust.identity import Person, require
 from annotate.labels import current_labels, labels_by_case
+from annotate.trust.identity import Person, require
 from store.db import loads
 from store.errors import NotFound, UserError
 

@@ -152,8 +152,8 @@ class Checker:
         """A rater-file event merged by a coordinator: the rater's own signature on the
         offline event must verify under the rater's recorded key, and the row must be the
         one that event describes (case, rater, times, links)."""
-        from annotate.trust.keys import signature_valid
         from annotate.raterfile.file import event_hash
+        from annotate.trust.keys import signature_valid
 
         row, offline = content.get("row") or {}, content.get("offline") or {}
         rater = row.get("person_id")
@@ -239,8 +239,8 @@ class Checker:
     def check_commitment(self, entry: dict, table: str, row_id: int) -> None:
         """Where this process can open a merged event's sealed value, it must be the field
         and value the rater committed to in her file (salt sealed with it)."""
-        from annotate.trust import record
         from annotate.raterfile.file import commitment
+        from annotate.trust import record
         from annotate.trust.sealing import open_row_full
 
         row = record.rows(self.db, f"SELECT * FROM {table} WHERE id = ?", [row_id])

@@ -13,14 +13,14 @@ import hashlib
 
 import pytest
 
-from annotate.trust import keys, record
 from annotate.adjudicate import adjudicate
 from annotate.agreement.tables import all_agreements
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
-from annotate.trust.people import authenticate, upgrade_legacy
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
+from annotate.trust import keys, record
+from annotate.trust.people import authenticate, upgrade_legacy
 from annotate.verification.verify import resolve_head, verify_record
 from store.db import transaction, utcnow
 from store.errors import UserError

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from annotate.sets.cases import CaseView, get_case_view
 from annotate.events import record_label, start_session
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
+from annotate.sets.cases import CaseView, get_case_view
 from tests.annotate.conftest import named
 
 FORBIDDEN = ("smollm2", "qwen", "cot-v2", "/cot", "M2_sex", "M3_distractor", "M4_negation",

@@ -11,10 +11,10 @@ from annotate.events import (
     start_session,
     undo_last,
 )
-from annotate.trust.identity import Person
 from annotate.labels import current_labels
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
+from annotate.trust.identity import Person
 from store.errors import UserError
 from tests.annotate.conftest import named
 

@@ -10,10 +10,10 @@ import warnings
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from annotate.agreement.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
 from annotate.agreement.label_log import LabelLog
 from annotate.agreement.tables import agreement_table, rater_pair
 from annotate.events import record_label, start_session
-from annotate.agreement.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
 from annotate.sets.annotation_set import get_set, rater_queue
 from annotate.sets.audit import create_set
 from tests.annotate.conftest import named

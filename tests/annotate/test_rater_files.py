@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from annotate.trust import keys
 from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
 from annotate.raterfile.file import FORMAT, open_file, pack, sign_in
@@ -22,6 +21,7 @@ from annotate.raterfile.labelling import FileLabelling
 from annotate.raterfile.merge import merge, merge_folder
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
+from annotate.trust import keys
 from annotate.verification.verify import verify_record
 from store import open_db
 from store.errors import UserError

@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from annotate.adjudicate import adjudicate, final_labels
 from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
-from annotate.trust.people import register
-from annotate.robustness.validation import judge_validation
 from annotate.report.sections import annotation_sections
+from annotate.robustness.validation import judge_validation
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
+from annotate.trust.people import register
 from tests.robustness.helpers import hand, scripted_run
 
 PW = "correct horse battery"

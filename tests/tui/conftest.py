@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from annotate.sets.audit import create_set
 from annotate.trust.identity import Person
 from annotate.trust.people import register
-from annotate.sets.audit import create_set
 from store import open_db
 from tests.builders import AuditBuilder
 

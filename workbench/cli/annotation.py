@@ -127,8 +127,8 @@ def annotate_group(ctx: click.Context, rater: str | None, rater_file: str | None
     if rater is None:
         click.echo(ctx.get_help())
         return
-    from annotate.sets.raters import require_named_rater
     from annotate.sets.annotation_set import get_set, resolve_set
+    from annotate.sets.raters import require_named_rater
 
     db = open_store(db_path)
     person = login(db, rater, passphrase_env, "rater")
@@ -317,8 +317,8 @@ FIELD_HELP = _field_help()
 def label(case: str, rater: str, field_name: str, value: str | None, clear: bool,
           time_ms: int | None, passphrase_env: str | None, db_path: str) -> None:
     """Record one label for CASE without the UI (same validation and event log)."""
-    from annotate.sets.cases import case_row
     from annotate.events import record_label, start_session
+    from annotate.sets.cases import case_row
 
     if (value is None) == (not clear):
         raise UserError("--value/--clear: expected exactly one of them")

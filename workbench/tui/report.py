@@ -113,10 +113,9 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     Returns:
         The report, or None when the store is unchanged since `previous`.
     """
-    from annotate.agreement.label_log import LabelLog
-    from annotate.agreement.tables import all_agreements, progress, rater_pair
     from annotate.agreement.kappa_series import kappa_series
-    from annotate.agreement.label_log import table_keys
+    from annotate.agreement.label_log import LabelLog, table_keys
+    from annotate.agreement.tables import all_agreements, progress, rater_pair
     from annotate.sets.annotation_set import get_set
     from store.db import open_db, utcnow
 

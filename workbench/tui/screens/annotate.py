@@ -30,8 +30,8 @@ from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 
 if TYPE_CHECKING:
-    from annotate.sets.cases import CaseView
     from annotate.labelling import Labelling
+    from annotate.sets.cases import CaseView
 
 APP_NAME = "paw-tui"
 """Stamped (with the package version) on the rater's session and every event."""
