@@ -23,15 +23,13 @@ from collections import defaultdict
 
 import sqlite_utils
 
-from annotate.codebook import CHAIN_FAMILIES, CODEBOOK_VERSION, HARM_FAMILIES
+from annotate.codebook import CHAIN_FAMILIES, HARM_FAMILIES
 from annotate.sets.annotation_set import AnnotationSet, get_set
-from annotate.sets.draw import case_code, round_robin
-from annotate.sets.raters import name_raters
+from annotate.sets.draw import round_robin, write_set
 from annotate.sets.robustness import create_robustness_set
 from annotate.trust.identity import Person, require
-from store.db import dumps, loads, transaction, utcnow
+from store.db import loads
 from store.errors import NotFound, UserError
-
 
 _UNITS_SQL = """
 SELECT j.id AS job_id, j.arm_id, j.item_id, j.variant_id, v.family, v.intent,
@@ -207,28 +205,11 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
                         "PubMedQA to annotate (seed 002 Appendix M's frame)")
     _mark_chain(chosen, chain_size, rng)
     rng.shuffle(chosen)  # insertion order (ids) and codes must not follow the strata
-    used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
     config = {"audit_id": audit_id, "audit_ids": [audit_id, *also_audits], "size": size,
               "per_family": per_family, "seed": seed,
               "chain_size": chain_size, "n_available": len(units), "n_drawn": len(chosen)}
-    with transaction(db) as conn:
-        set_id = conn.execute(
-            "INSERT INTO annotation_sets (name, audit_id, config_json, codebook_version, "
-            "created_at) VALUES (?, ?, ?, ?, ?)",
-            [name, audit_id, dumps(config), CODEBOOK_VERSION, utcnow()]).lastrowid
-        for unit in chosen:
-            code = case_code(rng)
-            while code in used:
-                code = case_code(rng)
-            used.add(code)
-            conn.execute(
-                "INSERT INTO annotation_cases (set_id, code, variant_id, baseline_generation_id, "
-                "perturbed_generation_id, stratum, ask_harm, ask_chain_registration) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [set_id, code, unit["variant_id"], unit["baseline_id"], unit["perturbed_id"],
-                 unit["stratum"], unit["ask_harm"], unit["ask_chain"]])
-        if raters is not None and coordinator is not None:
-            name_raters(conn, int(set_id), name, raters, coordinator)
+    write_set(db, name=name, audit_id=audit_id, config=config, cases=chosen, rng=rng,
+              raters=raters, coordinator=coordinator)
     return get_set(db, name)
 
 

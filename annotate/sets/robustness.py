@@ -36,11 +36,9 @@ from analysis.robustness.definitions import (
     ROLE_JUDGE_FLAGS,
     UNPARSED,
 )
-from annotate.codebook import CODEBOOK_VERSION, FIELDS
+from annotate.codebook import FIELDS
+from annotate.sets.draw import round_robin, write_set
 from annotate.trust.identity import Person
-from annotate.sets.raters import name_raters
-from annotate.sets.draw import case_code, round_robin
-from store.db import dumps, transaction, utcnow
 from store.errors import UserError
 
 TEST_OF_ROLE: dict[str, str] = {ROLE_JUDGE_CFV: "cfv", ROLE_JUDGE_DIRECTION: "direction",
@@ -219,28 +217,11 @@ def create_robustness_set(db: sqlite_utils.Database, audit_id: int, size: int, *
         queues[key] = round_robin(by_class, len(strata[key]))
     chosen += round_robin(queues, size - len(chosen))
     rng.shuffle(chosen)  # codes and ids must not follow the strata
-    used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
     config = {"audit_id": audit_id, "size": size, "seed": seed, "source": "robustness",
               "n_available": len(units), "n_decisions": len(candidates),
               "n_drawn": len(chosen), "n_dangerous_available": len(dangerous),
               "n_dangerous_drawn": sum(1 for u in chosen if u["dangerous"]),
               "dangerous_cap": cap}
-    with transaction(db) as conn:
-        set_id = int(conn.execute(
-            "INSERT INTO annotation_sets (name, audit_id, config_json, codebook_version, "
-            "created_at) VALUES (?, ?, ?, ?, ?)",
-            [name, audit_id, dumps(config), CODEBOOK_VERSION, utcnow()]).lastrowid)
-        for unit in chosen:
-            code = case_code(rng)
-            while code in used:
-                code = case_code(rng)
-            used.add(code)
-            conn.execute(
-                "INSERT INTO annotation_cases (set_id, code, variant_id, baseline_generation_id, "
-                "perturbed_generation_id, stratum, ask_harm, ask_chain_registration) "
-                "VALUES (?, ?, ?, ?, ?, ?, 0, 0)",
-                [set_id, code, unit["variant_id"], unit["baseline_id"], unit["perturbed_id"],
-                 unit["stratum"]])
-        if raters is not None and coordinator is not None:
-            name_raters(conn, set_id, name, raters, coordinator)
+    set_id = write_set(db, name=name, audit_id=audit_id, config=config, cases=chosen, rng=rng,
+                       raters=raters, coordinator=coordinator)
     return set_id
