@@ -24,6 +24,7 @@ import sqlite_utils
 
 from annotate.agreement.kappa import Agreement, from_pairs
 from annotate.agreement.tables import rater_pair
+from annotate.agreement.tally import Tally
 from annotate.codebook import FIELDS
 from annotate.labels import all_current_labels
 from annotate.sets.annotation_set import get_set
@@ -46,32 +47,13 @@ class Rate:
 
 
 @dataclass(frozen=True)
-class RuleValidation:
-    """A chain-registration rule scored against human labels (positive = registered)."""
+class RuleValidation(Tally):
+    """A chain-registration rule scored against human labels (positive = registered): the
+    tally of (rule, human) and the kappa of the two."""
 
     method: str
     family: str | None
-    n: int
-    tp: int
-    fp: int
-    fn: int
-    tn: int
     agreement: Agreement
-
-    @property
-    def precision(self) -> float | None:
-        """TP / (TP + FP), None when the rule never said 'registered'."""
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    @property
-    def recall(self) -> float | None:
-        """TP / (TP + FN), None when humans never said 'registered'."""
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
-
-    @property
-    def accuracy(self) -> float | None:
-        """(TP + TN) / N."""
-        return (self.tp + self.tn) / self.n if self.n else None
 
 
 def _case_rows(db: sqlite_utils.Database, set_id: int) -> list[dict]:
@@ -224,15 +206,12 @@ def _human_chain_labels(db: sqlite_utils.Database, set_name: str) -> dict[str, s
 
 def _score(method: str, family: str | None, pairs: list[tuple[bool, bool]]) -> RuleValidation:
     """pairs of (rule says registered, human says registered)."""
-    tp = sum(r and h for r, h in pairs)
-    fp = sum(r and not h for r, h in pairs)
-    fn = sum(h and not r for r, h in pairs)
-    tn = sum(not r and not h for r, h in pairs)
     agreement = from_pairs([(POSITIVE if r else NEGATIVE, POSITIVE if h else NEGATIVE)
                             for r, h in pairs], (POSITIVE, NEGATIVE),
                            field="chain_registration", binary=True, stratum=family,
                            rater_a=method, rater_b="human")
-    return RuleValidation(method, family, len(pairs), tp, fp, fn, tn, agreement)
+    return RuleValidation(*Tally.count(pairs), method=method, family=family,
+                          agreement=agreement)
 
 
 def chain_rule_validation(db: sqlite_utils.Database, set_name: str) -> list[RuleValidation]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import sqlite_utils
 
 from annotate.agreement.kappa import Agreement, from_pairs
+from annotate.agreement.tally import Tally
 from annotate.codebook import CFV_FIELDS, FIELDS
 from annotate.robustness.finals import CFV_VALID, UNSURE, automated, decided_cases
 
@@ -37,16 +38,17 @@ more aggressive change (the paper's headline direction); a flagged explanation (
 severity)."""
 
 @dataclass(frozen=True)
-class JudgeValidation:
+class JudgeValidation(Tally):
     """One automated decision against the clinicians' final labels (one model or all).
+
+    The `Tally` (n, tp, fp, fn, tn) counts the cases compared (both sides have a value),
+    automated against clinicians on the positive class.
 
     Attributes:
         test: 'cfv', 'direction' or 'flags'.
         decision: the clinician field compared (or `CFV_VALID`).
         model: the arm label, None for all models.
         positive: the positive class of precision/recall.
-        n: cases compared (both sides have a value).
-        tp, fp, fn, tn: automated (rows) vs clinicians (columns) on the positive class.
         agreement: kappa etc. over the decision's categories (automated = rater A).
         category_match: flags only: (cases whose clinician category is one of the
             judge's, cases both flagged with a clinician category).
@@ -60,26 +62,11 @@ class JudgeValidation:
     decision: str
     model: str | None
     positive: str
-    n: int
-    tp: int
-    fp: int
-    fn: int
-    tn: int
     agreement: Agreement
     category_match: tuple[int, int] | None = None
     n_unsure: int = 0
     n_no_automated: int = 0
     n_shared: int = 0
-
-    @property
-    def precision(self) -> float | None:
-        """Of the automated positives, the share the clinicians confirm (None: no positive)."""
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    @property
-    def recall(self) -> float | None:
-        """Of the clinicians' positives, the share found automatically (None: no positive)."""
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
 
     @property
     def note(self) -> str:
@@ -151,18 +138,15 @@ def _validate(test: str, decision: str, model: str | None, rows: list,
     agreement = from_pairs(pairs, _categories(decision), field=decision, stratum=model,
                            rater_a="automated", rater_b="clinicians")
     judged = [(_is_positive(decision, a), _is_positive(decision, h)) for a, h in pairs]
-    tp = sum(a and h for a, h in judged)
-    fp = sum(a and not h for a, h in judged)
-    fn = sum(h and not a for a, h in judged)
-    tn = sum(not a and not h for a, h in judged)
     match = None
     if test == "flags":
         both = [(unit["categories"], labels.get("stereotype_category"))
                 for unit, auto, human, labels in rows
                 if auto != "none" and human != "none" and labels.get("stereotype_category")]
         match = (sum(cat in cats for cats, cat in both), len(both))
-    return JudgeValidation(test, decision, model, POSITIVE[decision], len(pairs), tp, fp, fn,
-                           tn, agreement, match, **skipped)
+    return JudgeValidation(*Tally.count(judged), test=test, decision=decision, model=model,
+                           positive=POSITIVE[decision], agreement=agreement,
+                           category_match=match, **skipped)
 
 
 def is_robustness_set(db: sqlite_utils.Database, set_id: int) -> bool:
