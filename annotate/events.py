@@ -29,7 +29,7 @@ from annotate.labels import current_labels
 from annotate.sets.raters import require_named_rater
 from annotate.trust.identity import Person, require
 from store.db import dumps, transaction, utcnow
-from store.errors import NotFound, UserError
+from store.errors import UserError
 
 GENESIS_HASH = "0" * 64
 """`prev_hash` of the first event in a store."""
@@ -329,15 +329,3 @@ def events_of(db: sqlite_utils.Database, *, person_id: int | None = None,
         sql += " AND c.code = ?"
         params.append(code)
     return [_event(r) for r in db.query(sql + " ORDER BY e.id", params)]
-
-
-def get_event(db: sqlite_utils.Database, event_id: int) -> LabelEvent:
-    """One event by id.
-
-    Raises:
-        NotFound: no such event.
-    """
-    rows = list(db.query(_EVENT_SQL + "WHERE e.id = ?", [event_id]))
-    if not rows:
-        raise NotFound(f"event: no label event {event_id}")
-    return _event(rows[0])

@@ -15,7 +15,7 @@ their passphrase, with which every event they write is signed (`Person` and that
 from __future__ import annotations
 
 import hmac
-from typing import Any, Literal
+from typing import Any
 
 import sqlite_utils
 
@@ -25,7 +25,6 @@ from annotate.trust.sealing import box_public
 from store.db import loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
-Role = Literal["rater", "coordinator"]
 ROLES: tuple[str, ...] = ("rater", "coordinator")
 
 

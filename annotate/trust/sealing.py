@@ -126,11 +126,6 @@ def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_i
                        "to": wrapped}, sort_keys=True, separators=(",", ":"))
 
 
-def recipients_of(sealed_json: str) -> list[int]:
-    """Person ids a sealed value was sealed to."""
-    return [int(pid) for pid in json.loads(sealed_json).get("to", {})]
-
-
 def open_sealed(sealed_json: str, *, event_id: int, case_id: int,
                 person_id: int) -> tuple[str, str | None] | None:
     """(field, value) of a sealed label, or None when this process holds no recipient's key

@@ -106,11 +106,6 @@ Opener = Callable[[dict[str, Any]], tuple[str, str | None] | None]
 process holds no key for it."""
 
 
-def plain_opener(row: dict[str, Any]) -> tuple[str, str | None] | None:
-    """The opener of a store without sealed values: the row's own field and value."""
-    return row["field"], row["value"]
-
-
 def sealed_opener(row: dict[str, Any]) -> tuple[str, str | None] | None:
     """The default opener: clear events as they are, sealed ones with the keys this process
     holds (`annotate.trust.sealing.open_row`)."""
