@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from annotate.codebook import FIELDS, option_keys
+from annotate.codebook import FIELDS, FieldKind, option_keys
 from store.errors import UserError
 from workbench.tui.host import SessionHost
 from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
@@ -42,7 +42,7 @@ _CASE = Binding.Group("case", compact=True)
 
 def required_fields(view: CaseView) -> list[str]:
     """Fields a case needs before it counts as labelled (all applicable but the note)."""
-    return [f for f in view.fields if FIELDS[f].kind != "text"]
+    return [f for f in view.fields if FIELDS[f].kind != FieldKind.TEXT]
 
 
 def is_complete(view: CaseView) -> bool:
