@@ -136,7 +136,7 @@ def disagreements(db: sqlite_utils.Database, set_name: str,
     # read per stratum).
     kappa_field = {name: "gold_shift" if name == "gold_shift_alt" else name
                    for name in ADJUDICATED_FIELDS}
-    strata: list[str | None] = sorted({stratum for _, _, stratum, _, _ in found})
+    strata = sorted({stratum for _, _, stratum, _, _ in found})
     fields = tuple(dict.fromkeys(kappa_field[name] for _, name, _, _, _ in found))
     kappas = {(a.stratum, a.field): a.kappa for a in agreements_from(
         set_cases(db, the_set.id), labels, pair, strata, fields, (False,))}
@@ -182,7 +182,8 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
             "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, "
             "created_at) VALUES (?, ?, ?, 'adjudicated', ?, ?, ?)",
             [case["id"], field, clean, reason.strip(), coordinator.id, now])
-        append_row(conn, "adjudication", "adjudications", int(cursor.lastrowid), coordinator)
+        assert cursor.lastrowid is not None  # set by every INSERT
+        append_row(conn, "adjudication", "adjudications", cursor.lastrowid, coordinator)
     return FinalLabel(code, field, clean, "adjudicated", reason.strip(), coordinator.name, now)
 
 
@@ -237,7 +238,7 @@ def record_unanimous(db: sqlite_utils.Database, coordinator: Person, set_name: s
                 "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, "
                 "created_at) VALUES (?, ?, ?, 'unanimous', 'both raters agreed', ?, ?)",
                 [ids[code], name, final.value, coordinator.id, now])
-            append_row(conn, "adjudication", "adjudications", int(cursor.lastrowid),
-                       coordinator)
+            assert cursor.lastrowid is not None  # set by every INSERT
+            append_row(conn, "adjudication", "adjudications", cursor.lastrowid, coordinator)
             written += 1
     return written

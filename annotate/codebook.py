@@ -299,7 +299,7 @@ def option_keys(labels: Sequence[str]) -> dict[str, str]:
     """
     keys: dict[str, str] = {}
     firsts = [label[:1].lower() for label in labels]
-    for label, first in zip(labels, firsts):
+    for label, first in zip(labels, firsts, strict=True):
         if first.isalpha() and firsts.count(first) == 1 and first not in keys:
             keys[first] = label
     free = (str(d) for d in range(1, 10))

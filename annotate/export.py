@@ -108,9 +108,10 @@ def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
         "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY p.name",
         [the_set.id])]
     by_case: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in long_rows(db, set_name):
-        if row["rater"] != "final":
-            by_case.setdefault((row["code"], row["rater"]), {})[row["field"]] = row["value"]
+    for label in long_rows(db, set_name):
+        if label["rater"] != "final":
+            by_case.setdefault((label["code"], label["rater"]), {})[label["field"]] = \
+                label["value"]
     finals = final_labels(db, set_name)
     out = []
     for case in _cases(db, the_set.id):

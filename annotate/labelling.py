@@ -16,12 +16,19 @@ from annotate.trust.identity import Person
 
 
 class Recorded(Protocol):
-    """A stored label event, as the screen needs it."""
+    """A stored label event, as the screen needs it (read-only: the events are frozen)."""
 
-    id: int
-    code: str
-    field: str
-    value: str | None
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def field(self) -> str: ...
+
+    @property
+    def value(self) -> str | None: ...
 
 
 class Labelling(Protocol):

@@ -46,7 +46,7 @@ def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, A
     names = [d[0] for d in cursor.description]
     out = []
     for values in cursor.fetchall():
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         row["field"], row["value"] = require_open(row)
         out.append(row)
     return out

@@ -183,7 +183,7 @@ def keyword_chs_kappa(db: sqlite_utils.Database, set_name: str) -> list[Agreemen
     for pid, name in pair:
         pairs = [(flag, collapse(labels.get((cid, pid), {}).get("harm")))
                  for cid, flag in flags.items()]
-        out.append(from_pairs([p for p in pairs if p[1] is not None], categories,
+        out.append(from_pairs([(f, h) for f, h in pairs if h is not None], categories,
                               field="harm", binary=True, rater_a="keyword CHS", rater_b=name))
     (a, _), (b, _) = pair
     unanimous = []

@@ -204,15 +204,19 @@ def exact_kappa_variance(table: list[list[int]]) -> Fraction:
 def _variance(table: tuple[tuple[int, ...], ...]) -> Fraction:
     q = len(table)
     n = sum(sum(row) for row in table)
+    # Every sum starts at Fraction(0) rather than the int 0, so the declared type is what
+    # runs: exact fractions throughout, the variance included.
+    zero = Fraction(0)
     p = [[Fraction(c, n) for c in row] for row in table]
-    rows = [sum(p[i]) for i in range(q)]
-    cols = [sum(p[i][j] for i in range(q)) for j in range(q)]
-    p_o = sum(p[k][k] for k in range(q))
-    p_e = sum(rows[k] * cols[k] for k in range(q))
+    rows = [sum(p[i], zero) for i in range(q)]
+    cols = [sum((p[i][j] for i in range(q)), zero) for j in range(q)]
+    p_o = sum((p[k][k] for k in range(q)), zero)
+    p_e = sum((rows[k] * cols[k] for k in range(q)), zero)
     kappa = (p_o - p_e) / (1 - p_e)
-    term_a = sum(p[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in range(q))
-    term_b = (1 - kappa) ** 2 * sum(p[i][j] * (cols[i] + rows[j]) ** 2
-                                    for i in range(q) for j in range(q) if i != j)
+    term_a = sum((p[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in range(q)),
+                 zero)
+    term_b = (1 - kappa) ** 2 * sum((p[i][j] * (cols[i] + rows[j]) ** 2
+                                     for i in range(q) for j in range(q) if i != j), zero)
     term_c = (kappa - p_e * (1 - kappa)) ** 2
     return (term_a + term_b - term_c) / (1 - p_e) ** 2 / n
 

@@ -119,8 +119,8 @@ def series_plot(title: str, kappas: Sequence[float | None]) -> PlotData:
     if not kappas:
         notes = ("no case labelled by both raters yet",)
     elif not drawn:
-        notes = (f"κ undefined after every one of the {len(kappas)} paired labels "
-                 "(one category used so far)",)
+        notes = ((f"κ undefined after every one of the {len(kappas)} paired labels "
+                  "(one category used so far)"),)
     else:
         last = kappas[-1]
         notes = (f"κ after {len(kappas)} paired labels: "

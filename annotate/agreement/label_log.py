@@ -117,13 +117,13 @@ class PairTables:
                 va, vb = binary_value(name, va), binary_value(name, vb)
                 if va is None or vb is None:
                     continue
-            i, j = self._index[key].get(va), self._index[key].get(vb)
-            if i is None or j is None:
+            row, col = self._index[key].get(va), self._index[key].get(vb)
+            if row is None or col is None:
                 raise UserError(f"{name}: value outside {table_categories(key)}: "
                                 f"{(va, vb)} (case {case.code}): the label log holds an "
                                 "event PAW never writes; a coordinator should run `paw "
                                 "verify --details`")
-            cells.append((key, i, j))
+            cells.append((key, row, col))
         tables = self._by_stratum.setdefault(case.stratum, {})
         for key, i, j in cells:
             table = tables.get(key)

@@ -13,7 +13,7 @@ cases they touch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import sqlite_utils
@@ -91,7 +91,7 @@ _FORMS = (False, True)  # the full field, then its binary collapse
 
 def agreements_from(cases: Iterable[SetCase], labels: dict[tuple[int, int], dict[str, str]],
                     pair: tuple[tuple[int, str], tuple[int, str]] | None,
-                    strata: list[str | None], fields: tuple[str, ...] = AGREEMENT_FIELDS,
+                    strata: Sequence[str | None], fields: tuple[str, ...] = AGREEMENT_FIELDS,
                     forms: tuple[bool, ...] = _FORMS) -> list[Agreement]:
     """Every (stratum, field, form) agreement table from labels already in memory.
 

@@ -125,10 +125,10 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
         raise UserError(f"--out: folder {out.resolve().parent} does not exist")
     the_set = get_set(db, set_name)
     pair = named_raters(db, the_set.id)
-    person = record.rows(db, "SELECT * FROM people WHERE name = ?", [rater])
-    if not person:
+    found = record.rows(db, "SELECT * FROM people WHERE name = ?", [rater])
+    if not found:
         raise NotFound(f"--rater: no rater named {rater!r}")
-    person = person[0]
+    person = found[0]
     if pair is None or person["id"] not in (pair[0][0], pair[1][0]):
         raise UserError(f"--rater: {rater} is not one of the two raters of set {set_name!r}")
     if person["public_key"] is None or person["kdf_json"] is None:
@@ -168,7 +168,8 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
                 "statement_json) VALUES (?, ?, ?, ?, ?, ?)",
                 [file_id, the_set.id, person["id"], coordinator.id, statement["packed_at"],
                  dumps(statement)])
-            row_id = int(cursor.lastrowid)
+            row_id = cursor.lastrowid
+            assert row_id is not None  # set by every INSERT
             record.append(conn, "pack", "rater_files", row_id,
                           record.row_content(conn, "rater_files", row_id) or {}, coordinator)
         partial.replace(out)
@@ -282,7 +283,7 @@ def check_statement(conn: sqlite3.Connection, where: str) -> dict[str, Any]:
               conn.execute("SELECT code, view_json FROM cases ORDER BY position")]
     expected = [tuple(pair) for pair in statement["cases"]]
     if stored != expected:
-        bad = next((c for c, e in zip(stored, expected) if c != e), None)
+        bad = next((c for c, e in zip(stored, expected, strict=False) if c != e), None)
         what = f"case {bad[0]} differs from" if bad else "the case list differs from"
         raise UserError(f"{where}: {what} what the coordinator packed (the file was altered)")
     return statement

@@ -71,7 +71,7 @@ class FileLabelling:
             sql, params = sql + " WHERE code = ?", [code]
         cursor = self.conn.execute(sql + " ORDER BY seq", params)
         names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def _labels(self, code: str) -> dict[str, str]:
         return derive_labels({e["field"]: e["value"] for e in self._events(code)})
@@ -97,7 +97,8 @@ class FileLabelling:
         cursor = self.conn.execute(
             "INSERT INTO sessions (started_at, app_version, host, pid) VALUES (?, ?, ?, ?)",
             [utcnow(), self.app_version, file_host(), os.getpid()])
-        self.session_seq = int(cursor.lastrowid)
+        assert cursor.lastrowid is not None  # set by every INSERT
+        self.session_seq = cursor.lastrowid
 
     def queue(self) -> list[CaseView]:
         """Every case of the file in the rater's order, with their current labels."""
@@ -191,12 +192,13 @@ class FileLabelling:
         last = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"
                                  ).fetchone()
         salt = secrets.token_hex(16)
-        row = {"seq": (last[0] + 1) if last else 1, "code": code, "field": field,
-               "value": value, "salt": salt, "commit_sha256": commitment(salt, field, value),
-               "supersedes_seq": supersedes, "undoes_seq": undoes,
-               "time_on_item_ms": time_on_item_ms, "session_seq": self.session_seq,
-               "app_version": self.app_version, "codebook_version": CODEBOOK_VERSION,
-               "created_at": utcnow(), "prev_hash": last[1] if last else GENESIS_HASH}
+        row: dict[str, Any] = {
+            "seq": (last[0] + 1) if last else 1, "code": code, "field": field,
+            "value": value, "salt": salt, "commit_sha256": commitment(salt, field, value),
+            "supersedes_seq": supersedes, "undoes_seq": undoes,
+            "time_on_item_ms": time_on_item_ms, "session_seq": self.session_seq,
+            "app_version": self.app_version, "codebook_version": CODEBOOK_VERSION,
+            "created_at": utcnow(), "prev_hash": last[1] if last else GENESIS_HASH}
         row["hash"] = event_hash(self.file_id, row)
         row["signature"] = sign(self.person.signing_key, row["hash"])
         columns = [*SIGNED_COLUMNS, "field", "value", "salt", "hash", "signature"]

@@ -136,7 +136,7 @@ def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
 
     cursor = conn.execute("SELECT * FROM events ORDER BY seq")
     names = [d[0] for d in cursor.description]
-    events = [dict(zip(names, row)) for row in cursor.fetchall()]
+    events = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     cases = {code: (json.loads(view), json.loads(asks)) for code, view, asks in
              conn.execute("SELECT code, view_json, asks_json FROM cases")}
     packed_at = _time(statement["packed_at"])

@@ -4,12 +4,14 @@ screen and in `paw report` (issue 22, criterion 3).
 One `Figure` per annotation set drawn from the run and per agreement table (each field in
 full, and its binary form where it has one), the same series as the coordinator screen's
 `k` plot (`annotate.agreement.kappa_series`: κ after the first n paired labels, from
-`annotate.agreement.kappa.cohen_kappa`). The PNG is drawn from the same `PlotData` the terminal draws,
-so the file and the screen cannot disagree. Like every clinician section they show both
-raters' labels: the callers add them only for a signed-in coordinator.
+`annotate.agreement.kappa.cohen_kappa`). The PNG is drawn from the same `PlotData` the
+terminal draws, so the file and the screen cannot disagree. Like every clinician section
+they show both raters' labels: the callers add them only for a signed-in coordinator.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import sqlite_utils
 
@@ -39,9 +41,13 @@ def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
             out.append(Figure(
                 name=f"kappa_{_safe(name)}_{key[0]}{'_binary' if key[1] else ''}",
                 caption=f"κ over paired labels: {label} (set {name})",
-                render=lambda data=data: plot_png(data),
-                after=f"agreement_{name}", plot=lambda data=data: data))
+                render=partial(plot_png, data), after=f"agreement_{name}",
+                plot=partial(_same, data)))
     return out
+
+
+def _same(data: PlotData) -> PlotData:
+    return data
 
 
 def plot_png(data: PlotData) -> bytes:
@@ -55,7 +61,7 @@ def plot_png(data: PlotData) -> bytes:
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=110)
     try:
         for series in data.series:
-            xs = [x for x, y in zip(series.x, series.y) if y is not None]
+            xs = [x for x, y in zip(series.x, series.y, strict=True) if y is not None]
             ys = [y for y in series.y if y is not None]
             style = "o" if series.kind == "scatter" else ".-"
             ax.plot(xs, ys, style, label=series.label)

@@ -40,9 +40,10 @@ def decided_cases(db: sqlite_utils.Database, set_name: str) -> list[tuple[dict, 
     """(unit, clinician finals by decision) for every case of a robustness set, each judge
     decision once (the first case of a decision by case id; later ones get `shared`)."""
     the_set = get_set(db, set_name)
+    assert the_set.audit_id is not None  # a robustness set is drawn from its run
     finals = final_labels(db, set_name)
     units = {(u["test"], u["variant_id"], u["perturbed_id"]): u
-             for u in verdict_units(db, int(the_set.audit_id))}
+             for u in verdict_units(db, the_set.audit_id)}
     seen: set[tuple[str, int]] = set()
     out = []
     for code, stratum, variant, perturbed in db.execute(

@@ -82,7 +82,7 @@ def _population(db: sqlite_utils.Database, audit_id: int) -> dict[tuple[str, str
     from analysis.robustness.data import cfv_attempts, load_robustness
 
     data = load_robustness(db, audit_id)
-    labels = dict(zip(data.arms["arm_id"], data.arms["label"]))
+    labels = dict(zip(data.arms["arm_id"], data.arms["label"], strict=True))
     fired = {(r.arm_id, r.item_id): bool(r.fired) for r in data.cfv.itertuples()}
     out: dict[tuple[str, str], list] = defaultdict(list)
     for r in cfv_attempts(data).itertuples():
@@ -100,7 +100,8 @@ def confirmed_rates(db: sqlite_utils.Database, set_name: str) -> list[ConfirmedR
     from annotate.sets.annotation_set import get_set
 
     the_set = get_set(db, set_name)
-    population = _population(db, int(the_set.audit_id))
+    assert the_set.audit_id is not None  # a robustness set is drawn from its run
+    population = _population(db, the_set.audit_id)
     checked: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for unit, labels in decided_cases(db, set_name):
         if unit["shared"]:

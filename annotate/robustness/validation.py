@@ -77,7 +77,7 @@ class JudgeValidation(Tally):
         rows = [sum(row) for row in ag.confusion]
         cols = [sum(ag.confusion[i][j] for i in range(len(rows))) for j in range(len(rows))]
         for side, counts in (("the automated side", rows), ("the clinicians", cols)):
-            used = [c for c, k in zip(ag.categories, counts) if k]
+            used = [c for c, k in zip(ag.categories, counts, strict=True) if k]
             if len(used) == 1:
                 # p_o = p_e exactly when one side is constant: kappa is 0 by construction and
                 # says nothing about agreement (Landis–Koch would call it 'slight').
@@ -112,14 +112,14 @@ def judge_validation(db: sqlite_utils.Database, set_name: str) -> list[JudgeVali
             human = labels.get(decision)
             if human is None:
                 continue
-            reason = ("n_shared" if unit["shared"] else "n_unsure" if human == UNSURE
-                      else "n_no_automated" if automated(unit, decision) is None else None)
-            if reason is not None:
+            auto = automated(unit, decision)
+            if unit["shared"] or human == UNSURE or auto is None:
+                reason = ("n_shared" if unit["shared"] else "n_unsure" if human == UNSURE
+                          else "n_no_automated")
                 for model in (None, unit["model"]):
                     skipped[(unit["test"], decision, model)][reason] += 1
                 continue
-            rows[(unit["test"], decision)].append(
-                (unit, automated(unit, decision), human, labels))
+            rows[(unit["test"], decision)].append((unit, auto, human, labels))
     out = []
     for test, decisions in DECISIONS.items():
         for decision in decisions:

@@ -78,10 +78,11 @@ def write_set(db: sqlite_utils.Database, *, name: str, audit_id: int, config: di
     """
     used = {r[0] for r in db.execute("SELECT code FROM annotation_cases")}
     with transaction(db) as conn:
-        set_id = int(conn.execute(
+        set_id = conn.execute(
             "INSERT INTO annotation_sets (name, audit_id, config_json, codebook_version, "
             "created_at) VALUES (?, ?, ?, ?, ?)",
-            [name, audit_id, dumps(config), CODEBOOK_VERSION, utcnow()]).lastrowid)
+            [name, audit_id, dumps(config), CODEBOOK_VERSION, utcnow()]).lastrowid
+        assert set_id is not None  # set by every INSERT
         for unit in cases:
             code = case_code(rng)
             while code in used:

@@ -1,8 +1,9 @@
 """A set's two named raters: naming them (which seals the set in the record), reading them.
 
 Only the two raters a coordinator names may label a set, and agreement always compares
-them. Naming them (`name_raters`, at creation or later with `annotate.sets.annotation_set.assign_raters`)
-records the set, its raters' keys and its cases in the signed record (`annotate/trust/record.py`).
+them. Naming them (`name_raters`, at creation or later with
+`annotate.sets.annotation_set.assign_raters`) records the set, its raters' keys and its
+cases in the signed record (`annotate/trust/record.py`).
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def _cfv_units(data, labels: dict, dataset: str) -> list[dict]:
 
     attempts = {(r.arm_id, r.item_id): r for r in cfv_attempts(data).itertuples()}
     judged = {r.variant_id: r for r in data.verdicts.itertuples() if r.role == ROLE_JUDGE_CFV}
-    gold = dict(zip(data.items["item_id"], data.items["gold"]))
+    gold = dict(zip(data.items["item_id"], data.items["gold"], strict=True))
     units = []
     for r in data.cfv.itertuples():
         attempt = attempts.get((r.arm_id, r.item_id))
@@ -130,7 +130,7 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
     from analysis.robustness.data import load_robustness
 
     data = load_robustness(db, audit_id)
-    labels = dict(zip(data.arms["arm_id"], data.arms["label"]))
+    labels = dict(zip(data.arms["arm_id"], data.arms["label"], strict=True))
     dataset = data.audit["dataset"]
     base = {(r.arm_id, r.item_id): r.generation_id for r in data.answers.itertuples()
             if r.role == ROLE_BASELINE and r.status == "done"}

@@ -100,7 +100,8 @@ def register(db: sqlite_utils.Database, name: str, role: str, passphrase: str, *
             [name, role, salt, keys.auth_tag(master), keys.params_json(params), pair.public,
              keys.wrap(pair.private, master, name), by.id if by else None, utcnow(),
              box_public(pair.private)])
-        person = issue(int(cursor.lastrowid), name, role, pair.private)
+        assert cursor.lastrowid is not None  # set by every INSERT
+        person = issue(cursor.lastrowid, name, role, pair.private)
         row = record.rows(conn, "SELECT * FROM people WHERE id = ?", [person.id])[0]
         record.append(conn, "person", "people", person.id, record.person_content(row),
                       by or person)

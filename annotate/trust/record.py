@@ -3,15 +3,19 @@
 One append-only table, `record_log`. Each write that decides a result appends one entry in
 the same transaction as the row it attests:
 
-| kind | attests | signed by |
-|---|---|---|
-| `person` | a `people` row (name, role, public key, registered by) | the registering coordinator; the person themself before any coordinator exists |
-| `person_key` | the key a pre-m005 person got at their upgrade | a coordinator (the first coordinator: themself) |
-| `person_box` | the receiving key (sealed label values) a pre-m009 person got at sign-in | that person |
-| `set` | a set's two raters (with their public keys), its case list, each case's variant and generations, and a digest of every text the raters are shown | the coordinator who named the raters |
-| `label` | a `label_events` row | the rater |
-| `adjudication` | an `adjudications` row | the coordinator |
-| `legacy` | rows written before m005, sealed unsigned by the first write after the upgrade | nobody |
+- `person`: a `people` row (name, role, public key, registered by); signed by the
+  registering coordinator, or by the person themself before any coordinator exists;
+- `person_key`: the key a pre-m005 person got at their upgrade; signed by a coordinator
+  (the first coordinator: themself);
+- `person_box`: the receiving key (sealed label values) a pre-m009 person got at sign-in;
+  signed by that person;
+- `set`: a set's two raters (with their public keys), its case list, each case's variant
+  and generations, and a digest of every text the raters are shown; signed by the
+  coordinator who named the raters;
+- `label`: a `label_events` row; signed by the rater;
+- `adjudication`: an `adjudications` row; signed by the coordinator;
+- `legacy`: rows written before m005, sealed unsigned by the first write after the
+  upgrade; signed by nobody.
 
 An entry's `hash` is SHA-256 over the canonical JSON of all its columns including the
 previous entry's hash; its `signature` is the signer's Ed25519 signature of that hash, so
@@ -68,7 +72,7 @@ def rows(conn: Any, sql: str, params: list | tuple = ()) -> list[dict[str, Any]]
     """Query results as dicts (works on a sqlite3 connection or a sqlite_utils Database)."""
     cursor = conn.execute(sql, params)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, values)) for values in cursor.fetchall()]
+    return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
 
 
 def plain(value: Any) -> Any:
@@ -150,9 +154,10 @@ def _insert(conn: sqlite3.Connection, kind: str, ref_table: str, ref_id: int,
     from annotate.trust.keys import sign
 
     last_id, last_hash = head(conn)
-    entry = {"id": (last_id or 0) + 1, "kind": kind, "ref_table": ref_table,
-             "ref_id": int(ref_id), "person_id": signer.id if signer else None,
-             "content_json": dumps(content), "created_at": utcnow(), "prev_hash": last_hash}
+    entry: dict[str, Any] = {
+        "id": (last_id or 0) + 1, "kind": kind, "ref_table": ref_table, "ref_id": int(ref_id),
+        "person_id": signer.id if signer else None, "content_json": dumps(content),
+        "created_at": utcnow(), "prev_hash": last_hash}
     entry["hash"] = entry_hash(entry)
     entry["signature"] = sign(signer.signing_key, entry["hash"]) if signer else None
     columns = [*ENTRY_COLUMNS, "hash", "signature"]
@@ -233,7 +238,8 @@ def append(conn: sqlite3.Connection, kind: str, ref_table: str, ref_id: int,
 def entries(conn: Any, ref_table: str | None = None, ref_id: int | None = None,
             ) -> list[dict[str, Any]]:
     """Stored entries in id order (optionally only those attesting one row), content parsed."""
-    sql, params = "SELECT * FROM record_log WHERE 1", []
+    sql = "SELECT * FROM record_log WHERE 1"
+    params: list[str | int] = []
     if ref_table is not None:
         sql += " AND ref_table = ?"
         params.append(ref_table)

@@ -43,7 +43,7 @@ def case_inputs(conn: Any, set_id: int) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     generations: dict[int, list[int]] = {}
     for values in cursor.fetchall():
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         case_id = row.pop("case_id")
         row["verdicts"] = []
         out[case_id] = row

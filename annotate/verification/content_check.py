@@ -128,7 +128,7 @@ def check_events(db: Any, opener: Opener = sealed_opener,
     cursor = db.execute(_CASES_SQL)
     names = [d[0] for d in cursor.description]
     for values in cursor.fetchall():
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         row["options"] = loads(row["variant_options"]) or loads(row["options_json"]) or {}
         cases[row["id"]] = row
     sessions = {r[0]: (r[1], r[2]) for r in db.execute(
@@ -140,7 +140,7 @@ def check_events(db: Any, opener: Opener = sealed_opener,
     cursor = db.execute("SELECT * FROM label_events ORDER BY id")
     names = [d[0] for d in cursor.description]
     for values in cursor:
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         opened = opener(row)
         replay.time_checks(row)
         if opened is None:

@@ -20,7 +20,8 @@ class RecordProblem:
     Attributes:
         entry_id: the record entry concerned (None for a row with no entry at all).
         kind: 'altered' | 'deleted' | 'relinked' | 'forged' | 'unrecorded' | 'anchor' |
-            'legacy' (rows nobody signed) | 'content' | 'time' (`annotate.verification.content_check`).
+            'legacy' (rows nobody signed) | 'content' | 'time'
+            (`annotate.verification.content_check`).
         message: what is wrong, naming the row (coordinator-facing: may name people).
         person_id: whose row, event or signature it concerns, when known.
     """
@@ -52,7 +53,8 @@ class Checker:
         self.problems.append(RecordProblem(entry_id, kind, message, person_id))
 
     def who(self, person_id: int | None) -> str:
-        return self.state.names.get(person_id, f"person #{person_id}")
+        name = self.state.names.get(person_id) if person_id is not None else None
+        return name if name is not None else f"person #{person_id}"
 
     # -- the chain itself
     def replay(self, entries: list[dict]) -> None:
@@ -61,8 +63,8 @@ class Checker:
         previous_id, previous_hash, signing_began = 0, GENESIS_HASH, False
         for e in entries:
             self.n += 1
-            eid, what = e["id"], f"record entry {e['id']} ({e['kind']}, {e['ref_table']} " \
-                                 f"{e['ref_id']})"
+            eid = e["id"]
+            what = f"record entry {eid} ({e['kind']}, {e['ref_table']} {e['ref_id']})"
             intact = record_intact = entry_hash(e) == e["hash"]
             if not record_intact:
                 self.add(eid, "altered", f"{what}: content altered (hash mismatch)",
@@ -125,8 +127,8 @@ class Checker:
                 pinned = bytes.fromhex(rater.get("public_key") or "")
                 if self.state.roles.get(rater["id"]) != "rater" or \
                         self.state.keys.get(rater["id"]) != pinned:
-                    return f"names {rater.get('name')} as a rater with a key the record " \
-                           "does not hold"
+                    return (f"names {rater.get('name')} as a rater with a key the record "
+                            "does not hold")
         elif e["kind"] == "adjudication":
             if role != "coordinator" or content.get("person_id") != signer:
                 return f"an adjudication signed by {self.who(signer)}, not its coordinator"
@@ -134,9 +136,7 @@ class Checker:
             if content.get("person_id") != signer:
                 return (f"an event of {self.who(content.get('person_id'))} signed by "
                         f"{self.who(signer)}")
-            set_entry = self.latest.get(("annotation_sets",
-                                         self.set_of_case.get(content.get("case_id"), -1)))
-            the_set = ((set_entry or {}).get("content") or {}).get("set", {})
+            the_set = self.set_of(content.get("case_id"))
             if signer not in (the_set.get("rater_a_id"), the_set.get("rater_b_id")):
                 return f"an event by {self.who(signer)}, who is not a named rater of its set"
         elif e["kind"] == "pack":
@@ -147,6 +147,12 @@ class Checker:
         else:
             return f"an entry of unknown kind {e['kind']!r}"
         return None
+
+    def set_of(self, case_id: int | None) -> dict:
+        """The set a case belongs to, as its latest set entry names it ({} when unknown)."""
+        set_id = self.set_of_case.get(case_id, -1) if case_id is not None else -1
+        set_entry = self.latest.get(("annotation_sets", set_id))
+        return ((set_entry or {}).get("content") or {}).get("set", {})
 
     def merged_authority(self, signer: int, role: str | None, content: dict) -> str | None:
         """A rater-file event merged by a coordinator: the rater's own signature on the
@@ -159,13 +165,11 @@ class Checker:
         rater = row.get("person_id")
         if role != "coordinator":
             return f"a rater-file event merged by {self.who(signer)}, not a coordinator"
-        set_entry = self.latest.get(("annotation_sets",
-                                     self.set_of_case.get(row.get("case_id"), -1)))
-        the_set = ((set_entry or {}).get("content") or {}).get("set", {})
+        the_set = self.set_of(row.get("case_id"))
         if rater not in (the_set.get("rater_a_id"), the_set.get("rater_b_id")):
             return f"a merged event of {self.who(rater)}, who is not a named rater of its set"
         if event_hash(offline.get("file_id", ""), offline) != offline.get("hash") or \
-                not signature_valid(self.state.keys.get(rater), bytes.fromhex(
+                not signature_valid(self.state.signer_key(rater), bytes.fromhex(
                     offline.get("signature") or ""), offline.get("hash") or ""):
             return f"a merged event whose offline signature is not {self.who(rater)}'s"
         for ours, theirs in (("time_on_item_ms", "time_on_item_ms"),
@@ -344,8 +348,8 @@ def _flat(inputs: dict | None) -> dict:
         return {}
     flat = {k: v for k, v in inputs.items() if k != "verdicts"}
     for verdict in inputs.get("verdicts", []):
-        key = f"verdict {verdict.get('kind')}/{verdict.get('method')} on generation " \
-              f"{verdict.get('generation_id')}"
+        key = (f"verdict {verdict.get('kind')}/{verdict.get('method')} on generation "
+               f"{verdict.get('generation_id')}")
         flat[key] = verdict.get("verdict")
     return flat
 

@@ -69,7 +69,7 @@ def verify_chain(db: sqlite_utils.Database, head: str | None = None) -> ChainRep
     n = 0
     names = [*HASHED_COLUMNS, "sealed_json", "hash"]
     for values in db.execute(f"SELECT {', '.join(names)} FROM label_events ORDER BY id"):
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         n += 1
         event_id = row["id"]
         if event_hash(row) != row["hash"]:
