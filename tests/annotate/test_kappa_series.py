@@ -1,5 +1,5 @@
-"""κ over paired labels (`annotate.agreement.kappa_series`) against sklearn on every prefix, and in the
-order the labels were set in a real store (the live κ is its last point)."""
+"""κ over paired labels (`annotate.agreement.kappa_series`) against sklearn on every prefix,
+and in the order the labels were set in a real store (the live κ is its last point)."""
 
 from __future__ import annotations
 
