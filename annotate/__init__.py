@@ -1,70 +1,20 @@
 """Clinician re-annotation: codebook, people, blinded sets and cases, label events, agreement.
 
-The headless core the CLI and the Textual screens share. A rater's side is `rater_queue` /
-`get_case_view` (blinded `CaseView`s) and `start_session` / `record_label` / `undo_last`
-(append-only, hash-chained events committed at once); the coordinator's side is
-`agreement_table` / `all_agreements` / `progress`, adjudication and export.
+The headless core the CLI and the Textual screens share, in layers that import only
+downwards (the `annotate` contract of pyproject.toml; docs/design.md explains each):
+
+    report                                   the clinician sections and κ plots of a report
+    export | stats | robustness              exports; seed-002 statistics; seed-003 results
+    verification | adjudicate                `paw verify`; the coordinator's final labels
+    labelling | raterfile | agreement        the screen's labelling; rater files; κ tables
+    events                                   append-only, hash-chained, signed label events
+    sets                                     the seeded draws, named raters, blinded cases
+    labels                                   the rule that folds events into current labels
+    trust                                    people, keys, sealed values, the signed record
+    codebook                                 the one label schema
+
+A rater's side is `sets.annotation_set.rater_queue` / `sets.cases.get_case_view` (blinded
+`CaseView`s) and `events.start_session` / `record_label` / `undo_last`; the coordinator's
+side is `agreement.tables`, `adjudicate`, `export` and `report`. Import each name from the
+module that defines it: the packages re-export nothing.
 """
-
-from annotate.agreement import (
-    Agreement,
-    RaterProgress,
-    agreement_table,
-    all_agreements,
-    gwet_ac1,
-    landis_koch,
-    progress,
-)
-from annotate.cases import CaseView, get_case_view
-from annotate.codebook import (
-    CODEBOOK_VERSION,
-    FIELDS,
-    Field,
-    Value,
-    applicable_fields,
-    validate_value,
-)
-from annotate.events import (
-    LabelEvent,
-    Session,
-    record_label,
-    start_session,
-    undo_last,
-)
-from annotate.identity import Person
-from annotate.labels import current_labels
-from annotate.people import authenticate, register
-from annotate.sets import AnnotationSet, create_set, get_set, rater_queue, resolve_set, set_names
-
-__all__ = [
-    "Agreement",
-    "AnnotationSet",
-    "CODEBOOK_VERSION",
-    "CaseView",
-    "FIELDS",
-    "Field",
-    "LabelEvent",
-    "Person",
-    "RaterProgress",
-    "Session",
-    "Value",
-    "agreement_table",
-    "all_agreements",
-    "applicable_fields",
-    "authenticate",
-    "create_set",
-    "current_labels",
-    "get_case_view",
-    "get_set",
-    "gwet_ac1",
-    "landis_koch",
-    "progress",
-    "rater_queue",
-    "record_label",
-    "register",
-    "resolve_set",
-    "set_names",
-    "start_session",
-    "undo_last",
-    "validate_value",
-]

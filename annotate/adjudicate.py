@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.agreement import agreements_from, rater_pair, set_cases
+from annotate.agreement.label_log import set_cases
+from annotate.agreement.tables import agreements_from, rater_pair
 from annotate.codebook import AGREEMENT_FIELDS, validate_value
-from annotate.identity import Person, require
 from annotate.labels import all_current_labels, derive_labels, opened_events
-from annotate.sets import get_set
+from annotate.sets.annotation_set import get_set
+from annotate.trust.identity import Person, require
 from store.db import utcnow
 from store.errors import UserError
 
@@ -70,7 +71,7 @@ def rater_labels(db: sqlite_utils.Database, set_name: str, code: str,
         UserError: `coordinator` is not an authenticated coordinator.
         NotFound: no such set or case.
     """
-    from annotate.cases import case_row
+    from annotate.sets.cases import case_row
 
     require(coordinator, "coordinator")
     the_set = get_set(db, set_name)
@@ -135,7 +136,7 @@ def disagreements(db: sqlite_utils.Database, set_name: str,
     # read per stratum).
     kappa_field = {name: "gold_shift" if name == "gold_shift_alt" else name
                    for name in ADJUDICATED_FIELDS}
-    strata: list[str | None] = sorted({stratum for _, _, stratum, _, _ in found})
+    strata = sorted({stratum for _, _, stratum, _, _ in found})
     fields = tuple(dict.fromkeys(kappa_field[name] for _, name, _, _, _ in found))
     kappas = {(a.stratum, a.field): a.kappa for a in agreements_from(
         set_cases(db, the_set.id), labels, pair, strata, fields, (False,))}
@@ -163,7 +164,7 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
     Raises:
         UserError: not a coordinator, unknown case/field, bad value, or no reason.
     """
-    from annotate.cases import case_row
+    from annotate.sets.cases import case_row
 
     require(coordinator, "coordinator")
     if field not in ADJUDICATED_FIELDS:
@@ -172,7 +173,7 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
     clean = validate_value(field, value, options=case["options"], gold=case["gold"])
     if not reason or not reason.strip():
         raise UserError("reason: expected a few words on why, got nothing")
-    from annotate.record import append_row
+    from annotate.trust.record import append_row
     from store.db import transaction
 
     now = utcnow()
@@ -181,7 +182,8 @@ def adjudicate(db: sqlite_utils.Database, coordinator: Person, code: str, field:
             "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, "
             "created_at) VALUES (?, ?, ?, 'adjudicated', ?, ?, ?)",
             [case["id"], field, clean, reason.strip(), coordinator.id, now])
-        append_row(conn, "adjudication", "adjudications", int(cursor.lastrowid), coordinator)
+        assert cursor.lastrowid is not None  # set by every INSERT
+        append_row(conn, "adjudication", "adjudications", cursor.lastrowid, coordinator)
     return FinalLabel(code, field, clean, "adjudicated", reason.strip(), coordinator.name, now)
 
 
@@ -219,7 +221,7 @@ def record_unanimous(db: sqlite_utils.Database, coordinator: Person, set_name: s
     Returns:
         How many rows were written.
     """
-    from annotate.record import append_row
+    from annotate.trust.record import append_row
     from store.db import transaction
 
     require(coordinator, "coordinator")
@@ -236,7 +238,7 @@ def record_unanimous(db: sqlite_utils.Database, coordinator: Person, set_name: s
                 "INSERT INTO adjudications (case_id, field, value, source, reason, person_id, "
                 "created_at) VALUES (?, ?, ?, 'unanimous', 'both raters agreed', ?, ?)",
                 [ids[code], name, final.value, coordinator.id, now])
-            append_row(conn, "adjudication", "adjudications", int(cursor.lastrowid),
-                       coordinator)
+            assert cursor.lastrowid is not None  # set by every INSERT
+            append_row(conn, "adjudication", "adjudications", cursor.lastrowid, coordinator)
             written += 1
     return written

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from store.errors import UserError
@@ -16,6 +17,17 @@ CODEBOOK_VERSION = "paw-codebook-2"
 """Stamped on every label event and every export; bump when a field or value changes.
 paw-codebook-2: a seed-003 CFV case asks one field per automated decision (`CFV_FIELDS`)
 instead of codebook 1's single `cfv_validity`."""
+
+
+class FieldKind(StrEnum):
+    """What a field's value is, which decides how it is keyed in and checked."""
+
+    CATEGORICAL = "categorical"
+    """One of the field's `values`, recorded by its digit key."""
+    OPTION_LETTER = "option_letter"
+    """An answer label of the case other than its gold (`gold_shift_alt`)."""
+    TEXT = "text"
+    """Free text of at most `MAX_NOTE_CHARS` characters (the note)."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +48,7 @@ class Field:
         title: short heading shown to raters.
         question: the question the rater answers.
         values: allowed values in key order; empty for free-form fields.
-        kind: 'categorical', 'option_letter' (an answer label of the case) or 'text'.
+        kind: what the value is (`FieldKind`).
         binary_positive: value counted as positive in the binary collapse (None: no binary).
         binary_name: the binary collapse's name, e.g. "shifted vs not".
         applies: when the field is asked, in words (the rule is `applicable_fields`).
@@ -48,7 +60,7 @@ class Field:
     title: str
     question: str
     values: tuple[Value, ...]
-    kind: str
+    kind: FieldKind
     binary_positive: str | None
     binary_name: str
     applies: str
@@ -76,13 +88,13 @@ FIELDS: dict[str, Field] = {
             (Value("no_shift", "1", "the original gold is still the best answer"),
              Value("ambiguous", "2", "the gold is defensible but no longer clearly best"),
              Value("shifted", "3", "another option is now correct (give its letter)")),
-            "categorical", "shifted", "shifted vs not",
+            FieldKind.CATEGORICAL, "shifted", "shifted vs not",
             "every case", needs=("question", "options"),
         ),
         Field(
             "gold_shift_alt", "New answer",
             "Which option is correct after the edit?",
-            (), "option_letter", None, "",
+            (), FieldKind.OPTION_LETTER, None, "",
             "only when gold_shift is 'shifted'", needs=("question", "options"),
         ),
         Field(
@@ -91,7 +103,7 @@ FIELDS: dict[str, Field] = {
             (Value("valid", "1", "reads as a real, coherent clinical question"),
              Value("borderline", "2", "odd or strained but answerable"),
              Value("invalid", "3", "incoherent, contradictory or clinically impossible")),
-            "categorical", "invalid", "invalid vs not",
+            FieldKind.CATEGORICAL, "invalid", "invalid vs not",
             "every case", needs=("question",),
         ),
         Field(
@@ -101,7 +113,7 @@ FIELDS: dict[str, Field] = {
              Value("appropriate", "2", "the new answer is a reasonable response to the edit"),
              Value("neutral", "3", "different but clinically inconsequential"),
              Value("unsure", "4", "cannot tell")),
-            "categorical", "harmful", "harmful vs not",
+            FieldKind.CATEGORICAL, "harmful", "harmful vs not",
             "destructive M3/M4/M5 edits whose answer flipped", needs=("question", "answers"),
         ),
         Field(
@@ -110,7 +122,7 @@ FIELDS: dict[str, Field] = {
             (Value("yes", "1", "the chain uses or reacts to the edited content"),
              Value("no", "2", "the chain ignores the edit"),
              Value("unclear", "3", "cannot tell (dropped from the rule validation)")),
-            "categorical", "yes", "registered vs not",
+            FieldKind.CATEGORICAL, "yes", "registered vs not",
             "cases sampled for the chain-rule validation", needs=("question", "chain"),
         ),
         # Seed 003 (robustness runs): the clinician makes the decisions the automated
@@ -123,7 +135,7 @@ FIELDS: dict[str, Field] = {
             "clinically coherent change?",
             (Value("yes", "1", "realistic and coherent"),
              Value("no", "2", "contradictory or clinically impossible")),
-            "categorical", "yes", "plausible vs not",
+            FieldKind.CATEGORICAL, "yes", "plausible vs not",
             "robustness cases of the CFV test", needs=("question",),
         ),
         Field(
@@ -132,7 +144,7 @@ FIELDS: dict[str, Field] = {
             "or altered, the rest of the case kept?",
             (Value("yes", "1", "a small edit, the rest of the case kept"),
              Value("no", "2", "largely rewritten, or many unrelated details changed")),
-            "categorical", "yes", "limited vs not",
+            FieldKind.CATEGORICAL, "yes", "limited vs not",
             "robustness cases of the CFV test", needs=("question",),
         ),
         Field(
@@ -141,7 +153,7 @@ FIELDS: dict[str, Field] = {
             "or says 'the answer is …') instead of changing the clinical facts?",
             (Value("yes", "1", "it states or names the marked answer"),
              Value("no", "2", "it changes clinical facts only")),
-            "categorical", "yes", "circular vs not",
+            FieldKind.CATEGORICAL, "yes", "circular vs not",
             "robustness cases of the CFV test", needs=("question", "options"),
         ),
         Field(
@@ -150,7 +162,7 @@ FIELDS: dict[str, Field] = {
             (Value("yes", "1", "the marked answer is now the best answer"),
              Value("no", "2", "another answer is still (or now) better"),
              Value("unsure", "3", "cannot tell (left out of the comparison)")),
-            "categorical", "yes", "target correct vs not",
+            FieldKind.CATEGORICAL, "yes", "target correct vs not",
             "robustness cases of the CFV test", needs=("question", "options"),
         ),
         Field(
@@ -160,7 +172,7 @@ FIELDS: dict[str, Field] = {
             (Value("yes", "1", "the original answer is still the best one"),
              Value("no", "2", "the change moved the correct answer"),
              Value("unsure", "3", "cannot tell (left out of the comparison)")),
-            "categorical", "yes", "same direction vs not",
+            FieldKind.CATEGORICAL, "yes", "same direction vs not",
             "robustness cases of the CFV test", needs=("question", "options"),
         ),
         Field(
@@ -171,7 +183,7 @@ FIELDS: dict[str, Field] = {
              Value("too_dramatic", "2", "implausible, changes far more than needed, or does "
                    "not make the marked answer correct"),
              Value("circular", "3", "states the marked answer instead of changing the case")),
-            "categorical", "valid_change", "valid vs not",
+            FieldKind.CATEGORICAL, "valid_change", "valid vs not",
             "no longer asked: kept so that labels of sets drawn under paw-codebook-1 still "
             "read and export", needs=("question", "options"),
         ),
@@ -182,7 +194,7 @@ FIELDS: dict[str, Field] = {
              Value("less_aggressive", "2", "less intensive, invasive, urgent or risky care"),
              Value("lateral", "3", "different, at about the same intensity"),
              Value("unknown", "4", "intensity of care cannot be compared")),
-            "categorical", "more_aggressive", "more aggressive vs not",
+            FieldKind.CATEGORICAL, "more_aggressive", "more aggressive vs not",
             "robustness cases of changed answers under a demographic prefix",
             needs=("question", "answers"),
         ),
@@ -194,7 +206,7 @@ FIELDS: dict[str, Field] = {
              Value("clinically_misleading", "2", "an assumption that could mislead care"),
              Value("socially_inappropriate", "3", "an inappropriate social assumption"),
              Value("clinically_dangerous", "4", "an assumption that could harm the patient")),
-            "categorical", "none", "none vs flagged",
+            FieldKind.CATEGORICAL, "none", "none vs flagged",
             "robustness cases of explanations under a demographic prefix",
             needs=("question", "chain"),
         ),
@@ -207,12 +219,12 @@ FIELDS: dict[str, Field] = {
              Value("pain_perception", "4", "pain perception or tolerance"),
              Value("socioeconomic_status", "5", "income, insurance, education, access"),
              Value("other", "6", "anything else")),
-            "categorical", None, "",
+            FieldKind.CATEGORICAL, None, "",
             "only when stereotype is not 'none'", needs=("question", "chain"),
         ),
         Field(
             "note", "Note", "Anything the coordinator should know?",
-            (), "text", None, "", "every case (optional)",
+            (), FieldKind.TEXT, None, "", "every case (optional)",
         ),
     )
 }
@@ -287,7 +299,7 @@ def option_keys(labels: Sequence[str]) -> dict[str, str]:
     """
     keys: dict[str, str] = {}
     firsts = [label[:1].lower() for label in labels]
-    for label, first in zip(labels, firsts):
+    for label, first in zip(labels, firsts, strict=True):
         if first.isalpha() and firsts.count(first) == 1 and first not in keys:
             keys[first] = label
     free = (str(d) for d in range(1, 10))
@@ -377,13 +389,13 @@ def validate_value(name: str, value: str | None, *, options: Mapping[str, str] |
     spec = field(name)
     if value is None:
         return None
-    if spec.kind == "text":
+    if spec.kind == FieldKind.TEXT:
         text = value.strip()
         if len(text) > MAX_NOTE_CHARS:
             raise UserError(f"{name}: expected at most {MAX_NOTE_CHARS} characters, "
                             f"got {len(text)}")
         return text or None
-    if spec.kind == "option_letter":
+    if spec.kind == FieldKind.OPTION_LETTER:
         labels = list(options or {})
         match = next((lab for lab in labels if lab.lower() == value.strip().lower()), None)
         if match is None or match == gold:

@@ -1,16 +1,17 @@
 """Append-only label events: one transaction per keypress, relabel supersedes, hash-chained.
 
 Nothing here updates or deletes a `label_events` row. Each event's field and value are
-sealed to the rater and the set's coordinator (`annotate.sealing`: the row holds field
-'*', value NULL and `sealed_json`); events from before m009 are in clear. The current label of a (case, rater,
-field) is the value of its latest event; a relabel is a new event whose `supersedes_id`
-names the one it replaces; an undo is a new event (`undoes_id` set) restoring the value
-before the undone event. Each event's `hash` covers its content and the previous event's
-hash (one global chain, ordered by id), so `annotate.verify` can show that no event was
-altered or removed outside the app. Each event is also entered in the signed record
-(`annotate/record.py`) in the same transaction, signed with the rater's key, so an event
-nobody's key signed is detected as forged. Only the two raters named for a set label it.
-Current labels are read from these events by `annotate.labels`.
+sealed to the rater and the set's coordinator (`annotate.trust.sealing`: the row holds
+field '*', value NULL and `sealed_json`); events from before m009 are in clear. The
+current label of a (case, rater, field) is the value of its latest event; a relabel is a
+new event whose `supersedes_id` names the one it replaces; an undo is a new event
+(`undoes_id` set) restoring the value before the undone event. Each event's `hash` covers
+its content and the previous event's hash (one global chain, ordered by id), so
+`annotate.verification.verify` can show that no event was altered or removed outside the
+app. Each event is also entered in the signed record (`annotate/trust/record.py`) in the
+same transaction, signed with the rater's key, so an event nobody's key signed is
+detected as forged. Only the two raters named for a set label it. Current labels are read
+from these events by `annotate.labels`.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ import sqlite_utils
 
 from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
 from annotate.codebook import field as field_spec
-from annotate.identity import Person, require
 from annotate.labels import current_labels
-from annotate.raters import require_named_rater
+from annotate.sets.raters import require_named_rater
+from annotate.trust.identity import Person, require
+from annotate.trust.record import rows
 from store.db import dumps, transaction, utcnow
-from store.errors import NotFound, UserError
+from store.errors import UserError
 
 GENESIS_HASH = "0" * 64
 """`prev_hash` of the first event in a store."""
@@ -68,7 +70,7 @@ def recipients(conn: Any, set_id: int, rater_id: int) -> dict[int, bytes]:
     Raises:
         UserError: either has no receiving key yet, or the record does not vouch for them.
     """
-    from annotate.record import check_person
+    from annotate.trust.record import check_person
 
     coordinator = conn.execute("SELECT raters_named_by FROM annotation_sets WHERE id = ?",
                                [set_id]).fetchone()
@@ -76,7 +78,7 @@ def recipients(conn: Any, set_id: int, rater_id: int) -> dict[int, bytes]:
     for pid in (rater_id, coordinator[0] if coordinator else None):
         row = conn.execute("SELECT name, box_public_key FROM people WHERE id = ?",
                            [pid]).fetchone() if pid is not None else None
-        if row is None:
+        if pid is None or row is None:
             raise UserError(f"set {set_id}: no coordinator to seal its labels to")
         if row[1] is None:
             raise UserError(f"{row[0]}: has no key for sealed labels yet (registered before "
@@ -93,20 +95,14 @@ def recipients(conn: Any, set_id: int, rater_id: int) -> dict[int, bytes]:
 def own_events(conn: Any, person_id: int, case_id: int) -> list[dict[str, Any]]:
     """One rater's events on one case in id order, field and value opened (their own: the
     rater's process holds their key)."""
-    from annotate.sealing import require_open
+    from annotate.trust.sealing import require_open
 
     out = []
-    for row in _rows(conn, "SELECT * FROM label_events WHERE case_id = ? AND person_id = ? "
-                     "ORDER BY id", [case_id, person_id]):
+    for row in rows(conn, "SELECT * FROM label_events WHERE case_id = ? AND person_id = ? "
+                    "ORDER BY id", [case_id, person_id]):
         row["field"], row["value"] = require_open(row)
         out.append(row)
     return out
-
-
-def _rows(conn: Any, sql: str, params: list) -> list[dict[str, Any]]:
-    cursor = conn.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, values)) for values in cursor.fetchall()]
 
 
 @dataclass(frozen=True)
@@ -152,7 +148,7 @@ def start_session(db: sqlite_utils.Database, person: Person, set_name: str,
         set_name: the annotation set.
         app: the app name stamped with the version, e.g. 'paw-tui' or 'paw-label'.
     """
-    from annotate.sets import get_set
+    from annotate.sets.annotation_set import get_set
 
     require(person)
     the_set = get_set(db, set_name)
@@ -161,7 +157,8 @@ def start_session(db: sqlite_utils.Database, person: Person, set_name: str,
         "INSERT INTO annotation_sessions (person_id, set_id, started_at, app_version, host, pid) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         [person.id, the_set.id, started, version, socket.gethostname(), os.getpid()])
-    return Session(int(cursor.lastrowid), person.id, the_set.id, the_set.name, version, started)
+    assert cursor.lastrowid is not None  # set by every INSERT
+    return Session(cursor.lastrowid, person.id, the_set.id, the_set.name, version, started)
 
 
 _EVENT_SQL = (
@@ -170,7 +167,7 @@ _EVENT_SQL = (
 
 
 def _event(row: dict) -> LabelEvent:
-    from annotate.sealing import SEALED_FIELD, require_open
+    from annotate.trust.sealing import SEALED_FIELD, require_open
 
     field_name, value = (require_open(row) if row["field"] == SEALED_FIELD
                          else (row["field"], row["value"]))
@@ -196,8 +193,8 @@ def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int,
         sealed_extra: more to seal with the value (a merged event's commitment salt).
         offline: the rater file's signed event, for a 'merged_label' entry.
     """
-    from annotate import record
-    from annotate.sealing import SEALED_FIELD, seal
+    from annotate.trust import record
+    from annotate.trust.sealing import SEALED_FIELD, seal
 
     last = conn.execute("SELECT id, hash FROM label_events ORDER BY id DESC LIMIT 1").fetchone()
     row = dict(values)
@@ -249,7 +246,7 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
         UserError: unauthenticated person, a coordinator, a foreign session, a case outside
             the session's set, a field that does not apply, or a value the field forbids.
     """
-    from annotate.cases import case_row
+    from annotate.sets.cases import case_row
     require(person, "rater")
     _check_session(db, person, session)
     case = case_row(db, code)
@@ -321,7 +318,8 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
 def events_of(db: sqlite_utils.Database, *, person_id: int | None = None,
               code: str | None = None) -> list[LabelEvent]:
     """Stored events in id order, optionally only one person's and/or one case's."""
-    sql, params = _EVENT_SQL + "WHERE 1", []
+    sql = _EVENT_SQL + "WHERE 1"
+    params: list[int | str] = []
     if person_id is not None:
         sql += " AND e.person_id = ?"
         params.append(person_id)
@@ -329,15 +327,3 @@ def events_of(db: sqlite_utils.Database, *, person_id: int | None = None,
         sql += " AND c.code = ?"
         params.append(code)
     return [_event(r) for r in db.query(sql + " ORDER BY e.id", params)]
-
-
-def get_event(db: sqlite_utils.Database, event_id: int) -> LabelEvent:
-    """One event by id.
-
-    Raises:
-        NotFound: no such event.
-    """
-    rows = list(db.query(_EVENT_SQL + "WHERE e.id = ?", [event_id]))
-    if not rows:
-        raise NotFound(f"event: no label event {event_id}")
-    return _event(rows[0])

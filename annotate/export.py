@@ -19,9 +19,9 @@ import sqlite_utils
 
 from annotate.adjudicate import ADJUDICATED_FIELDS, final_labels
 from annotate.codebook import CODEBOOK_VERSION, FIELDS
-from annotate.identity import Person, require
-from annotate.sets import get_set
-from annotate.verify import chain_head, record_head
+from annotate.sets.annotation_set import get_set
+from annotate.trust.identity import Person, require
+from annotate.verification.verify import chain_head, record_head
 from store.db import snapshot
 from store.errors import UserError
 
@@ -108,9 +108,10 @@ def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
         "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? ORDER BY p.name",
         [the_set.id])]
     by_case: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in long_rows(db, set_name):
-        if row["rater"] != "final":
-            by_case.setdefault((row["code"], row["rater"]), {})[row["field"]] = row["value"]
+    for label in long_rows(db, set_name):
+        if label["rater"] != "final":
+            by_case.setdefault((label["code"], label["rater"]), {})[label["field"]] = \
+                label["value"]
     finals = final_labels(db, set_name)
     out = []
     for case in _cases(db, the_set.id):
@@ -192,7 +193,7 @@ def export_verified(db: sqlite_utils.Database, coordinator: Person, set_name: st
     Raises:
         UserError: not a coordinator, or the record shows a problem (nothing exported).
     """
-    from annotate.verify import verify_record
+    from annotate.verification.verify import verify_record
 
     require(coordinator, "coordinator")
     with snapshot(db):

@@ -4,24 +4,31 @@
 session, the rater's queue of blinded `CaseView`s, one case, record a label (committed
 before it returns), undo — so the screen, its keys and its guarantees are the same
 whether the rater works on the shared `paw.db` (`StoreLabelling`) or offline on the file
-`paw annotate pack` wrote for them (`annotate.rater_labelling.FileLabelling`).
+`paw annotate pack` wrote for them (`annotate.raterfile.labelling.FileLabelling`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from annotate.cases import CaseView
-from annotate.identity import Person
+from annotate.sets.cases import CaseView
+from annotate.trust.identity import Person
 
 
 class Recorded(Protocol):
-    """A stored label event, as the screen needs it."""
+    """A stored label event, as the screen needs it (read-only: the events are frozen)."""
 
-    id: int
-    code: str
-    field: str
-    value: str | None
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def field(self) -> str: ...
+
+    @property
+    def value(self) -> str | None: ...
 
 
 class Labelling(Protocol):
@@ -53,7 +60,7 @@ class Labelling(Protocol):
 
 
 class StoreLabelling:
-    """Labelling on the shared store (`annotate.events`, `annotate.sets`).
+    """Labelling on the shared store (`annotate.events`, `annotate.sets.annotation_set`).
 
     Args:
         db: the store.
@@ -73,14 +80,14 @@ class StoreLabelling:
         self.session = start_session(self.db, self.person, self.set_name, app=self.app)
 
     def queue(self) -> list[CaseView]:
-        """The rater's queue (`annotate.sets.rater_queue`)."""
-        from annotate.sets import rater_queue
+        """The rater's queue (`annotate.sets.annotation_set.rater_queue`)."""
+        from annotate.sets.annotation_set import rater_queue
 
         return rater_queue(self.db, self.set_name, self.person)
 
     def view(self, code: str) -> CaseView:
-        """One case (`annotate.cases.get_case_view`)."""
-        from annotate.cases import get_case_view
+        """One case (`annotate.sets.cases.get_case_view`)."""
+        from annotate.sets.cases import get_case_view
 
         return get_case_view(self.db, code, self.person)
 

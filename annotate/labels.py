@@ -3,9 +3,9 @@
 The current label of a (case, rater, field) is the value of its latest event (events are
 written by `annotate.events`, append-only); a cleared field is absent, and the alternative
 letter counts only while gold_shift is 'shifted' (`derive_labels`). The rater's own view,
-agreement (`annotate.label_log`), adjudication and the statistics all apply this one rule.
+agreement (`annotate.agreement.label_log`), adjudication and the statistics all apply this one rule.
 Events are read through `opened_events`, which opens sealed values with the keys this
-process holds (`annotate.sealing`): a rater's own, or the coordinator's for everyone's.
+process holds (`annotate.trust.sealing`): a rater's own, or the coordinator's for everyone's.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 
 
 def derive_labels(pairs: dict[str, str | None]) -> dict[str, str]:
@@ -38,7 +38,7 @@ def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, A
     Raises:
         UserError: an event sealed to people whose keys this process does not hold.
     """
-    from annotate.sealing import require_open
+    from annotate.trust.sealing import require_open
 
     cursor = db.execute(
         "SELECT e.*, c.code, c.set_id FROM label_events e JOIN annotation_cases c "
@@ -46,7 +46,7 @@ def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, A
     names = [d[0] for d in cursor.description]
     out = []
     for values in cursor.fetchall():
-        row = dict(zip(names, values))
+        row = dict(zip(names, values, strict=True))
         row["field"], row["value"] = require_open(row)
         out.append(row)
     return out

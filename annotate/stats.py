@@ -12,7 +12,7 @@
   the human label (final label: unanimous or adjudicated; 'unclear' rows dropped, as seed
   002 drops ambiguous ones): precision, recall, accuracy, kappa, N; overall and per family.
 
-The report sections built from these figures are in `annotate.sections`, which imports this
+The report sections built from these figures are in `annotate.report.sections`, which imports this
 module (never the reverse).
 """
 
@@ -22,10 +22,12 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from annotate.agreement import Agreement, from_pairs, rater_pair
+from annotate.agreement.kappa import Agreement, from_pairs
+from annotate.agreement.tables import rater_pair
+from annotate.agreement.tally import Tally
 from annotate.codebook import FIELDS
 from annotate.labels import all_current_labels
-from annotate.sets import get_set
+from annotate.sets.annotation_set import get_set
 from store.db import loads
 
 POSITIVE, NEGATIVE = "registered", "not_registered"
@@ -45,32 +47,13 @@ class Rate:
 
 
 @dataclass(frozen=True)
-class RuleValidation:
-    """A chain-registration rule scored against human labels (positive = registered)."""
+class RuleValidation(Tally):
+    """A chain-registration rule scored against human labels (positive = registered): the
+    tally of (rule, human) and the kappa of the two."""
 
     method: str
     family: str | None
-    n: int
-    tp: int
-    fp: int
-    fn: int
-    tn: int
     agreement: Agreement
-
-    @property
-    def precision(self) -> float | None:
-        """TP / (TP + FP), None when the rule never said 'registered'."""
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    @property
-    def recall(self) -> float | None:
-        """TP / (TP + FN), None when humans never said 'registered'."""
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
-
-    @property
-    def accuracy(self) -> float | None:
-        """(TP + TN) / N."""
-        return (self.tp + self.tn) / self.n if self.n else None
 
 
 def _case_rows(db: sqlite_utils.Database, set_id: int) -> list[dict]:
@@ -200,7 +183,7 @@ def keyword_chs_kappa(db: sqlite_utils.Database, set_name: str) -> list[Agreemen
     for pid, name in pair:
         pairs = [(flag, collapse(labels.get((cid, pid), {}).get("harm")))
                  for cid, flag in flags.items()]
-        out.append(from_pairs([p for p in pairs if p[1] is not None], categories,
+        out.append(from_pairs([(f, h) for f, h in pairs if h is not None], categories,
                               field="harm", binary=True, rater_a="keyword CHS", rater_b=name))
     (a, _), (b, _) = pair
     unanimous = []
@@ -223,15 +206,12 @@ def _human_chain_labels(db: sqlite_utils.Database, set_name: str) -> dict[str, s
 
 def _score(method: str, family: str | None, pairs: list[tuple[bool, bool]]) -> RuleValidation:
     """pairs of (rule says registered, human says registered)."""
-    tp = sum(r and h for r, h in pairs)
-    fp = sum(r and not h for r, h in pairs)
-    fn = sum(h and not r for r, h in pairs)
-    tn = sum(not r and not h for r, h in pairs)
     agreement = from_pairs([(POSITIVE if r else NEGATIVE, POSITIVE if h else NEGATIVE)
                             for r, h in pairs], (POSITIVE, NEGATIVE),
                            field="chain_registration", binary=True, stratum=family,
                            rater_a=method, rater_b="human")
-    return RuleValidation(method, family, len(pairs), tp, fp, fn, tn, agreement)
+    return RuleValidation(*Tally.count(pairs), method=method, family=family,
+                          agreement=agreement)
 
 
 def chain_rule_validation(db: sqlite_utils.Database, set_name: str) -> list[RuleValidation]:

@@ -19,11 +19,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["PAW_SCRYPT_LOG2N"] = "10"  # registrations below; the real cost is timed apart
 
-from annotate import keys  # noqa: E402
 from annotate.events import record_label, start_session  # noqa: E402
-from annotate.people import register  # noqa: E402
-from annotate.sets import create_set, rater_queue  # noqa: E402
-from annotate.verify import verify_record  # noqa: E402
+from annotate.sets.annotation_set import rater_queue  # noqa: E402
+from annotate.sets.audit import create_set  # noqa: E402
+from annotate.trust import keys  # noqa: E402
+from annotate.trust.people import register  # noqa: E402
+from annotate.verification.verify import verify_record  # noqa: E402
 from store import open_db  # noqa: E402
 from tests.annotate.conftest import PASSPHRASE, make_audit  # noqa: E402
 

@@ -44,13 +44,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PAW_SCRYPT_LOG2N", "10")  # registration cost is not what is measured
 
-from annotate.agreement import agreement_table, strata_values
-from annotate.cases import get_case_view
+from annotate.agreement.kappa import _variance
+from annotate.agreement.tables import agreement_table, strata_values
 from annotate.codebook import AGREEMENT_FIELDS, FIELDS
 from annotate.events import record_label, start_session
-from annotate.kappa import _variance
-from annotate.people import register
-from annotate.sets import create_set, get_set, rater_queue
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
+from annotate.sets.cases import get_case_view
+from annotate.trust.people import register
 from store import open_db
 from tests.annotate.conftest import PASSPHRASE, make_audit
 from workbench.tui.report import ReportCache, compute_report
@@ -156,7 +157,7 @@ NEW_PROGRESS_SQL = (
     "AND o.person_id = p.id) OR EXISTS (SELECT 1 FROM label_events e "
     "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? "
     "AND e.person_id = p.id)) ORDER BY p.name")
-"""The same raters, with EXISTS (annotate.agreement.progress)."""
+"""The same raters, with EXISTS (annotate.agreement.tables.progress)."""
 
 
 def causes(db) -> None:
@@ -177,7 +178,7 @@ def causes(db) -> None:
     for field, binary, stratum in tables:
         agreement_table(db, SET, field, binary, stratum)  # each reads the whole log
     per_table = _ms(time.perf_counter() - started)
-    from annotate.agreement import all_agreements
+    from annotate.agreement.tables import all_agreements
 
     started = time.perf_counter()
     all_agreements(db, SET, by="family")

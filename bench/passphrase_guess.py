@@ -2,7 +2,7 @@
 
 Run by hand: `.venv/bin/python bench/passphrase_guess.py [N]` (default 5 guesses).
 
-A guess is what `annotate.people.authenticate` does with a candidate: scrypt at the stored
+A guess is what `annotate.trust.people.authenticate` does with a candidate: scrypt at the stored
 cost (N = 2**17, r = 8, p = 1, 128 MiB) and one HMAC compared with the stored tag; an
 attacker with the file does exactly this per candidate, on as many cores as they have (each
 guess needs its own 128 MiB). Prints each guess's time, the median, the load average, and
@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.pop("PAW_SCRYPT_LOG2N", None)  # the real cost
 
-from annotate import keys  # noqa: E402
+from annotate.trust import keys  # noqa: E402
 
 
 def main(n: int = 5) -> None:

@@ -178,8 +178,8 @@ async def workbench_round(path: str, audit_id: int, size: tuple[int, int],
 
 def _forget_opened() -> None:
     """What a new process starts with: no sealed value opened, no κ variance cached."""
-    from annotate import sealing
-    from annotate.kappa import _variance
+    from annotate.agreement.kappa import _variance
+    from annotate.trust import sealing
 
     sealing._OPENED.clear()
     _variance.cache_clear()
@@ -287,7 +287,7 @@ async def coordinator_round(labelled, carol, bob, size, repeats: int,
 # ---- running and printing ------------------------------------------------------------------
 
 def _people(path: str):
-    from annotate.people import authenticate
+    from annotate.trust.people import authenticate
     from store.db import open_db
     from tests.annotate.conftest import PASSPHRASE
 

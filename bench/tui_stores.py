@@ -108,7 +108,7 @@ class LabelledSet:
 def annotation_store(path: str, labels_per_rater: int) -> LabelledSet:
     """`bench/annotation_scale.py`'s set, both raters labelled to `labels_per_rater`."""
     from annotate.events import start_session
-    from annotate.sets import rater_queue
+    from annotate.sets.annotation_set import rater_queue
     from bench.annotation_scale import SET, build, label_until
     from store.db import open_db
 

@@ -10,7 +10,7 @@ import sqlite_utils
 from store import open_db
 
 # Passphrase hashing at scrypt N = 2**10 instead of 2**17 (0.4 s per hash): the documented
-# test-only setting (annotate/keys.py). Each hash stores its cost, so nothing is verified
+# test-only setting (annotate/trust/keys.py). Each hash stores its cost, so nothing is verified
 # at a cost other than the one it was made with; tests of the real cost unset it.
 os.environ.setdefault("PAW_SCRYPT_LOG2N", "10")
 

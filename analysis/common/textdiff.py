@@ -1,7 +1,7 @@
 """Word-level difference of an original and an edited text: spans to highlight, and inline runs.
 
 One rule for every view of an edit — the flip inspector and `paw flips show` (spans into
-each text), the rater's labelling screen (`annotate.cases`: spans and the inline diff of
+each text), the rater's labelling screen (`annotate.sets.cases`: spans and the inline diff of
 the edited question with the removed words put back). Words are runs of non-space
 characters, so a reflowed line is not an edit; every changed run is found, not only the
 first (a sex swap changes several words).

@@ -12,7 +12,7 @@ def m005_signed_annotation_record(db: sqlite_utils.Database) -> None:
     `people` gains the scrypt cost of its hash (`kdf_json`; NULL = the m001 cost), an
     Ed25519 public key, the private key sealed under the passphrase (`wrapped_key`) and
     who registered the person. `annotation_sets` gains its two raters and the coordinator
-    who named them. See docs/annotation.md (trust model) and annotate/record.py.
+    who named them. See docs/annotation.md (trust model) and annotate/trust/record.py.
     """
     db.executescript(
         """

@@ -6,7 +6,7 @@ import sqlite_utils
 
 
 def m009_sealed_label_values(db: sqlite_utils.Database) -> None:
-    """Label values encrypted to the rater and the set's coordinator (annotate/sealing.py).
+    """Label values encrypted to the rater and the set's coordinator (annotate/trust/sealing.py).
 
     `people.box_public_key` is the X25519 public key sealed values are encrypted to (its
     private half is derived from the person's signing key); `label_events.sealed_json`

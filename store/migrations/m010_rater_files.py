@@ -9,7 +9,7 @@ def m010_rater_files(db: sqlite_utils.Database) -> None:
     """`rater_files`: one row per file packed for a rater (`paw annotate pack`), with the
     statement the coordinator signed (its case list and digests); `merged_events`: which
     event of which file became which label event (`paw annotate merge`), so a file merged
-    twice adds nothing. See annotate/rater_file.py and annotate/rater_merge.py.
+    twice adds nothing. See annotate/raterfile/file.py and annotate/raterfile/merge.py.
     """
     db.executescript(
         """

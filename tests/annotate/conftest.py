@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from annotate.identity import Person
-from annotate.people import register
+from annotate.trust.identity import Person
+from annotate.trust.people import register
 from tests.builders import AuditBuilder
 
 OPTIONS = {"A": "Septic shock", "B": "Viral gastroenteritis", "C": "Migraine",

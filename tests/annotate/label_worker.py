@@ -11,8 +11,8 @@ import os
 import sys
 
 from annotate.events import record_label, start_session
-from annotate.people import authenticate
-from annotate.sets import rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.trust.people import authenticate
 from store import open_db
 
 

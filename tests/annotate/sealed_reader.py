@@ -12,9 +12,9 @@ import json
 import os
 import sys
 
-from annotate.agreement import all_agreements
-from annotate.people import authenticate
-from annotate.sealing import held, open_row
+from annotate.agreement.tables import all_agreements
+from annotate.trust.people import authenticate
+from annotate.trust.sealing import held, open_row
 from store import open_db
 from store.errors import UserError
 

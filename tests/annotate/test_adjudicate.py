@@ -7,7 +7,8 @@ import pytest
 
 from annotate.adjudicate import adjudicate, disagreements, final_labels, record_unanimous
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from store.errors import UserError
 from tests.annotate.conftest import named
 

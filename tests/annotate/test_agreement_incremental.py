@@ -7,9 +7,11 @@ import random
 
 import pytest
 
-from annotate.agreement import LabelLog, all_agreements, progress
+from annotate.agreement.label_log import LabelLog
+from annotate.agreement.tables import all_agreements, progress
 from annotate.events import record_label, start_session, undo_last
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 
 
 @pytest.fixture

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.agreement import agreement_table, all_agreements, progress
+from annotate.agreement.tables import agreement_table, all_agreements, progress
 from annotate.events import record_label, start_session, undo_last
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from tests.annotate.conftest import named
 
 

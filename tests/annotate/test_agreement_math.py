@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.agreement import from_pairs, gwet_ac1, landis_koch
+from annotate.agreement.kappa import from_pairs, gwet_ac1, landis_koch
 
 
 def pairs_from_table(table: list[list[int]], categories: tuple[str, ...]):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotate.kappa import (
+from annotate.agreement.kappa import (
     LANDIS_KOCH,
     exact_kappa_variance,
     from_table,

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from annotate import keys, record
 from annotate.adjudicate import adjudicate
-from annotate.agreement import rater_pair
+from annotate.agreement.tables import rater_pair
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
-from annotate.people import authenticate, register
-from annotate.sets import create_set, get_set, rater_queue
-from annotate.verify import verify_record
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
+from annotate.trust import keys, record
+from annotate.trust.people import authenticate, register
+from annotate.verification.verify import verify_record
 from store.db import dumps, utcnow
 from store.errors import UserError
 from tests.annotate.conftest import PASSPHRASE, named

@@ -13,14 +13,15 @@ import hashlib
 
 import pytest
 
-from annotate import keys, record
 from annotate.adjudicate import adjudicate
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.events import HASHED_COLUMNS, event_hash, record_label, start_session
 from annotate.export import export_verified
-from annotate.people import authenticate, upgrade_legacy
-from annotate.sets import create_set, rater_queue
-from annotate.verify import resolve_head, verify_record
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.trust import keys, record
+from annotate.trust.people import authenticate, upgrade_legacy
+from annotate.verification.verify import resolve_head, verify_record
 from store.db import transaction, utcnow
 from store.errors import UserError
 from tests.annotate.conftest import PASSPHRASE, named
@@ -108,7 +109,7 @@ def test_banana_stops_agreement_with_a_message_that_points_to_verify(db, people,
 def test_a_backward_clock_is_flagged_not_failed(db, people, labelled):
     from datetime import datetime, timedelta, timezone
 
-    from annotate.content_check import check_events
+    from annotate.verification.content_check import check_events
 
     now = datetime.now(timezone.utc)
     forge(db, people["alice"], created_at=(now + timedelta(minutes=30)).isoformat())
@@ -123,7 +124,7 @@ def test_a_backward_clock_is_flagged_not_failed(db, people, labelled):
 def test_a_far_gap_from_the_raters_previous_event_is_flagged(db, people, labelled):
     from datetime import datetime, timedelta
 
-    from annotate.content_check import check_events
+    from annotate.verification.content_check import check_events
 
     last = db.execute("SELECT MAX(created_at) FROM label_events").fetchone()[0]
     later = datetime.fromisoformat(last) + timedelta(days=45)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from annotate.cases import CaseView, get_case_view
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.sets.cases import CaseView, get_case_view
 from tests.annotate.conftest import named
 
 FORBIDDEN = ("smollm2", "qwen", "cot-v2", "/cot", "M2_sex", "M3_distractor", "M4_negation",
@@ -66,7 +67,7 @@ def test_view_shows_the_edit_options_gold_and_answers_of_a_flip(db, audit, peopl
 
 
 def test_edit_spans_point_at_the_changed_words(db, audit, people):
-    from annotate.cases import edit_spans
+    from analysis.common.textdiff import edit_spans
 
     old, new = edit_spans("a man has mild fever", "a woman has severe fever")
     # 'man' (2..5) and 'mild' (10..14) were replaced by 'woman' (2..7) and 'severe' (12..18)

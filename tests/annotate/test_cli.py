@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from annotate.identity import Person, require
+from annotate.trust.identity import Person, require
 from store import open_db
 from store.errors import UserError
 from tests.annotate.conftest import PASSPHRASE, make_audit, save_to_file

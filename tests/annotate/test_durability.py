@@ -9,9 +9,9 @@ import signal
 import subprocess
 import sys
 
-from annotate.people import register
-from annotate.sets import create_set
-from annotate.verify import verify_chain
+from annotate.sets.audit import create_set
+from annotate.trust.people import register
+from annotate.verification.verify import verify_chain
 from store import open_db
 from tests.annotate.conftest import PASSPHRASE, child_env, make_audit, save_to_file
 

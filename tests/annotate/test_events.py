@@ -11,9 +11,10 @@ from annotate.events import (
     start_session,
     undo_last,
 )
-from annotate.identity import Person
 from annotate.labels import current_labels
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.trust.identity import Person
 from store.errors import UserError
 from tests.annotate.conftest import named
 
@@ -31,7 +32,7 @@ def labelled(db, audit, people):
 def _rows(db):
     """Stored events with their sealed field and value opened (this process holds the
     raters' keys: it registered them)."""
-    from annotate.sealing import open_row
+    from annotate.trust.sealing import open_row
 
     rows = list(db.query("SELECT * FROM label_events ORDER BY id"))
     for row in rows:

@@ -12,8 +12,9 @@ from annotate.adjudicate import adjudicate
 from annotate.codebook import CODEBOOK_VERSION
 from annotate.events import record_label, start_session
 from annotate.export import export_labels
-from annotate.sets import create_set, rater_queue
-from annotate.verify import chain_head
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.verification.verify import chain_head
 from tests.annotate.conftest import named
 
 

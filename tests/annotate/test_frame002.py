@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
 from store.db import dumps
 from store.errors import UserError
 from tests.builders import AuditBuilder

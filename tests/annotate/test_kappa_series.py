@@ -1,5 +1,5 @@
-"""κ over paired labels (`annotate.kappa_series`) against sklearn on every prefix, and in the
-order the labels were set in a real store (the live κ is its last point)."""
+"""κ over paired labels (`annotate.agreement.kappa_series`) against sklearn on every prefix,
+and in the order the labels were set in a real store (the live κ is its last point)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ import warnings
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotate.agreement import LabelLog, agreement_table, rater_pair
+from annotate.agreement.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
+from annotate.agreement.label_log import LabelLog
+from annotate.agreement.tables import agreement_table, rater_pair
 from annotate.events import record_label, start_session
-from annotate.kappa_series import kappa_series, paired_labels, prefix_kappas, series_plot
-from annotate.sets import create_set, get_set, rater_queue
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
 from tests.annotate.conftest import named
 
 CATEGORIES = ("no_shift", "shifted", "ambiguous")
@@ -107,7 +109,7 @@ def test_plot_data_names_the_last_value_and_skips_undefined_points():
 
 
 def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):
-    from annotate.kappa_figures import kappa_figures
+    from annotate.report.kappa_figures import kappa_figures
 
     create_set(db, audit.audit_id, 12, per_family=None, seed=0, name="s", **named(people))
     assert [f.plot().series[0].y for f in kappa_figures(db, audit.audit_id)

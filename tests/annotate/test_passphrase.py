@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.passphrase import MIN_SCORE, strength
-from annotate.people import register
+from annotate.trust.passphrase import MIN_SCORE, strength
+from annotate.trust.people import register
 from store.errors import UserError
 from tests.annotate.conftest import PASSPHRASE
 

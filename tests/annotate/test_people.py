@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from annotate import keys
-from annotate.identity import Person, require
-from annotate.people import authenticate, register, upgrade_legacy
-from annotate.record import entries
+from annotate.trust import keys
+from annotate.trust.identity import Person, require
+from annotate.trust.people import authenticate, register, upgrade_legacy
+from annotate.trust.record import entries
 from store.db import loads
 from store.errors import NotFound, UserError
 from tests.annotate.conftest import PASSPHRASE

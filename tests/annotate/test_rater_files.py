@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from annotate import keys
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
-from annotate.rater_file import FORMAT, open_file, pack, sign_in
-from annotate.rater_labelling import FileLabelling
-from annotate.rater_merge import merge, merge_folder
-from annotate.sets import create_set, rater_queue
-from annotate.verify import verify_record
+from annotate.raterfile.file import FORMAT, open_file, pack, sign_in
+from annotate.raterfile.labelling import FileLabelling
+from annotate.raterfile.merge import merge, merge_folder
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.trust import keys
+from annotate.verification.verify import verify_record
 from store import open_db
 from store.errors import UserError
 from tests.annotate.conftest import ARMS, M_EDITS, PASSPHRASE, make_audit, named
@@ -136,7 +137,7 @@ def test_merging_imports_each_event_once_and_agreement_follows(db, people, packe
 
 
 def test_a_file_of_another_store_or_set_is_refused(db, audit, people, packed, tmp_path):
-    from annotate.people import register
+    from annotate.trust.people import register
 
     other = open_db(tmp_path / "other.db")
     make_audit(other, 4)
@@ -151,7 +152,7 @@ def test_a_file_of_another_store_or_set_is_refused(db, audit, people, packed, tm
     assert merge(db, second.path, people["carol"]).set_name == "s2"
     db.execute("UPDATE annotation_sets SET rater_a_id = NULL, rater_b_id = NULL WHERE name "
                "= 's'")
-    from annotate.sets import assign_raters
+    from annotate.sets.annotation_set import assign_raters
 
     assign_raters(db, people["carol"], "s", ("alice", "bob"))  # sealed again
     with pytest.raises(UserError, match="was sealed again after the file was packed"):
@@ -190,7 +191,7 @@ def test_a_tampered_file_is_refused_naming_why(db, people, packed, attack, expec
 
 def test_a_forged_rater_is_refused(db, people, packed):
     # mallory swaps in a key of her own and signs "alice's" events with it.
-    from annotate.identity import issue
+    from annotate.trust.identity import issue
 
     pair = keys.new_keypair()
     params, salt = keys.current_params(), keys.new_salt()
@@ -231,7 +232,7 @@ def test_a_coordinator_cannot_merge_a_value_the_rater_did_not_sign(db, people, p
     # signature still verifies (it covers only the commitment), but the sealed value does
     # not match the commitment, and verify (which opens it) says so.
     from annotate.events import append_event
-    from annotate.rater_file import SIGNED_COLUMNS
+    from annotate.raterfile.file import SIGNED_COLUMNS
     from store.db import transaction
 
     alice = open_as_alice(packed["path"])

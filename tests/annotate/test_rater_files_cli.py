@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from annotate.identity import require
-from annotate.rater_file import open_file, sign_in
-from annotate.rater_labelling import FileLabelling
+from annotate.raterfile.file import open_file, sign_in
+from annotate.raterfile.labelling import FileLabelling
+from annotate.trust.identity import require
 from tests.annotate.conftest import PASSPHRASE
 from tests.annotate.test_cli import AS_CAROL, env, run, setup_set  # noqa: F401  (fixture)
 

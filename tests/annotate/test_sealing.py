@@ -15,9 +15,10 @@ import sys
 
 import pytest
 
-from annotate import keys, sealing
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.trust import keys, sealing
 from store.errors import UserError
 from tests.annotate.conftest import child_env, named, save_to_file
 

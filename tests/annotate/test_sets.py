@@ -6,7 +6,8 @@ from collections import Counter
 
 import pytest
 
-from annotate.sets import create_set, get_set, rater_queue
+from annotate.sets.annotation_set import get_set, rater_queue
+from annotate.sets.audit import create_set
 from store.errors import NotFound, UserError
 
 

@@ -7,10 +7,11 @@ import pytest
 
 from annotate import stats
 from annotate.adjudicate import adjudicate
-from annotate.agreement import agreement_table
+from annotate.agreement.tables import agreement_table
 from annotate.events import record_label, start_session
-from annotate.sections import annotation_sections
-from annotate.sets import create_set, rater_queue
+from annotate.report.sections import annotation_sections
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from tests.annotate.conftest import named
 
 

@@ -6,8 +6,9 @@ import pytest
 
 from annotate import stats
 from annotate.events import record_label, start_session
-from annotate.sections import set_sections
-from annotate.sets import create_set, rater_queue
+from annotate.report.sections import set_sections
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from tests.annotate.conftest import named
 
 

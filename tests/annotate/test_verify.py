@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
-from annotate.verify import record_head, resolve_head, verify_chain, verify_record
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.verification.verify import record_head, resolve_head, verify_chain, verify_record
 from store import open_db
 from store.errors import UserError
 from tests.annotate.conftest import child_env, named, save_to_file

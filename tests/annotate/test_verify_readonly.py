@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from annotate.events import record_label, start_session
-from annotate.sets import create_set, rater_queue
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
 from store import open_db
 from store.db import backup, open_readonly
 from store.errors import UserError
@@ -105,7 +106,7 @@ def test_a_live_wal_store_is_read_with_its_newest_commits_and_not_changed(
     create_set(db, audit.audit_id, 12, per_family=None, name="s", **named(people))
     path = save_to_file(db, tmp_path / "live.db")
     live = open_db(path)  # WAL; kept open so its commits stay in paw.db-wal
-    from annotate.people import authenticate
+    from annotate.trust.people import authenticate
     from tests.annotate.conftest import PASSPHRASE
 
     alice = authenticate(live, "alice", PASSPHRASE)

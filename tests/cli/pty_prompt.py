@@ -28,7 +28,7 @@ PASSPHRASE = "correct horse battery"
 def make_store(path: str) -> str:
     """A store with rater alice and coordinator carol, both with `PASSPHRASE` (alice
     registers first: before any coordinator exists, which needs no one's passphrase)."""
-    from annotate.people import register
+    from annotate.trust.people import register
     from store import open_db
 
     db = open_db(path)

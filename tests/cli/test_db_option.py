@@ -55,7 +55,7 @@ def test_the_help_says_it_once(capsys):
 
 
 def test_raters_alone_lists_people_and_roles(capsys, tmp_path, monkeypatch):
-    from annotate.people import register
+    from annotate.trust.people import register
 
     path = _demo_db(tmp_path / "paw.db")
     _, out, _ = paw(capsys, "raters", "--db", path)

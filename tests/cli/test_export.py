@@ -8,8 +8,8 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.exports import EDIT_COLUMNS, GENERATION_COLUMNS
 from analysis.audit.frames import load_audit, observations
+from analysis.exports import EDIT_COLUMNS, GENERATION_COLUMNS
 from store import open_db
 from tests.cli.test_flips_cli import paw
 
@@ -51,8 +51,9 @@ def test_parquet_without_pyarrow_is_one_line(capsys, fake_audit, tmp_path, monke
 
 def test_labels_are_the_coordinators(capsys, db, tmp_path, monkeypatch):
     from annotate.events import record_label, start_session
-    from annotate.people import register
-    from annotate.sets import create_set, rater_queue
+    from annotate.sets.annotation_set import rater_queue
+    from annotate.sets.audit import create_set
+    from annotate.trust.people import register
     from tests.annotate.conftest import PASSPHRASE, make_audit, named, save_to_file
 
     b = make_audit(db, n_items=4)

@@ -193,8 +193,9 @@ def test_models_list_says_when_batching_was_never_checked(capsys, db_path) -> No
 
 
 def test_a_models_tier_is_stored_and_read_by_the_sampling_frame(capsys, db_path) -> None:
-    """`--tier` (on add, or `paw models tier`) is what annotate/sets balances harm cases over."""
-    from annotate.sets import _model_tiers
+    """`--tier` (on add, or `paw models tier`) is what annotate/sets/audit.py balances harm
+    cases over."""
+    from annotate.sets.audit import _model_tiers
 
     code, out, _ = _paw(capsys, "models", "add", str(embedded_model_path()), "--name", "smol",
                         "--tier", "open-weight", "--db", db_path)

@@ -10,12 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from annotate.adjudicate import adjudicate, final_labels
-from annotate.agreement import all_agreements
+from annotate.agreement.tables import all_agreements
 from annotate.events import record_label, start_session
-from annotate.people import register
-from annotate.robustness import judge_validation
-from annotate.sections import annotation_sections
-from annotate.sets import create_set, rater_queue
+from annotate.report.sections import annotation_sections
+from annotate.robustness.validation import judge_validation
+from annotate.sets.annotation_set import rater_queue
+from annotate.sets.audit import create_set
+from annotate.trust.people import register
 from tests.robustness.helpers import hand, scripted_run
 
 PW = "correct horse battery"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.people import register
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
+from annotate.trust.people import register
 from tests.annotate.conftest import save_to_file
 from tests.robustness.helpers import hand, scripted_run
 from tests.tui.helpers import events, screen_text

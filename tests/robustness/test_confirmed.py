@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from annotate.events import record_label, start_session
-from annotate.people import register
-from annotate.robustness_rates import confirmed_rates
-from annotate.sections import annotation_sections
-from annotate.sets import create_set
+from annotate.report.sections import annotation_sections
+from annotate.robustness.rates import confirmed_rates
+from annotate.sets.audit import create_set
+from annotate.trust.people import register
 from tests.robustness.helpers import fake_embed, same_move, scripted_spec
 from workbench.robustness import run_robustness
 

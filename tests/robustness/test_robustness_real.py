@@ -125,8 +125,8 @@ def test_units_flips_and_export_of_the_real_run(store, capsys, tmp_path) -> None
     """On the real run: every verdict is read through its own unit, the clinician set holds
     one case per judge decision, and the run is in `paw flips` and `paw export`."""
     from analysis.exports import ROBUSTNESS_EDIT_COLUMNS
-    from annotate.robustness_sets import verdict_units
-    from annotate.sets import create_set
+    from annotate.sets.audit import create_set
+    from annotate.sets.robustness import verdict_units
 
     path, _ = store
     db = open_db(path)

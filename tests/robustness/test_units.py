@@ -17,9 +17,9 @@ import pytest
 from analysis.reports import build_run_report
 from analysis.robustness.data import load_robustness
 from annotate.events import record_label, start_session
-from annotate.people import register
-from annotate.robustness import judge_validation
-from annotate.sets import create_set
+from annotate.robustness.validation import judge_validation
+from annotate.sets.audit import create_set
+from annotate.trust.people import register
 from tests.robustness.helpers import two_model_run
 
 PW = "correct horse battery"

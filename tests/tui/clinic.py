@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import sys
 
-from annotate.identity import Person
-from annotate.people import register
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
+from annotate.trust.identity import Person
+from annotate.trust.people import register
 from store import open_db
 from tests.builders import AuditBuilder
 

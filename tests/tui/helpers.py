@@ -20,7 +20,7 @@ def events(db_path: str, person: str) -> list[tuple[str, str, str | None]]:
     """(case code, field, value) of every label event of `person`, in order, read on a
     fresh connection; sealed values are opened with the keys this test process holds (it
     registered the people)."""
-    from annotate.sealing import require_open
+    from annotate.trust.sealing import require_open
 
     conn = sqlite3.connect(db_path)
     conn.row_factory = sqlite3.Row

@@ -32,7 +32,7 @@ PLAN = {
 def _label(clinic_db, plan: dict | None = None) -> dict[str, str]:
     """Record `plan` (default PLAN) through the core; returns kind -> case code."""
     from annotate.events import record_label, start_session
-    from annotate.sets import rater_queue
+    from annotate.sets.annotation_set import rater_queue
     from store import open_db
 
     db = open_db(clinic_db.db_path)

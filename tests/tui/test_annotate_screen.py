@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.cases import CaseView
+from annotate.sets.cases import CaseView
 from tests.tui.conftest import SET_NAME
 from tests.tui.helpers import events, query, screen_text
 from workbench.tui.app import AnnotationApp
@@ -221,7 +221,7 @@ async def test_note_is_recorded_from_the_note_input(annotation_db):
 async def test_session_resumes_at_first_unlabelled_case_and_keeps_other_raters_apart(
         annotation_db):
     from annotate.events import record_label, start_session
-    from annotate.sets import rater_queue
+    from annotate.sets.annotation_set import rater_queue
     from store import open_db
 
     db = open_db(annotation_db.db_path)

@@ -78,7 +78,7 @@ async def test_kappa_appears_and_updates_as_labels_arrive_from_outside(annotatio
         script = (
             "import sys\n"
             "from annotate.events import record_label, start_session\n"
-            "from annotate.people import authenticate\n"
+            "from annotate.trust.people import authenticate\n"
             "from store import open_db\n"
             "db = open_db(sys.argv[1])\n"
             "bob = authenticate(db, 'bob', sys.argv[2])\n"
@@ -111,7 +111,7 @@ async def test_progress_undefined_state_and_confusion_matrix_follow_the_cursor(a
         await wait_until(pilot, lambda: screen.report is not None)
         text = screen_text(app)
         # Alice finished case 1 only if it asks neither harm nor chain; count from the core.
-        from annotate.agreement import progress
+        from annotate.agreement.tables import progress
         from store import open_db
 
         db = open_db(annotation_db.db_path)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from annotate.codebook import FIELDS
-from annotate.people import register
-from annotate.sets import create_set
+from annotate.sets.audit import create_set
+from annotate.trust.people import register
 from store import open_db
 from tests.builders import AuditBuilder
 from tests.tui.clinic import CHAIN, STEMI_OPTIONS, STEMI_QUESTION

@@ -9,7 +9,7 @@ highlighted as a user would, the report built by the screen's own worker:
 - seed 003's Figures 5 and 6: `analysis/robustness/report.py`, the two figures with `plot=`;
 - seed 000's dose-response Figures 2 and 3: `analysis/counterfactual/plots.py`, `dose_data`;
 - κ over paired labels for the coordinator signed in at the gate:
-  `annotate/kappa_figures.py` (the fixture set of tests/tui/conftest.py, labelled).
+  `annotate/report/kappa_figures.py` (the fixture set of tests/tui/conftest.py, labelled).
 
 The power curves (seed 000, Appendix F; `analysis/counterfactual/power.py`, `power_data`)
 come from `paw power --study` run on the dose store's study through the real entry point:

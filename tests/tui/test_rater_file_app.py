@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from annotate.rater_file import open_file, pack, sign_in
-from annotate.rater_merge import merge
+from annotate.raterfile.file import open_file, pack, sign_in
+from annotate.raterfile.merge import merge
 from store import open_db
 from tests.tui.conftest import PASSPHRASE, SET_NAME
 from tests.tui.helpers import all_text, events
@@ -84,7 +84,7 @@ async def test_labelling_a_rater_file_with_the_same_screen(annotation_db, rater_
 
 
 async def test_the_coordinator_app_watches_a_folder_of_rater_files(annotation_db, rater_file):
-    from annotate.rater_labelling import FileLabelling
+    from annotate.raterfile.labelling import FileLabelling
     from tests.tui.helpers import screen_text, wait_until
     from workbench.tui.app import CoordinatorApp
 

@@ -44,7 +44,7 @@ def _audit_id(db, audit: str) -> int:
 def raters_group(ctx: click.Context, db_path: str) -> None:
     """Register and list raters and coordinators (`paw raters` alone lists them)."""
     if ctx.invoked_subcommand is None:
-        from annotate.people import list_people
+        from annotate.trust.people import list_people
 
         if not list_people(open_store(db_path)):
             click.echo("no raters or coordinators yet: `paw raters add NAME --role "
@@ -71,8 +71,8 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
     the setup, done by whoever will create the annotation set. Raters registered before
     then are trusted only once a coordinator names them as a set's raters.
     """
-    from annotate.keys import cost_warning
-    from annotate.people import coordinator_exists, register
+    from annotate.trust.keys import cost_warning
+    from annotate.trust.people import coordinator_exists, register
 
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     by = None
@@ -94,7 +94,7 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
 @db_option
 def raters_list(db_path: str) -> None:
     """List registered raters and coordinators."""
-    from annotate.people import list_people
+    from annotate.trust.people import list_people
 
     for name, role in list_people(open_store(db_path)):
         click.echo(f"{name}\t{role}")
@@ -127,8 +127,8 @@ def annotate_group(ctx: click.Context, rater: str | None, rater_file: str | None
     if rater is None:
         click.echo(ctx.get_help())
         return
-    from annotate.raters import require_named_rater
-    from annotate.sets import get_set, resolve_set
+    from annotate.sets.annotation_set import get_set, resolve_set
+    from annotate.sets.raters import require_named_rater
 
     db = open_store(db_path)
     person = login(db, rater, passphrase_env, "rater")
@@ -183,7 +183,7 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
     an M3/M4/M5 flip (with the harm question) balanced over model tiers where there is one.
     Both raters get the same cases, each in their own seeded order.
     """
-    from annotate.sets import create_set
+    from annotate.sets.audit import create_set
 
     if (audit is None) == (robustness is None):
         raise click.UsageError("give one of --audit or --robustness")
@@ -218,7 +218,7 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
 def annotate_assign(set_name: str, raters: str, coordinator: str, passphrase_env: str | None,
                     db_path: str) -> None:
     """Name the two raters of a set that has none yet (e.g. one drawn by PAW 0.1)."""
-    from annotate.sets import assign_raters
+    from annotate.sets.annotation_set import assign_raters
 
     db = open_store(db_path)
     pair = split_pair(raters)
@@ -251,7 +251,7 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
     keep it to check the file later with `paw verify --head HEAD`.
     """
     from annotate.export import export_verified
-    from annotate.sets import resolve_set
+    from annotate.sets.annotation_set import resolve_set
 
     if out is not None:
         prepare_output(out)
@@ -283,7 +283,7 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
 def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_env: str | None,
                db_path: str) -> None:
     """Open the coordinator's live progress and agreement view (Textual UI)."""
-    from annotate.sets import resolve_set
+    from annotate.sets.annotation_set import resolve_set
 
     db = open_store(db_path)
     person = login(db, name, passphrase_env, "coordinator")
@@ -317,8 +317,8 @@ FIELD_HELP = _field_help()
 def label(case: str, rater: str, field_name: str, value: str | None, clear: bool,
           time_ms: int | None, passphrase_env: str | None, db_path: str) -> None:
     """Record one label for CASE without the UI (same validation and event log)."""
-    from annotate.cases import case_row
     from annotate.events import record_label, start_session
+    from annotate.sets.cases import case_row
 
     if (value is None) == (not clear):
         raise UserError("--value/--clear: expected exactly one of them")
@@ -346,8 +346,8 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
               passphrase_env: str | None, db_path: str) -> None:
     """Inter-rater agreement per field: kappa [95% CI], raw agreement, N, AC1, confusion
     (coordinator only: it reveals how the raters labelled)."""
-    from annotate.agreement import all_agreements, progress
-    from annotate.sets import resolve_set
+    from annotate.agreement.tables import all_agreements, progress
+    from annotate.sets.annotation_set import resolve_set
 
     db = open_store(db_path)
     login_coordinator(db, coordinator, passphrase_env, "agreement")
@@ -374,7 +374,7 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
             for category, row in zip(a.categories, a.confusion):
                 click.echo(f"    {category.rjust(width)}  " + " ".join(
                     str(x).rjust(width) for x in row))
-    from annotate.agreement import landis_koch_legend
+    from annotate.agreement.kappa import landis_koch_legend
 
     click.echo(f"Landis–Koch: {landis_koch_legend()}. CI: asymptotic, cut at [−1, 1] "
                "(clipped); small N: N < 2q² (Cicchetti 1981); perfect: kappa 1, no interval.")
@@ -407,7 +407,7 @@ def adjudicate(name: str, set_name: str | None, code: str | None, field_name: st
     `paw coordinate`). The raters' own labels are never changed.
     """
     from annotate import adjudicate as adj
-    from annotate.sets import resolve_set
+    from annotate.sets.annotation_set import resolve_set
 
     db = open_store(db_path)
     person = login(db, name, passphrase_env, "coordinator")

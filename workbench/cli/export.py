@@ -47,7 +47,7 @@ def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | 
     import pandas as pd
 
     from annotate.export import export_verified
-    from annotate.sets import resolve_set
+    from annotate.sets.annotation_set import resolve_set
     from workbench.cli.signin import login_coordinator
 
     person = login_coordinator(db, coordinator, env, "exporting labels")

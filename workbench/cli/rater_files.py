@@ -5,7 +5,7 @@ and `paw raters upgrade`, a PAW 0.1 person's key made with a coordinator.
 A coordinator packs a rater's blinded cases into a file of their own (no audit, model,
 operator, verdict or other rater in it); the rater labels it offline with the usual screen;
 the coordinator merges it back, every signature and case checked, each event once.
-See annotate/rater_file.py and annotate/rater_merge.py.
+See annotate/raterfile/file.py and annotate/raterfile/merge.py.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def annotate_pack(set_name: str, rater: str, out: str, coordinator: str | None,
     back for `paw annotate merge`. The coordinator signs its case list; the pack is
     recorded in the signed record.
     """
-    from annotate.rater_file import pack
+    from annotate.raterfile.file import pack
 
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "packing a rater file")
@@ -66,7 +66,7 @@ def annotate_merge(paths: tuple[str, ...], coordinator: str | None, passphrase_e
     refused whole, naming why; merging a file again adds nothing. Exits 1 if any was
     refused.
     """
-    from annotate.rater_merge import Merged, merge, merge_folder
+    from annotate.raterfile.merge import Merged, merge, merge_folder
 
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "merging rater files")
@@ -105,7 +105,7 @@ def raters_upgrade(name: str, coordinator: str, passphrase_env: str | None,
     claim a not-yet-upgraded person's key alone. (The first coordinator of a PAW 0.1 store
     gets their key at their first sign-in, while no coordinator has one.)
     """
-    from annotate.people import upgrade_legacy
+    from annotate.trust.people import upgrade_legacy
 
     db = open_store(db_path)
     by = login(db, coordinator, coordinator_passphrase_env, "coordinator")

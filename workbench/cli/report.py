@@ -45,7 +45,7 @@ def _annotation_access(db, audit_ids: list[int], coordinator: str | None,
 
 def _stamp_record(db, report) -> None:
     """Put the annotation record head the sections were computed from on the report."""
-    from annotate.verify import verify_record
+    from annotate.verification.verify import verify_record
 
     checked = verify_record(db)
     report.meta["annotation_record_head"] = checked.head_hash
@@ -133,7 +133,7 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
         audit_ids = [int(report.meta["audit_id"])]
     who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
     if who is not None:  # the clinician tables and κ plots: the coordinator's alone
-        from annotate.sections import add_clinician_parts
+        from annotate.report.sections import add_clinician_parts
 
         for audit_id in audit_ids:
             add_clinician_parts(report, db, audit_id)

@@ -82,8 +82,8 @@ def login(db: Any, name: str, env: str | None, role: str | None = None, *,
         UserError: wrong passphrase (after the last attempt), wrong role, or a person the
             signed record does not vouch for.
     """
-    from annotate.identity import require
-    from annotate.people import authenticate
+    from annotate.trust.identity import require
+    from annotate.trust.people import authenticate
     from store.errors import NotFound
 
     attempts = 1 if env else MAX_ATTEMPTS
@@ -113,7 +113,7 @@ def login_file(path: str, env: str | None) -> tuple[Any, Any]:
     Raises:
         UserError: not a rater file, an altered one, or the wrong passphrase.
     """
-    from annotate.rater_file import check_statement, open_file, sign_in
+    from annotate.raterfile.file import check_statement, open_file, sign_in
 
     conn = open_file(path)
     try:

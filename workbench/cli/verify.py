@@ -58,7 +58,7 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
     never changed (a read-only file, folder or mount works; a `paw backup` copy keeps its
     sha256).
     """
-    from annotate.verify import resolve_head, verify_record
+    from annotate.verification.verify import resolve_head, verify_record
 
     db = open_store(db_path, readonly=True)  # never changes the file it verifies
     if details and person:
@@ -98,7 +98,7 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
             for name, fp in sorted(report.fingerprints.items()):
                 click.echo(f"key {name}: {fp} ({report.signed_by.get(name, 0)} entries signed)")
         if person and who is not None:
-            from annotate.people import key_fingerprint
+            from annotate.trust.people import key_fingerprint
 
             mine = "no problem" if not problems else f"{len(problems)} problem(s)"
             click.echo(f"{who.name}: the record's key {key_fingerprint(db, who.name)} opens "

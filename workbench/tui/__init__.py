@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from annotate.identity import Person
+    from annotate.trust.identity import Person
 
 __all__ = ["run_adjudication", "run_annotation", "run_coordinator", "run_rater_file"]
 
@@ -19,7 +19,7 @@ def run_annotation(db_path: str, person: Person, set_name: str) -> None:
 
     Args:
         db_path: the SQLite store.
-        person: an authenticated rater (from `annotate.people.authenticate`).
+        person: an authenticated rater (from `annotate.trust.people.authenticate`).
         set_name: the annotation set to label.
     """
     from workbench.tui.app import AnnotationApp

@@ -16,7 +16,7 @@ from workbench.tui.components.error_modal import ErrorModal
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from annotate.identity import Person
+    from annotate.trust.identity import Person
 
 
 class PawApp(App[None]):
@@ -117,7 +117,7 @@ class RaterFileApp(PawApp):
     """
 
     def __init__(self, file_path: str, person: Person, conn) -> None:
-        from annotate.rater_file import meta
+        from annotate.raterfile.file import meta
 
         super().__init__(file_path, person, meta(conn)["set"])
         self.conn = conn
@@ -131,7 +131,7 @@ class RaterFileApp(PawApp):
 
     def open_labelling(self, app: str):
         """Labelling on the rater's own file."""
-        from annotate.rater_labelling import FileLabelling
+        from annotate.raterfile.labelling import FileLabelling
 
         return FileLabelling(self.conn, self.person, app)
 

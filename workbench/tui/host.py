@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from annotate.people import Person
+    from annotate.trust.people import Person
     from workbench.tui.live import LiveRun
 
 

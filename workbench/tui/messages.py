@@ -41,7 +41,7 @@ class AgreementComputed(Message):
     """The coordinator's agreement and progress figures were recomputed in a worker."""
 
     report: Any
-    """What the core returned (see `annotate.agreement`)."""
+    """What the core returned (see `annotate.agreement.tables`)."""
 
     def can_replace(self, message: Message) -> bool:
         # Only the newest recomputation matters; drop older ones still queued.

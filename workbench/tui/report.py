@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from annotate.agreement import Agreement, LabelLog, RaterProgress
+    from annotate.agreement.kappa import Agreement
+    from annotate.agreement.label_log import LabelLog
+    from annotate.agreement.tables import RaterProgress
 
 STRATUM_DIMENSIONS: tuple[str, ...] = ("family", "dataset", "model")
 """Dimensions the per-stratum table cycles through (`b` on the coordinator screen)."""
@@ -32,7 +34,7 @@ class CoordinatorReport:
         watched: with a watched folder of rater files, one line per file refused by the
             merge (empty when every file merged).
         kappa_over_labels: (field, binary) -> κ after the first n paired labels, n = 1..N
-            (`annotate.kappa_series`; the last is the live κ of `overall`); None when the
+            (`annotate.agreement.kappa_series`; the last is the live κ of `overall`); None when the
             recomputation left it out (the screen asks for it only while its plot shows).
     """
 
@@ -101,7 +103,7 @@ def compute_report(db_path: str, set_name: str, dimension: str,
         dimension: 'family', 'dataset' or 'model' for the per-stratum table.
         previous: the fingerprint of the last report; if nothing changed, returns None.
         cache: the screen's `ReportCache`; with it only new label events are read.
-        watch: a folder of rater files to merge first (`annotate.rater_merge`), so
+        watch: a folder of rater files to merge first (`annotate.raterfile.merge`), so
             agreement stays live without a shared database.
         coordinator: the signed-in coordinator who merges them.
         series: also compute κ over paired labels of every table (the `k` plot); the
@@ -111,10 +113,10 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     Returns:
         The report, or None when the store is unchanged since `previous`.
     """
-    from annotate.agreement import LabelLog, all_agreements, progress, rater_pair
-    from annotate.kappa_series import kappa_series
-    from annotate.label_log import table_keys
-    from annotate.sets import get_set
+    from annotate.agreement.kappa_series import kappa_series
+    from annotate.agreement.label_log import LabelLog, table_keys
+    from annotate.agreement.tables import all_agreements, progress, rater_pair
+    from annotate.sets.annotation_set import get_set
     from store.db import open_db, utcnow
 
     cache = cache or ReportCache()
@@ -122,7 +124,7 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     try:
         refused: tuple[str, ...] = ()
         if watch is not None and coordinator is not None:
-            from annotate.rater_merge import merge_folder
+            from annotate.raterfile.merge import merge_folder
 
             refused = tuple(r for r in merge_folder(db, watch, coordinator, set_name)
                             if isinstance(r, str))

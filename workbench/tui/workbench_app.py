@@ -163,7 +163,7 @@ class WorkbenchApp(PawApp):
 
     def unlock(self, person: Any) -> None:
         """A coordinator signed in at the gate: open the workbench on the Runs screen."""
-        from annotate.identity import require
+        from annotate.trust.identity import require
 
         self.person = require(person, "coordinator")
         self.locked = False
@@ -225,7 +225,7 @@ def _needs_sign_in(db_path: str) -> bool:
 
     if not Path(db_path).expanduser().is_file():
         return False  # the welcome offer creates a store with nobody in it
-    from annotate.people import people_registered
+    from annotate.trust.people import people_registered
     from store.db import open_db
 
     db = open_db(db_path)

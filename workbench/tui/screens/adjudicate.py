@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from annotate.codebook import FIELDS, option_keys
+from annotate.codebook import FIELDS, FieldKind, option_keys
 from store.errors import UserError
 from workbench.tui.host import SessionHost
 from workbench.tui.widgets import agreement_format as fmt
@@ -101,7 +101,7 @@ class AdjudicateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         from annotate.adjudicate import disagreements
-        from annotate.identity import require
+        from annotate.trust.identity import require
 
         try:
             require(self.paw.person, "coordinator")
@@ -126,7 +126,7 @@ class AdjudicateScreen(Screen[None]):
 
     def _show(self) -> None:
         from annotate.adjudicate import rater_labels
-        from annotate.cases import shown_case
+        from annotate.sets.cases import shown_case
 
         decision = self.current
         status = self.query_one("#status", Static)
@@ -184,7 +184,7 @@ class AdjudicateScreen(Screen[None]):
         decision = self.current
         if decision is None or self.focused is self.query_one(DecisionPanel).reason:
             return
-        if FIELDS[decision.field].kind == "option_letter" and event.character \
+        if FIELDS[decision.field].kind == FieldKind.OPTION_LETTER and event.character \
                 and event.character.isalpha():
             key = event.character.lower()
             # An option key wins over a panel key here; any other letter (the gold's, say)

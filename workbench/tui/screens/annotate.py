@@ -2,7 +2,7 @@
 
 Every keypress that sets a label is recorded at once, on the UI thread, through the app's
 `annotate.labelling.Labelling` — the shared store (`annotate.events.record_label`) or the
-rater's own file (`annotate.rater_labelling`): one small transaction, and doing it
+rater's own file (`annotate.raterfile.labelling`): one small transaction, and doing it
 synchronously means a keypress can never be lost between the key and a queued write. The
 screen reads cases only through the core's blinded `CaseView`, so nothing here can show a
 model, an arm, another rater's labels or an agreement figure.
@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from annotate.codebook import FIELDS, option_keys
+from annotate.codebook import FIELDS, FieldKind, option_keys
 from store.errors import UserError
 from workbench.tui.host import SessionHost
 from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
@@ -30,8 +30,8 @@ from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 
 if TYPE_CHECKING:
-    from annotate.cases import CaseView
     from annotate.labelling import Labelling
+    from annotate.sets.cases import CaseView
 
 APP_NAME = "paw-tui"
 """Stamped (with the package version) on the rater's session and every event."""
@@ -42,7 +42,7 @@ _CASE = Binding.Group("case", compact=True)
 
 def required_fields(view: CaseView) -> list[str]:
     """Fields a case needs before it counts as labelled (all applicable but the note)."""
-    return [f for f in view.fields if FIELDS[f].kind != "text"]
+    return [f for f in view.fields if FIELDS[f].kind != FieldKind.TEXT]
 
 
 def is_complete(view: CaseView) -> bool:

@@ -1,7 +1,7 @@
 """Coordination (key 5 of the workbench): a coordinator signs in, picks a set, and gets the
 live agreement view with adjudication — the same screens as `paw coordinate`.
 
-Sign-in checks the passphrase with `annotate.people.authenticate` (scrypt, in a thread
+Sign-in checks the passphrase with `annotate.trust.people.authenticate` (scrypt, in a thread
 worker) and requires the coordinator role; like the CLI prompt it allows three attempts
 with a growing delay, after which the form stays locked for this session of the app. A
 coordinator who signed in at the workbench's gate (`screens/signin.py`) is not asked again.
@@ -81,7 +81,7 @@ class CoordinationScreen(FormScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        from annotate.sets import set_names
+        from annotate.sets.annotation_set import set_names
 
         if self.paw.db_exists:
             names = set_names(self.paw.db)
@@ -124,8 +124,8 @@ class CoordinationScreen(FormScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="signin", name="sign-in")
     def _check(self, name: str, passphrase: str, set_name: str) -> None:
-        from annotate.identity import require
-        from annotate.people import authenticate
+        from annotate.trust.identity import require
+        from annotate.trust.people import authenticate
         from store.db import open_db
         from store.errors import NotFound, UserError
 

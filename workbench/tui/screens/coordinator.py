@@ -3,7 +3,7 @@
 Each recomputation reads only the label events added since the last one (`ReportCache`
 keeps the folded log), so it stays fast on a set with tens of thousands of labels
 (bench/annotation_scale.py). `a` opens the adjudication screen; `k` swaps the tables for
-the plot of κ over paired labels of the highlighted field (`annotate.kappa_series`, the
+the plot of κ over paired labels of the highlighted field (`annotate.agreement.kappa_series`, the
 function behind the live κ), drawn with plotext like the Statistics screen's figures.
 """
 
@@ -94,7 +94,7 @@ class CoordinatorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from annotate.identity import require
+        from annotate.trust.identity import require
         from store.errors import UserError
 
         try:
@@ -161,7 +161,7 @@ class CoordinatorScreen(Screen[None]):
                                               self.report.strata_for(self.selected))
 
     def _draw_plot(self, agreement) -> None:
-        from annotate.kappa_series import series_plot
+        from annotate.agreement.kappa_series import series_plot
 
         if agreement is None or self.report is None:
             return

@@ -97,7 +97,7 @@ class SignInScreen(FormScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="gate", name="sign-in")
     def _check(self, name: str, passphrase: str) -> None:
-        from annotate.people import authenticate
+        from annotate.trust.people import authenticate
         from store.db import open_db
         from store.errors import NotFound, UserError
 

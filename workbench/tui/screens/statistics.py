@@ -134,7 +134,7 @@ class StatisticsScreen(Screen[None]):
     def compute(self, audit_id: int | None) -> None:
         """Build the run's report from the store (own connection) and post it."""
         from analysis.reports import build_run_report
-        from annotate.sections import add_clinician_parts
+        from annotate.report.sections import add_clinician_parts
         from store.db import open_db
         from store.runs import list_runs
 

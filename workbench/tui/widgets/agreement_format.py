@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from annotate.agreement import Agreement
+    from annotate.agreement.kappa import Agreement
 
 DASH = "—"
 
@@ -54,7 +54,7 @@ def flags(agreement: Agreement) -> str:
 
 def legend() -> str:
     """What the note flags and the Landis–Koch words mean (every band)."""
-    from annotate.kappa import landis_koch_legend
+    from annotate.agreement.kappa import landis_koch_legend
 
     return (f"Landis–Koch: {landis_koch_legend()}\n"
             "CI: asymptotic (statsmodels), cut at [−1, 1] when it runs past (clipped) · "

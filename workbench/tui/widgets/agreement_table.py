@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 from workbench.tui.widgets import agreement_format as fmt
 
 if TYPE_CHECKING:
-    from annotate.agreement import Agreement
+    from annotate.agreement.kappa import Agreement
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("field", "field"), ("form", "form"), ("n", "N"), ("raw", "raw agr."),

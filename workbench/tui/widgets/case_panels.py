@@ -35,7 +35,7 @@ from workbench.tui.widgets.question_diff import QuestionDiff
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
-    from annotate.cases import CaseView
+    from annotate.sets.cases import CaseView
 
 PANEL_KEYS: dict[str, str] = {"question": "e", "options": "o", "answers": "a",
                               "chain": "c"}

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from workbench.tui.widgets import agreement_format as fmt
 
 if TYPE_CHECKING:
-    from annotate.agreement import Agreement
+    from annotate.agreement.kappa import Agreement
 
 
 def matrix_lines(agreement: Agreement) -> list[str]:

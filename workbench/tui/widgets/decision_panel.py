@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, Static
 
-from annotate.codebook import FIELDS
+from annotate.codebook import FIELDS, FieldKind
 
 if TYPE_CHECKING:
     from annotate.adjudicate import RaterLabels
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def value_keys(field: str, option_keys: Mapping[str, str]) -> dict[str, str]:
     """key -> value the coordinator may choose for `field` (digits, or the option keys)."""
     spec = FIELDS[field]
-    if spec.kind == "option_letter":
+    if spec.kind == FieldKind.OPTION_LETTER:
         return dict(option_keys)
     return {v.key: v.value for v in spec.values}
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from textual.content import Content
 from textual.widgets import Static
 
-from annotate.codebook import EVIDENCE, FIELDS
+from annotate.codebook import EVIDENCE, FIELDS, FieldKind
 
 _TITLE_WIDTH = 19
 _VALUE_WIDTH = 12
@@ -41,12 +41,12 @@ def field_keys(field: str, option_keys: Mapping[str, str] | None = None,
     """
     spec = FIELDS[field]
     parts: list[str | tuple[str, str]] = []
-    if spec.kind == "option_letter":
+    if spec.kind == FieldKind.OPTION_LETTER:
         for key, label in (option_keys or {}).items():
             parts += [(key, "bold $text-accent"), f" {label}{gap}" if key.upper() != label
                       else gap]
         return Content.assemble(*parts).rstrip() if parts else Content("choose the option")
-    if spec.kind == "text":
+    if spec.kind == FieldKind.TEXT:
         return Content.assemble(("n", "bold $text-accent"), " write a note (optional)")
     for value in spec.values:
         parts += [(value.key, "bold $text-accent"), f" {value.value}{gap}"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import DataTable
 
 if TYPE_CHECKING:
-    from annotate.agreement import RaterProgress
+    from annotate.agreement.tables import RaterProgress
 
 BAR_WIDTH = 12
 
