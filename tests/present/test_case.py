@@ -20,7 +20,7 @@ from tests.present.cases import (
     unmark,
 )
 from workbench.present.case import EDITED_TITLES, case_panes
-from workbench.present.segments import bar, marked, plain, styled
+from workbench.present.segments import bar, marked, plain_text, styled
 
 
 @pytest.fixture
@@ -78,8 +78,8 @@ def test_colour_and_plain_differ_only_in_the_bars(cases):
 def test_runs_markers_and_bars():
     runs = marked("he has a cough", [(3, 6), (9, 14)], "removed")
     assert runs == [("he ", None), ("has", "removed"), (" a ", None), ("cough", "removed")]
-    assert plain(runs) == "he [-has-] a [-cough-]"
-    assert plain([("x", "inserted")]) == "{+x+}"
+    assert plain_text(runs) == "he [-has-] a [-cough-]"
+    assert plain_text([("x", "inserted")]) == "{+x+}"
     text = styled(runs)
     assert text.plain == "he has a cough"
     assert [(s.start, s.end, str(s.style)) for s in text.spans] == [

@@ -27,7 +27,7 @@ from workbench.present.segments import (
     bar,
     lines,
     marked,
-    plain,
+    plain_text,
     styled,
 )
 
@@ -88,7 +88,7 @@ class Pane:
 
     def plain(self) -> str:
         """The body as plain text with the edit's markers."""
-        return plain(self.body)
+        return plain_text(self.body)
 
 
 def case_panes(case: FlipCase, plain: bool = False) -> tuple[Pane, ...]:

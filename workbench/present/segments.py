@@ -82,7 +82,7 @@ def lines(rows: Iterable[Sequence[str | Segment]]) -> list[Segment]:
     return out
 
 
-def plain(segments: Iterable[Segment]) -> str:
+def plain_text(segments: Iterable[Segment]) -> str:
     """The runs as plain text, the edit's runs between wdiff's markers."""
     parts = []
     for text, style in segments:
