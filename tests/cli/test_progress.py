@@ -106,12 +106,12 @@ def test_a_block_planned_late_counts_its_rate_from_its_stage():
         clock_.t = 99.0
         baseline = progress.model.view("baseline", clock_.t)
         assert baseline.eta_text() == "done in 0:00:10"  # finished: frozen
-        bars = ANSI.sub("", _drawn(progress))
+        bars = ANSI.sub("", drawn_bars(progress))
     assert re.search(r"F +━+ +1/2 +0\.01 jobs/s ETA 0:01:19", bars)  # 1 in 79 s by now
     assert re.search(r"baseline +━+ +1/1 +0\.10 jobs/s done in 0:00:10", bars)
 
 
-def _drawn(progress: ProgressReporter) -> str:
+def drawn_bars(progress: ProgressReporter) -> str:
     """The bars as the terminal shows them now."""
     from rich.console import Console
 

@@ -7,7 +7,7 @@ import io
 import re
 
 from tests.cli.test_flips_cli import ANSI
-from tests.cli.test_progress import Clock, Tty, _drawn
+from tests.cli.test_progress import Clock, Tty, drawn_bars
 from workbench.audit.events import AuditPlanned, BlockProgress, RunnerProgress, StageStarted
 from workbench.cli.progress import ProgressReporter
 from workbench.models.events import ModelLoaded
@@ -57,7 +57,7 @@ def test_cli_bars_and_runs_screen_show_the_same_rate_and_eta():
             progress(event)
             live.apply(event)
         cli_clock.t = ui_clock.t = 61.0
-        cli = _rates_and_etas(_drawn(progress))
+        cli = _rates_and_etas(drawn_bars(progress))
     ui = _rates_and_etas(live_text(live.snapshot()))
     assert cli == ui == EXPECTED
     assert "0:01:01" in live_text(live.snapshot())  # the run's clock: 61 s, H:MM:SS
