@@ -133,7 +133,8 @@ async def workbench_round(path: str, audit_id: int, size: tuple[int, int],
                 return False
             chains = _q(case, "#chains")
             panes = ["#original", "#options", "#distribution", "#output"] + (
-                ["#chains"] if chains is not None and chains.display else [])
+                ["#chain_original", "#chain_edited"] if chains is not None and chains.display
+                else [])
             return all(_text(_q(case, p)) for p in panes)
 
         out.setdefault("open a case", []).append(await drawn(app, case_drawn, started))

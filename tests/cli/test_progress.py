@@ -76,15 +76,46 @@ def test_large_import_shows_progress_on_stderr(capsys, tmp_path, monkeypatch):
                         err.splitlines()[-1])
 
 
+class Clock:
+    """A clock the test sets by hand (seconds)."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
 def test_a_block_planned_late_counts_its_rate_from_its_stage():
     from workbench.audit.events import AuditPlanned, BlockProgress, StageStarted
 
-    with ProgressReporter(Tty()) as progress:
+    clock_ = Clock()
+    with ProgressReporter(Tty(), time_source=clock_) as progress:
         progress(AuditPlanned("a", ("m/cot",), 1, {"baseline": 1}, {}, {}))
+        progress(BlockProgress("baseline", 0, 1))  # the engine reports every block once
         progress(StageStarted("stage 1", "m", 1))
+        clock_.t = 10.0
         progress(BlockProgress("baseline", 1, 1))
         progress(BlockProgress("F", 0, 2))  # planned at the end of stage 1
+        clock_.t = 20.0
         progress(StageStarted("stage 2", "m", 2))
-        tasks = {t.description: t for t in progress._bars().tasks}
-        assert tasks["F"].fields["t0"] == progress.stage.started  # not stage 1's start
-        assert tasks["baseline"].fields["t1"] is not None         # finished: frozen
+        clock_.t = 30.0
+        progress(BlockProgress("F", 1, 2))
+        # F: 1 job in the 10 s since stage 2 began (not the 30 s since stage 1): 10 s to go.
+        assert progress.model.view("F", clock_.t).eta_text() == "ETA 0:00:10"
+        clock_.t = 99.0
+        baseline = progress.model.view("baseline", clock_.t)
+        assert baseline.eta_text() == "done in 0:00:10"  # finished: frozen
+        bars = ANSI.sub("", drawn_bars(progress))
+    assert re.search(r"F +━+ +1/2 +0\.01 jobs/s ETA 0:01:19", bars)  # 1 in 79 s by now
+    assert re.search(r"baseline +━+ +1/1 +0\.10 jobs/s done in 0:00:10", bars)
+
+
+def drawn_bars(progress: ProgressReporter) -> str:
+    """The bars as the terminal shows them now."""
+    from rich.console import Console
+
+    bars = progress._bars()
+    console = Console(file=io.StringIO(), width=120, record=True)
+    console.print(bars.make_tasks_table(bars.tasks))
+    return console.export_text()

@@ -69,7 +69,8 @@ async def test_an_unedited_question_is_shown_once_with_the_options_on_the_first_
             text = screen_text(app)
             assert title in text
             assert "Edited question" not in text
-            assert text.count("Question (not edited") == 1
+            # Once, titled "Question", why it is not edited on the pane's bottom border.
+            assert text.count("─ Question ─") == 1 and text.count("(not edited:") == 1
             # The options panel starts on the first screen, even at 80×24.
             assert "Options" in text
 

@@ -361,8 +361,9 @@ async def test_flip_inspector_filters_pages_and_opens_a_case(workbench_db):
         case_screen = app.screen
         first = case_screen.case.id
         assert case_screen.case.operator_id == "F4_insert_a"
+        await wait_until(pilot, lambda: "FLIPPED" in screen_text(app))  # drawn
         text = screen_text(app)
-        assert "FLIPPED" in text and "◆ gold" in text and "Question (not edited: the edit is in the chain" in text
+        assert "◆ gold" in text and "(not edited: the edit is in the chain below)" in text
         await pilot.press("n")
         await pilot.pause()
         assert case_screen.case.id != first

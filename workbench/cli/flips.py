@@ -1,5 +1,6 @@
 """`paw flips` (the flipped edits of an audit, filtered, one line each) and `paw flips show ID`
-(one case in the terminal). The queries are `analysis.flips.listing`, shared with the UI's inspector."""
+(one case in the terminal). The queries are `analysis.flips.listing` and the case's panes
+`workbench.present.case`, both shared with the UI's inspector."""
 
 from __future__ import annotations
 
@@ -9,13 +10,6 @@ from typing import Any
 import click
 
 from workbench.cli.options import db_option, open_store, whole
-
-BAR_WIDTH = 20
-"""Characters of a probability bar at p = 1."""
-
-INTENT_NAMES = {"D": "destructive", "P": "preserving"}
-LOCUS_NAMES = {"Str": "structural", "Sur": "surface"}
-
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeated and comma-separated values, flattened."""
@@ -168,7 +162,7 @@ def flips_show(case_id: str, as_json: bool, color: bool | None, db_path: str) ->
     if as_json:
         click.echo(json.dumps(case.as_dict(), indent=2, ensure_ascii=False))
         return
-    from workbench.cli.case_view import print_case
+    from workbench.present.case import print_case
 
     print_case(case, color=color)
 

@@ -7,52 +7,51 @@ runner's own (`RunStarted`, `ModelLoaded`, `GenerationFinished`, `RunFinished`).
 
 On a terminal it draws a status line for the current stage (model, generations done of the
 stage's total, generations/s, tokens/s, ETA) above one `rich.progress` bar per block
-(done/total, jobs/s, ETA). Rates are averages since the bar appeared (jobs already stored
-by an earlier run are not counted), so an ETA does not jump with each slow generation; ETAs
-are recomputed at every redraw. On a pipe or in CI it prints plain lines instead: one when a
-stage starts, one when it ends (with its rate), and a few for a bare `paw run`, so logs
-stay short.
+(done/total, jobs/s, ETA). The blocks' rates and ETAs are `workbench.present.progress`'s
+model, the one the Runs screen draws too (averages since the stage began, jobs an earlier
+run stored not counted; recomputed at every redraw). On a pipe or in CI it prints plain
+lines instead: one when a stage starts, one when it ends (with its rate), and a few for a
+bare `paw run`, so logs stay short.
 """
 
 from __future__ import annotations
 
 import sys
-import time
+from collections.abc import Callable
 from typing import Any
 
-
-def clock(seconds: float) -> str:
-    """H:MM:SS."""
-    seconds = max(0, int(seconds))
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-
-
-_plain_eta = clock  # the name other modules used before
-
-
-def _rate(done: float, elapsed: float) -> float:
-    return done / elapsed if elapsed > 0 and done > 0 else 0.0
+from workbench.present.progress import (
+    BlockView,
+    ProgressModel,
+    clock,
+    now,
+    per_second,
+    time_left,
+)
 
 
 class _Stage:
     """The stage being worked on: counts and the time it started."""
 
-    def __init__(self, name: str = "", model: str = "", total: int = 0) -> None:
+    def __init__(self, name: str = "", model: str = "", total: int = 0,
+                 time_source: Callable[[], float] = now) -> None:
         self.name, self.model, self.total = name, model, total
         self.generated = 0
         self.tokens = 0
-        self.started = time.perf_counter()
+        self.time_source = time_source
+        self.started = time_source()
         self.step = False  # a step of other work (`ProgressReporter.begin`), not generation
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.started
+        return self.time_source() - self.started
 
     def summary(self) -> str:
         """What the stage did, with its rate (the plain line when it ends)."""
         elapsed = self.elapsed()
-        rate = _rate(self.generated, elapsed)
+        rate = per_second(self.generated, elapsed) or 0.0
+        tokens = per_second(self.tokens, elapsed) or 0.0
         return (f"{self.name} [{self.model}]: {self.generated} generated in {clock(elapsed)} "
-                f"({rate:.2f} gen/s, {_rate(self.tokens, elapsed):.1f} tok/s)")
+                f"({rate:.2f} gen/s, {tokens:.1f} tok/s)")
 
     def status(self) -> str:
         """The live status line."""
@@ -62,46 +61,36 @@ class _Stage:
             return f"{head}  elapsed {clock(elapsed)}"
         if not self.generated:
             return f"{head}  {self.total} to generate  elapsed {clock(elapsed)}"
-        rate = _rate(self.generated, elapsed)
+        rate = per_second(self.generated, elapsed)
         left = max(self.total - self.generated, 0)
-        eta = clock(left / rate) if rate and left else "0:00:00"
-        return (f"{head}  {self.generated}/{self.total} gen  {rate:.2f} gen/s  "
-                f"{_rate(self.tokens, elapsed):.1f} tok/s  ETA {eta}  elapsed {clock(elapsed)}")
+        eta = clock(time_left(left, rate)) if rate and left else "0:00:00"
+        return (f"{head}  {self.generated}/{self.total} gen  {rate or 0.0:.2f} gen/s  "
+                f"{per_second(self.tokens, elapsed) or 0.0:.1f} tok/s  ETA {eta}  "
+                f"elapsed {clock(elapsed)}")
 
 
-def _live_progress(stream: Any, status: Any) -> Any:
-    """A `rich.progress.Progress` with the stage status line above its bars."""
+def _live_progress(stream: Any, status: Callable[[], str],
+                   view: Callable[[str], BlockView]) -> Any:
+    """A `rich.progress.Progress` with the stage status line above its bars; each bar's
+    rate and ETA are `view(block)` of the progress model."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn
     from rich.text import Text
 
-    def task_rate(task: Any) -> float:
-        # From when the block's stage started (a block may first report mid-stage) to now,
-        # or to when it finished; jobs done before (`base`, a resumed run) do not count.
-        end = task.fields.get("t1") or time.perf_counter()
-        return _rate(task.completed - task.fields.get("base", 0), end - task.fields["t0"])
-
     class RateColumn(ProgressColumn):
-        """Jobs per second (average)."""
+        """Units per second (average)."""
 
         def render(self, task: Any) -> Text:
-            rate = task_rate(task)
-            number = f"{rate:7,.0f}" if rate >= 100 else f"{rate:7.2f}"
-            return Text(f"{number} {task.fields.get('unit', 'jobs')}/s" if rate else "",
+            return Text(view(task.description).rate_text(task.fields.get("unit", "jobs")),
                         style="progress.data.speed")
 
     class EtaColumn(ProgressColumn):
         """Time left at the average rate, or how long the block took."""
 
         def render(self, task: Any) -> Text:
-            if task.fields.get("t1"):
-                took = task.fields["t1"] - task.fields["t0"]
-                return Text(f"done in {clock(took)}" if task.completed > task.fields.get(
-                    "base", 0) else "done", style="progress.elapsed")
-            rate = task_rate(task)
-            left = (task.total or 0) - task.completed
-            text = f"ETA {clock(left / rate)}" if rate else "ETA -:--:--"
-            return Text(text, style="progress.remaining")
+            shown = view(task.description)
+            return Text(shown.eta_text(), style="progress.elapsed" if shown.took_s is not None
+                        else "progress.remaining")
 
     class StagedProgress(Progress):
         def get_renderables(self) -> Any:
@@ -129,17 +118,18 @@ class ProgressReporter:
         live: force bars (True) or plain lines (False); default: `stream.isatty()`.
     """
 
-    def __init__(self, stream: Any = None, live: bool | None = None) -> None:
+    def __init__(self, stream: Any = None, live: bool | None = None,
+                 time_source: Callable[[], float] = now) -> None:
         self.stream = stream or sys.stderr
         self.live = bool(getattr(self.stream, "isatty", lambda: False)()) \
             if live is None else live
-        self.blocks: dict[str, tuple[int, int]] = {}
+        self.model = ProgressModel()
+        """Every block's done/total, rate and ETA (the Runs screen draws the same model)."""
         self.stage: _Stage | None = None
+        self.time_source = time_source
         self._model = ""
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
-        self._finished_at: dict[str, float] = {}
-        self._base: dict[str, int] = {}
         self._plain_every = 1
 
     # ------------------------------------------------------------ lifecycle
@@ -158,12 +148,20 @@ class ProgressReporter:
 
     def _bars(self) -> Any:
         if self._progress is None:
-            self._progress = _live_progress(self.stream, self._status)
+            self._progress = _live_progress(
+                self.stream, self._status,
+                lambda block: self.model.view(block, self.time_source()))
             self._progress.start()
         return self._progress
 
     def _status(self) -> str:
         return self.stage.status() if self.stage is not None else ""
+
+    def _new_stage(self, name: str, model: str = "", total: int = 0) -> _Stage:
+        """The stage that starts now; blocks with nothing done yet count from it."""
+        self.stage = _Stage(name, model, total, self.time_source)
+        self.model.start_stage(self.stage.started)
+        return self.stage
 
     # ------------------------------------------------------------ output
 
@@ -176,45 +174,24 @@ class ProgressReporter:
             self.stream.flush()
 
     def _block_line(self) -> str:
-        return "  ".join(f"{b} {d}/{t}" for b, (d, t) in self.blocks.items())
+        return "  ".join(f"{b} {d}/{t}" for b, (d, t) in self.model.counts().items())
 
     def _update_block(self, block: str, done: int, total: int, unit: str = "jobs") -> None:
-        self.blocks[block] = (done, total)
+        self.model.update(block, done, total, self.time_source())
         if not self.live:
             return
         progress = self._bars()
         task = self._tasks.get(block)
-        now = time.perf_counter()
         if task is None:
-            # `base`: jobs already done when the bar appeared (a resumed run) are not
-            # counted in its rate; `t0`: it counts from the start of the current stage.
-            t0 = self.stage.started if self.stage is not None else now
-            task = progress.add_task(block, total=max(total, 1), completed=done, base=done,
-                                     unit=unit, t0=t0, t1=None)
-            self._tasks[block] = task
-            self._base[block] = done
-        if done >= total:
-            self._finished_at.setdefault(block, now)
-        else:
-            self._finished_at.pop(block, None)  # more jobs were planned into it
-        progress.update(task, total=max(total, 1), completed=done,
-                        t1=self._finished_at.get(block))
-
-    def _restart_idle_blocks(self) -> None:
-        """Blocks with no job done yet (the F-block, planned at the end of stage 1) count
-        their rate from the stage that starts now, not from when they appeared."""
-        progress = self._bars()
-        start = self.stage.started if self.stage is not None else time.perf_counter()
-        for block, task in self._tasks.items():
-            done, _ = self.blocks.get(block, (0, 0))
-            if done == self._base.get(block, 0) and block not in self._finished_at:
-                progress.update(task, t0=start)
+            task = self._tasks[block] = progress.add_task(block, total=max(total, 1),
+                                                          completed=done, unit=unit)
+        progress.update(task, total=max(total, 1), completed=done)
 
     def _end_stage(self) -> None:
         """The line of a stage that ended, with its rate (on a pipe also the block counts,
         which a terminal shows in its bars)."""
         if self.stage is not None:
-            if self.blocks and not self.live:
+            if self.model.counts() and not self.live:
                 self.say(self._block_line())
             if self.stage.generated:
                 self.say(self.stage.summary())
@@ -234,8 +211,7 @@ class ProgressReporter:
             unit: what the rate counts ('rows', …).
         """
         self._end_stage()
-        self.stage = _Stage(title, "", total)
-        self.stage.step = True
+        self._new_stage(title, "", total).step = True
         self.say(title) if not self.live else self._bars()
         if block is not None:
             self._update_block(block, 0, total, unit=unit)
@@ -282,15 +258,15 @@ class ProgressReporter:
             # the kind's block order (these totals are in table order).
         elif isinstance(event, StageStarted):
             self._end_stage()
-            self.stage = _Stage(event.stage, event.model, event.to_generate)
+            self._new_stage(event.stage, event.model, event.to_generate)
             if not self.live:
                 self.say(f"{event.stage} [{event.model}]: {event.to_generate} to generate")
             else:
-                self._restart_idle_blocks()
+                self._bars()  # the status line shows from the stage's start
         elif isinstance(event, BlockProgress):
             self._update_block(event.block, event.done, event.total)
         elif isinstance(event, RunStarted):  # a bare runner (`paw run`)
-            self.stage = _Stage("run", self._model, event.to_generate)
+            self._new_stage("run", self._model, event.to_generate)
             self.say(f"{event.total} generations: {event.skipped} already stored, "
                      f"{event.to_generate} to run")
             if event.to_generate and self.live:
@@ -303,12 +279,13 @@ class ProgressReporter:
             threads = f", {event.threads} threads" if event.threads else ""
             self.say(f"model {event.name} loaded in {event.seconds:.1f} s{threads}")
             self._model = event.name
+            loaded = self.time_source()
             if self.stage is not None:
                 self.stage.model = event.name
-                self.stage.started = time.perf_counter()  # rates from the first token on
+                self.stage.started = loaded  # rates from the first token on
+            self.model.start_stage(loaded)  # the idle blocks' too
         elif isinstance(event, GenerationFinished):
-            stage = self.stage or _Stage("run", self._model, event.total)
-            self.stage = stage
+            stage = self.stage or self._new_stage("run", self._model, event.total)
             stage.generated += 1
             stage.tokens += event.tokens_out
             if stage.name == "run":
@@ -316,10 +293,11 @@ class ProgressReporter:
                 if not self.live and (event.done % self._plain_every == 0
                                       or event.done == event.total):
                     elapsed = stage.elapsed()
-                    rate = _rate(event.done, elapsed)
-                    eta = (event.total - event.done) / rate if rate > 0 else 0.0
-                    self.say(f"generations {event.done}/{event.total}  {rate:.2f} gen/s  "
-                             f"{_rate(stage.tokens, elapsed):.1f} tok/s  ETA {clock(eta)}")
+                    rate = per_second(event.done, elapsed)
+                    eta = time_left(event.total - event.done, rate) or 0.0
+                    self.say(f"generations {event.done}/{event.total}  {rate or 0.0:.2f} gen/s"
+                             f"  {per_second(stage.tokens, elapsed) or 0.0:.1f} tok/s  "
+                             f"ETA {clock(eta)}")
         elif isinstance(event, JudgeFinished):
             self.say(f"judge {event.method}: {event.subjects} chains judged "
                      f"({event.yes} yes, {event.no} no; {event.stored} new)")

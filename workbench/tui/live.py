@@ -1,27 +1,19 @@
 """The state of a run launched from the UI, fed by the engine's events (no textual here).
 
 The worker thread that runs an audit passes every event to `LiveRun.apply`; the Runs screen
-reads a `LiveRun.snapshot()` on a timer and draws it. Rates and ETAs are measured from this
-session's own progress (jobs done since the block's first event here / seconds since).
+reads a `LiveRun.snapshot()` on a timer and draws it. Blocks' rates and ETAs are
+`workbench.present.progress`'s model, the one the CLI's bars draw too (this session's own
+progress: jobs an earlier run stored are not counted).
 """
 
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-
-@dataclass(frozen=True)
-class BlockState:
-    """One block's progress as drawn: done/total, jobs per second and seconds to go."""
-
-    block: str
-    done: int
-    total: int
-    rate: float | None
-    eta_s: float | None
+from workbench.present.progress import BlockView, ProgressModel, clock, now, per_second
 
 
 @dataclass(frozen=True)
@@ -31,29 +23,13 @@ class LiveSnapshot:
     name: str
     stage: str
     model: str
-    blocks: tuple[BlockState, ...]
+    blocks: tuple[BlockView, ...]
     generated: int
     gen_rate: float | None
     elapsed_s: float
     state: str
     """'starting', 'running', 'stopping', 'finished', 'stopped' or 'failed'."""
     message: str = ""
-
-
-def bar(done: int, total: int, width: int = 20) -> str:
-    """A text progress bar of `width` cells ('█' done, '░' to go)."""
-    filled = 0 if total <= 0 else min(width, round(width * done / total))
-    return "█" * filled + "░" * (width - filled)
-
-
-def clock(seconds: float | None) -> str:
-    """'m:ss' or 'h:mm:ss' ('–' when unknown)."""
-    if seconds is None:
-        return "–"
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else \
-        f"{rest // 60}:{rest % 60:02d}"
 
 
 @dataclass
@@ -63,54 +39,46 @@ class LiveRun:
     Attributes:
         name: the run's name (known once planned).
         stop: set to ask the worker to stop after the generation in flight.
+        time_source: the clock (monotonic seconds; a test passes its own).
     """
 
     name: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
+    time_source: Callable[[], float] = now
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _blocks: dict[str, tuple[int, int]] = field(default_factory=dict)
-    _first: dict[str, tuple[float, int]] = field(default_factory=dict)
-    _last: dict[str, float] = field(default_factory=dict)
+    _progress: ProgressModel = field(default_factory=ProgressModel)
     _stage: str = ""
     _model: str = ""
     _generated: int = 0
-    _started: float = field(default_factory=time.monotonic)
+    _started: float = 0.0
     _gen_started: float | None = None
     _state: str = "starting"
     _message: str = ""
     _ended: float | None = None
     _phase: str = ""
 
+    def __post_init__(self) -> None:
+        self._started = self.time_source()
+
     def apply(self, event: Any) -> None:
         """Take one engine event (called from the worker thread)."""
-        from workbench.audit.events import (
-            AuditFinished,
-            AuditPlanned,
-            BlockProgress,
-            RunnerProgress,
-            StageStarted,
-        )
+        from workbench.audit.events import AuditFinished, AuditPlanned, RunnerProgress, StageStarted
         from workbench.models.events import BatchingChecked, GenerationFinished, ModelLoaded
 
-        now = time.monotonic()
+        at = self.time_source()
         with self._lock:
+            self._progress.apply(event, at)
             if isinstance(event, RunnerProgress):
                 self._model = event.model
                 event = event.event
             if isinstance(event, AuditPlanned):
                 self.name = event.audit
                 self._state = "running"
-                for block, total in event.totals.items():
-                    self._blocks[block] = (event.done.get(block, 0), total)
             elif isinstance(event, StageStarted):
                 self._stage, self._model = event.stage, event.model
                 # Until the first generation of the stage: loading the model and its
                 # batching self-check (tens of seconds on a CPU), said in words.
                 self._phase = f"loading {event.model} and running its batching self-check…"
-            elif isinstance(event, BlockProgress):
-                self._blocks[event.block] = (event.done, event.total)
-                self._first.setdefault(event.block, (now, event.done))
-                self._last[event.block] = now
             elif isinstance(event, ModelLoaded):
                 self._model = event.name
                 self._phase = (f"{event.name} loaded in {event.seconds:.1f} s; batching "
@@ -121,10 +89,10 @@ class LiveRun:
                 self._generated += 1
                 self._phase = ""
                 if self._gen_started is None:
-                    self._gen_started = now - max(event.latency_s, 0.0)
+                    self._gen_started = at - max(event.latency_s, 0.0)
             elif isinstance(event, AuditFinished):
                 self._state = "stopped" if event.stopped else "finished"
-                self._ended, self._phase = now, ""
+                self._ended, self._phase = at, ""
                 self._message = (f"{self._state} in {clock(event.elapsed_s)}: "
                                  f"{event.generated} new generation(s)")
 
@@ -140,7 +108,7 @@ class LiveRun:
         with self._lock:
             self._state = "failed"
             self._message = message
-            self._ended, self._phase = time.monotonic(), ""
+            self._ended, self._phase = self.time_source(), ""
 
     @property
     def active(self) -> bool:
@@ -150,24 +118,11 @@ class LiveRun:
 
     def snapshot(self) -> LiveSnapshot:
         """A consistent copy for drawing."""
-        now = time.monotonic()
         with self._lock:
-            blocks = []
-            for block, (done, total) in self._blocks.items():
-                rate = eta = None
-                if block in self._first:
-                    t0, d0 = self._first[block]
-                    span = self._last.get(block, t0) - t0
-                    if span > 0 and done > d0:
-                        rate = (done - d0) / span
-                        eta = (total - done) / rate if total > done else 0.0
-                blocks.append(BlockState(block, done, total, rate, eta))
+            end = self._ended if self._ended is not None else self.time_source()  # stops
             gen_rate = None
-            if self._gen_started is not None and self._generated:
-                gen_rate = self._generated / max(now - self._gen_started, 1e-9)
-            end = self._ended if self._ended is not None else now  # the clock stops
-            if self._gen_started is not None and self._generated:
-                gen_rate = self._generated / max(end - self._gen_started, 1e-9)
-            return LiveSnapshot(self.name, self._stage, self._model, tuple(blocks),
+            if self._gen_started is not None:
+                gen_rate = per_second(self._generated, max(end - self._gen_started, 1e-9))
+            return LiveSnapshot(self.name, self._stage, self._model, self._progress.views(end),
                                 self._generated, gen_rate, end - self._started, self._state,
                                 self._message or self._phase)

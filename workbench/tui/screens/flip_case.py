@@ -1,8 +1,10 @@
-"""One case of the flip inspector: original vs edited text side by side (stacked under 110
-columns) with the edit highlighted, options with gold, answers, the option distributions
-before and after as bars with their JSD, and for F-block cases the original and edited chain
-and the continuation. `n`/`p` step through the list's cases; `y` copies the case id; `s`
-shows the case in the store's terms (ids, a Python and a SQL line) for a script.
+"""One case of the flip inspector: the panes of `workbench.present.case` (the ones `paw flips
+show` prints), each in its own bordered widget: the original and edited question side by side
+(stacked under 110 columns) with the edit highlighted, the options with gold and which answer
+chose which, the option distributions before and after as bars with their JSD, and the chains
+(for an F-block case the original and edited chain side by side, and the continuation). `n`/`p`
+step through the list's cases; `y` copies the case id; `s` shows the case in the store's terms
+(ids, a Python and a SQL line) for a script.
 """
 
 from __future__ import annotations
@@ -17,18 +19,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from workbench.present.case import PANE_KEYS, case_panes, store_ids_text
 from workbench.tui.host import WorkbenchHost
-from workbench.tui.widgets import flip_view as view
 
 if TYPE_CHECKING:
     from analysis.flips.case import FlipCase
-
-
-EDITED_TITLES: dict[str, str] = {
-    "demographic": "Question with the demographic edit",
-    "cfv_answer": "Changed case (the model's CFV proposal)",
-}
-"""Title of the edited text of a seed-003 edit (others: 'Edited question')."""
 
 
 class FlipCaseScreen(Screen[None]):
@@ -39,10 +34,10 @@ class FlipCaseScreen(Screen[None]):
     DEFAULT_CSS = """
     FlipCaseScreen #case-body { height: 1fr; }
     FlipCaseScreen .pane { border: round $primary; height: auto; padding: 0 1; }
-    FlipCaseScreen #texts { height: auto; }
-    FlipCaseScreen.-narrow #texts { layout: vertical; }
-    FlipCaseScreen.-wide #texts { layout: horizontal; }
-    FlipCaseScreen.-wide #texts > .pane { width: 1fr; }
+    FlipCaseScreen .pair { height: auto; }
+    FlipCaseScreen.-narrow .pair { layout: vertical; }
+    FlipCaseScreen.-wide .pair { layout: horizontal; }
+    FlipCaseScreen.-wide .pair > .pane { width: 1fr; }
     """
 
     BINDINGS = [
@@ -67,23 +62,32 @@ class FlipCaseScreen(Screen[None]):
         return cast(WorkbenchHost, self.app)
 
     def compose(self) -> ComposeResult:
+        def pane(key: str) -> Static:
+            return Static("", id=key, classes="pane", markup=False)
+
         yield Static("", id="status", markup=False)
+        # One widget per pane key (`PANE_KEYS`), drawn or hidden per case; a before/after
+        # pair shares a row from 110 columns.
         with VerticalScroll(id="case-body"):
-            yield Static("", id="case-header", markup=False)
-            with Horizontal(id="texts"):
-                yield Static("", id="original", classes="pane", markup=False)
-                yield Static("", id="edited", classes="pane", markup=False)
-            yield Static("", id="options", classes="pane", markup=False)
-            yield Static("", id="distribution", classes="pane", markup=False)
-            yield Static("", id="chains", classes="pane", markup=False)
-            yield Static("", id="output", classes="pane", markup=False)
+            yield Static("", id="header", markup=False)
+            yield pane("context")
+            with Horizontal(id="texts", classes="pair"):
+                yield pane("original")
+                yield pane("edited")
+            yield pane("options")
+            yield pane("distribution")
+            with Horizontal(id="chains", classes="pair"):
+                yield pane("chain_original")
+                yield pane("chain_edited")
+            yield pane("output")
+            yield pane("baseline")
         yield Footer()
 
     def on_mount(self) -> None:
         self.show_case()
 
     def show_case(self) -> None:
-        """Read the case from the store and draw it (a few indexed reads)."""
+        """Read the case from the store and draw its panes (a few indexed reads)."""
         from analysis.flips.case import flip_case
 
         case = flip_case(self.paw.db, self.ids[self.index])
@@ -91,55 +95,18 @@ class FlipCaseScreen(Screen[None]):
         self.query_one("#status", Static).update(
             f"case {self.index + 1} of {len(self.ids)} on this page · n next · p prev · "
             f"escape back")
-        self.query_one("#case-header", Static).update(view.header_text(case))
-        removed, inserted = case.question_spans
-        original = self.query_one("#original", Static)
-        edited = self.query_one("#edited", Static)
-        if case.edited_question == case.question:
-            # F-block and shuffle edits leave the question as it was: once, so that at
-            # 80×24 the options (and the chain's edit) are not pushed two pages down.
-            original.border_title = "Question (not edited: " + (
-                "the options were shuffled)" if case.role == "shuffle" else
-                "the edit is in the chain below)" if case.block == "F" else "unchanged)")
-            original.update(case.question)
-            edited.display = False
-        else:
-            original.border_title = "Original question"
-            edited.display = True
-            edited.border_title = EDITED_TITLES.get(case.role,
-                                                    "Edited question (as the model saw it)")
-            original.update(view.highlighted(case.question, removed, view.REMOVED))
-            edited.update(view.highlighted(case.edited_question, inserted, view.INSERTED))
-        options = self.query_one("#options", Static)
-        if case.role == "shuffle":
-            options.border_title = "Options before → after the shuffle"
-            options.update(view.shuffle_options_text(case))
-        else:
-            options.border_title = "Options" + (
-                f" (gold = the change's target {case.gold_after}; original gold "
-                f"{case.gold_before})" if case.role == "cfv_answer" else "")
-            options.update(view.options_text(case.options_after, case.gold_after,
-                                             case.base_answer, case.answer))
-        dist = self.query_one("#distribution", Static)
-        dist.border_title = "Option distribution at the answer position"
-        dist.update(view.distribution_text(case))
-        chains = self.query_one("#chains", Static)
-        if case.block == "F" and case.original_chain is not None:
-            chains.display = True
-            chains.border_title = "Baseline chain (edited part struck) → edited chain"
-            old_spans, new_spans = case.chain_spans
-            text = Text()
-            text.append_text(view.highlighted(case.original_chain, old_spans, view.REMOVED))
-            text.append("\n\n— edited, the model continued from here —\n", style="dim")
-            text.append_text(view.highlighted(case.edited_chain or "", new_spans,
-                                              view.INSERTED))
-            chains.update(text)
-        else:
-            chains.display = False
-        output = self.query_one("#output", Static)
-        output.border_title = ("Continuation of the edited chain" if case.block == "F"
-                               else "The model's answer to the edited question")
-        output.update(case.output or "(no output stored)")
+        panes = {pane.key: pane for pane in case_panes(case)}
+        for key in PANE_KEYS:
+            widget = self.query_one(f"#{key}", Static)
+            pane = panes.get(key)
+            widget.display = pane is not None
+            if pane is None:
+                continue
+            # Text, not str: a title is never read as markup.
+            widget.border_title = Text(pane.title) if pane.title else None
+            widget.border_subtitle = Text(pane.note) if pane.note else None
+            widget.update(pane.text())
+        self.query_one("#chains").display = "chain_original" in panes
 
     def action_step(self, step: int) -> None:
         """The next or previous case of the inspector's page."""
@@ -158,4 +125,4 @@ class FlipCaseScreen(Screen[None]):
     def action_store_ids(self) -> None:
         """Show the case in the store's terms, for a script."""
         if self.case is not None:
-            self.notify(view.ids_text(self.case), title="In the store", timeout=15)
+            self.notify(store_ids_text(self.case), title="In the store", timeout=15)

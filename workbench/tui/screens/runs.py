@@ -22,7 +22,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from workbench.tui.host import WorkbenchHost
-from workbench.tui.live import LiveRun, LiveSnapshot, bar, clock
+from workbench.present.progress import clock, text_bar
+from workbench.tui.live import LiveRun, LiveSnapshot
 from workbench.tui.messages import RunsListed
 
 if TYPE_CHECKING:
@@ -105,8 +106,12 @@ class RunsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#runs", DataTable).focus()
         self.set_interval(REFRESH_SECONDS, lambda: self.refresh_runs(force=False))
-        self.set_interval(DRAW_SECONDS, lambda: self.is_current and self.draw_detail())
+        self.set_interval(DRAW_SECONDS, self._redraw_if_shown)
         self.refresh_runs()
+
+    def _redraw_if_shown(self) -> None:
+        if self.is_current:
+            self.draw_detail()
 
     # ---- the list (thread worker, own connection) ----------------------------------------
 
@@ -162,7 +167,7 @@ class RunsScreen(Screen[None]):
         if [key.value for key in table.rows] == list(rows):
             # The same runs: update the cells in place (no flicker, the cursor stays).
             for key, cells in rows.items():
-                for column, cell in zip(table.columns, cells):
+                for column, cell in zip(table.columns, cells, strict=True):
                     # update_width: '11/25' must not stay cut to the width of '1/25'.
                     table.update_cell(key, column, Text(cell), update_width=True)
         else:
@@ -354,10 +359,10 @@ def live_text(snapshot: LiveSnapshot) -> str:
             + (f" · {snapshot.gen_rate:.2f} gen/s" if snapshot.gen_rate else "")
             + f" · {clock(snapshot.elapsed_s)}")
     lines = [head]
-    for block in snapshot.blocks:
-        rate = f"{block.rate:5.2f}/s" if block.rate else "     –"
-        lines.append(f"{block.block:<10} {bar(block.done, block.total)} "
-                     f"{block.done:>5}/{block.total:<5} {rate}  ETA {clock(block.eta_s)}")
+    for block in snapshot.blocks:  # rate and ETA as the CLI's bars write them
+        lines.append(f"{block.block:<10} {text_bar(block.done, block.total)} "
+                     f"{block.done:>5}/{block.total:<5} {block.rate_text():<14}  "
+                     f"{block.eta_text()}")
     if snapshot.message:
         lines.append(snapshot.message)
     return "\n".join(lines)
@@ -366,11 +371,11 @@ def live_text(snapshot: LiveSnapshot) -> str:
 def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]]) -> str:
     """A stored run's panel: status, settings summary and one bar per block."""
     session = run.last_session or {}
-    lines = [f"{run.name} · {run.kind} · {run.status} · dataset {run.dataset} · "
-             f"{', '.join(run.models) or 'no models'} · {clock(run.wall_s)} · "
-             f"{run.not_fired} not fired"]
+    lines = [(f"{run.name} · {run.kind} · {run.status} · dataset {run.dataset} · "
+              f"{', '.join(run.models) or 'no models'} · {clock(run.wall_s)} · "
+              f"{run.not_fired} not fired")]
     for block, done, total in blocks:
-        lines.append(f"{block:<10} {bar(done, total)} {done:>5}/{total:<5}")
+        lines.append(f"{block:<10} {text_bar(done, total)} {done:>5}/{total:<5}")
     if run.status == "interrupted":
         lines.append("interrupted: press r to resume (finished generations are stored)")
     elif session.get("status") == "running" and run.status == "running":
