@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from workbench.audit.engine import AuditEngine
+    from workbench.engine import AuditEngine
 
 KIND_BLOCKS: dict[str, str] = {
     "audit": "workbench.audit.spec",

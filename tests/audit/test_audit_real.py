@@ -19,8 +19,10 @@ from analysis.audit.report import build_report
 from store.db import open_db
 from store.generations import get_generation_by_id
 from store.jobs import list_jobs
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
-from workbench.audit.variants import get_variant
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
+from workbench.engine.variants import get_variant
 from workbench.datasets.demo import import_demo
 
 ITEMS = ("demo-003", "demo-001", "triage-001")

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from store.jobs import get_audit, job_counts, list_jobs
 from store.models import add_model
-from workbench.audit import (
-    AuditFinished,
-    AuditPlanned,
-    AuditSpec,
-    BlockProgress,
-    resolve_operators,
-    run_audit,
-)
-from workbench.audit.judge import (
-    JUDGE_KIND,
-    edit_words,
-    judge_messages,
-    read_verdict,
-)
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditFinished, AuditPlanned, BlockProgress
+from workbench.perturb import resolve_operators
+from workbench.audit.judge import JUDGE_KIND, edit_words, judge_messages, read_verdict
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 
 OPERATORS = "F1_truncate_50,F2_delete_a,F4_insert_a,M2,M3_distractor_a,M4_negation_a,M5,shuffle"

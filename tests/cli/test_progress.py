@@ -77,7 +77,7 @@ def test_large_import_shows_progress_on_stderr(capsys, tmp_path, monkeypatch):
 
 
 def test_a_block_planned_late_counts_its_rate_from_its_stage():
-    from workbench.audit.events import AuditPlanned, BlockProgress, StageStarted
+    from workbench.engine.events import AuditPlanned, BlockProgress, StageStarted
 
     with ProgressReporter(Tty()) as progress:
         progress(AuditPlanned("a", ("m/cot",), 1, {"baseline": 1}, {}, {}))

@@ -142,7 +142,7 @@ def make_engine_for_path():
     """Runs a fake-backend study into the on-disk store at a path; returns (db, name)."""
     from tests.builders import AuditBuilder
     from tests.counterfactual.conftest import STEMS, fake_responder
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
     from workbench.counterfactual import StudySpec, resolve_targets, run_study
     from workbench.models.fake import FakeBackend
     from workbench.models.prompts import PLAIN_CHAT_TEMPLATE

@@ -13,7 +13,7 @@ from analysis.counterfactual.report import build_report
 from store.errors import UserError
 from store.jobs import list_jobs
 from tests.counterfactual.test_cli_study import paw
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.counterfactual.dose import PAPER_LEVELS, resolve_levels
 

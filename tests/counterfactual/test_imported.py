@@ -12,7 +12,7 @@ from analysis.counterfactual.report import build_report
 from store.jobs import list_jobs
 from tests.counterfactual.conftest import STEMS
 from tests.counterfactual.test_cli_study import paw
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.counterfactual.imported import read_targets_file
 from workbench.perturb.tokenize import CallableTokenizer, token_change_fraction

@@ -10,7 +10,7 @@ from analysis.counterfactual import definitions as cfd
 from analysis.counterfactual.report import build_report
 from store.jobs import list_jobs
 from tests.counterfactual.test_study_plan import _spec
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import run_study
 from workbench.perturb.tokenize import CallableTokenizer, WordTokenizer, token_change_fraction
 

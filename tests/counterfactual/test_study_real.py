@@ -14,8 +14,8 @@ from analysis.counterfactual.report import build_report
 from store.db import open_db
 from store.generations import get_generation
 from store.jobs import list_jobs
-from workbench.audit import AuditEngine
-from workbench.audit.variants import get_variant
+from workbench.engine import AuditEngine
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, resolve_targets, run_study
 from workbench.counterfactual.paraphrase import PROMPT_ID
 from workbench.datasets.demo import import_demo

@@ -16,7 +16,7 @@ from store.errors import UserError
 from store.jobs import list_jobs
 from store.records import Item
 from tests.counterfactual.test_cli_study import paw
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.counterfactual.subgroups import (
     DEFAULT_SUBGROUPS,

@@ -13,7 +13,7 @@ from analysis.reports import build_run_report
 from store.errors import UserError
 from store.jobs import list_jobs
 from tests.robustness.helpers import fake_embed, hand, scripted_run, scripted_spec
-from workbench.audit.events import AuditFinished, BlockProgress
+from workbench.engine.events import AuditFinished, BlockProgress
 from workbench.robustness import RobustnessSpec, run_robustness
 
 

@@ -18,24 +18,22 @@ import sqlite_utils
 
 from store.jobs import Job
 from store.records import ModelRecord
-from workbench.audit.engine import (
+from workbench.audit.judge import JudgeOutcome, judge_audit
+from workbench.audit.plan import create_plan, plan_fblock, request_for
+from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
+from workbench.engine import (
     AuditEngine,
-    Stage,
-    StudyContext,
-    model_order,
-    run_staged,
-)
-from workbench.audit.events import (
     AuditEvent,
     BlockProgress,
     JudgeFinished,
+    Plan,
     RunnerProgress,
+    Stage,
     StageStarted,
+    StudyContext,
+    run_staged,
 )
-from workbench.audit.judge import JudgeOutcome, judge_audit
-from workbench.audit.plan import Plan, create_plan, plan_fblock, request_for
-from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
-from workbench.audit.variants import Variant, get_variant
+from workbench.engine.variants import Variant, get_variant
 from workbench.models import (
     GenerationFinished,
     GenerationRequest,
@@ -84,10 +82,6 @@ def audit_stages(plan: Plan) -> list[Stage]:
 
     return [Stage("stage 1", 1, audit_request),
             Stage("stage 2", 2, audit_request, plan=plan_stage2)]
-
-
-def _model_order(plan: Plan, judge_model: ModelRecord | None) -> list[ModelRecord]:
-    return model_order(plan.arms, plan.models, judge_model)
 
 
 def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,

@@ -23,7 +23,7 @@ import sqlite_utils
 
 from store.errors import UserError
 from store.records import Item
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 
 PREFIX = "dose:"
 """Target ids of dose-response units: `dose:<level>` (e.g. `dose:0.05`)."""

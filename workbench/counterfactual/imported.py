@@ -29,7 +29,7 @@ import sqlite_utils
 
 from store.errors import UserError
 from store.records import Item
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 
 PREFIX = "file:"
 """Target ids of imported perturbations: `file:<perturbation name>`."""

@@ -34,9 +34,9 @@ from typing import Any
 
 from store.jobs import Arm, JobSpec, add_jobs, list_jobs, mark_status
 from store.records import ModelRecord
-from workbench.audit.engine import StudyContext
-from workbench.audit.events import BlockProgress, RunnerProgress, StageStarted
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine import StudyContext
+from workbench.engine.events import BlockProgress, RunnerProgress, StageStarted
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 from workbench.counterfactual.attempts import (
     PROMPT_ID,
     SPAN_REQUEST,

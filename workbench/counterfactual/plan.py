@@ -23,9 +23,14 @@ from store.errors import UserError
 from store.jobs import Arm, Audit, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, \
     mark_status
 from store.records import Item, ModelRecord
-from workbench.audit.engine import StudyContext
-from workbench.audit.variants import Variant, find_variant, get_variant, store_variant, \
-    variant_key
+from workbench.engine import StudyContext
+from workbench.engine.variants import (
+    Variant,
+    find_variant,
+    get_variant,
+    store_variant,
+    variant_key,
+)
 from workbench.counterfactual.spec import FIXED_OPERATOR, StudySpec
 from workbench.models import GenerationRequest, Runner, Sampler
 
@@ -226,13 +231,12 @@ def create_study(db: sqlite_utils.Database, spec: StudySpec, runner_for: RunnerF
         UserError: a study of that name exists with other settings; a bad item id.
     """
     from store.datasets import dataset_id
-    from workbench.audit.plan import select_items
-    from workbench.audit.spec import arm_label
+    from workbench.engine.plans import arm_label, select_items
     from workbench.models import resolve_model
 
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
-    items = select_items(db, spec)  # type: ignore[arg-type]  # same dataset/limit/item_ids
+    items = select_items(db, spec)
     if spec.subgroups:
         from workbench.counterfactual.subgroups import check_templates
 

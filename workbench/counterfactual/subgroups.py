@@ -34,7 +34,7 @@ import sqlite_utils
 from store.db import dumps
 from store.errors import UserError
 from store.records import Item
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 
 PREFIX = "subgroup:"
 """Target ids of subgroup pairs: `subgroup:<a>/<b>` in the subgroups' declared order."""

@@ -16,7 +16,7 @@ import sqlite_utils
 
 from store.db import dumps, transaction, utcnow
 from store.jobs import Audit
-from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
+from workbench.engine.events import AuditEvent, BlockProgress, StageStarted
 from workbench.dbpa.conditions import TestSpec, collect_tests
 from workbench.embed.base import Embedder
 

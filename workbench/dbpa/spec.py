@@ -214,7 +214,7 @@ def resolve_dbpa_operators(text: str | None) -> tuple[str, ...]:
     Raises:
         UserError: unknown words, or a chain operator.
     """
-    from workbench.audit.spec import resolve_operators
+    from workbench.perturb import resolve_operators
     from workbench.perturb import get_operator
 
     if text is not None and text.strip().lower() in ("", "none"):

@@ -23,8 +23,8 @@ from store.db import transaction, utcnow
 from store.errors import UserError
 from store.generations import get_generations
 from store.jobs import list_jobs
-from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
-from workbench.audit.plan import Plan
+from workbench.engine.events import AuditEvent, BlockProgress, StageStarted
+from workbench.engine.plans import Plan
 from workbench.robustness.plan import explanation
 
 if TYPE_CHECKING:

@@ -29,10 +29,10 @@ from analysis.robustness.definitions import (
 from store.db import dumps, utcnow
 from store.generations import get_generations
 from store.jobs import Arm, Job, list_jobs
-from workbench.audit.engine import AuditEngine, Stage, StudyContext, run_staged
-from workbench.audit.events import AuditEvent
-from workbench.audit.plan import Plan
-from workbench.audit.variants import Variant, get_variant
+from workbench.engine import AuditEngine, Stage, StudyContext, run_staged
+from workbench.engine.events import AuditEvent
+from workbench.engine.plans import Plan
+from workbench.engine.variants import Variant, get_variant
 from workbench.models import GenerationRequest, Runner
 from workbench.robustness.parsers import parse_cfv_verdict, parse_direction, parse_flags
 from workbench.robustness.plan import (

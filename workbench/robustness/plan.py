@@ -37,9 +37,10 @@ from store.errors import UserError
 from store.generations import Generation, get_generations
 from store.jobs import Arm, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, mark_status
 from store.records import Item, ModelRecord
-from workbench.audit.plan import Plan, question_variant, select_items
-from workbench.audit.spec import arm_label
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.plans import Plan, select_items
+from workbench.engine.variants import question_variant
+from workbench.engine.plans import arm_label
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 from workbench.models import GenerationRequest, Runner, Sampler
 from workbench.perturb import PerturbResult, get_operator, strip_final_answer
 from workbench.perturb.base import Context, Edit, Operator
@@ -177,7 +178,7 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
                             f"GGUF file (sha256 {model.sha256[:12]}…); name distinct models")
         files[model.sha256] = model.name
     resolve_model(db, spec.judge)  # a missing judge fails now, not after hours of answers
-    items = select_items(db, spec)  # type: ignore[arg-type]  # reads dataset/limit/item_ids
+    items = select_items(db, spec)
     audit = create_audit(db, spec.audit_name, "robustness", ds_id, spec.config())
     config = audit.config
     arms = [add_arm(db, audit.id, arm_label(m.name, spec.template), m.id, spec.template)

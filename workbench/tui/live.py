@@ -83,7 +83,7 @@ class LiveRun:
 
     def apply(self, event: Any) -> None:
         """Take one engine event (called from the worker thread)."""
-        from workbench.audit.events import (
+        from workbench.engine.events import (
             AuditFinished,
             AuditPlanned,
             BlockProgress,

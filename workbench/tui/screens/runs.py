@@ -321,7 +321,8 @@ class RunsScreen(Screen[None]):
         """Run (or resume) in this thread with its own connection; events go to `LiveRun`."""
         from store.db import open_db
         from store.errors import UserError
-        from workbench.audit import AuditEngine, run_audit
+        from workbench.audit import run_audit
+        from workbench.engine import AuditEngine
         from workbench.kinds import resume_run
 
         live = self.paw.live
