@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from analysis.audit import definitions as d
 from analysis.audit.plots import fcs_params_figure, fcs_plane_figure, joint_bars_figure
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from analysis.common.document import Report, Section
+from analysis.common.options import ReportOptions
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -154,19 +156,28 @@ def model_sections(result: AuditResult) -> list[Section]:
                     params_note(params), key="fcs_params")]
 
 
+@dataclass(frozen=True)
+class AuditReportOptions(ReportOptions):
+    """Options of the seed-002 report: bootstrap replicates per CI (`n_boot`) and seed."""
+
+    report = "the seed-002 audit report"
+
+
 def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
-                 n_boot: int = N_BOOT, seed: int = DEFAULT_SEED, **_options) -> Report:
+                 options: AuditReportOptions | Mapping[str, Any] | None = None) -> Report:
     """Load an audit (default: the latest), compute every metric and lay out the report.
 
     Args:
         db: the store.
         audit: audit name or id.
-        n_boot: bootstrap replicates per CI.
-        seed: bootstrap seed.
+        options: bootstrap replicates per CI and seed (`AuditReportOptions`, or a mapping
+            of its field names; an unknown name is refused).
     """
     from analysis.audit.frames import load_audit
     from analysis.audit.tables import compute_audit
 
+    chosen = AuditReportOptions.coerce(options)
+    n_boot, seed = chosen.n_boot, chosen.seed
     result = compute_audit(load_audit(db, audit), n_boot, seed)
     info = result.frames.audit
     arms = ", ".join(result.frames.arms["label"].astype(str)) or "none"
@@ -184,4 +195,5 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
                    fcs_params_figure(frames["fcs_params"], name)])
 
 
-__all__ = ["MODEL_KEYS", "audit_sections", "build_report", "model_sections"]
+__all__ = ["MODEL_KEYS", "AuditReportOptions", "audit_sections", "build_report",
+           "model_sections"]

@@ -15,7 +15,7 @@ import pytest
 
 from analysis.audit.tables import TABLE_KEYS, audit_tables
 
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 from store.db import open_db
 from store.generations import get_generation_by_id
 from store.jobs import list_jobs
@@ -226,7 +226,7 @@ def test_every_table_present_and_in_range(tables) -> None:
 
 def test_report_writes_markdown_and_png(audited, tmp_path) -> None:
     db, outcome = audited
-    report = build_report(db, outcome.audit, n_boot=N_BOOT)
+    report = build_report(db, outcome.audit, options=AuditReportOptions(n_boot=N_BOOT))
     written, pngs = report.write(tmp_path / "report.md", "md")
     text = Path(written).read_text(encoding="utf-8")
     for title in ("Table 3", "Table 4", "Table 6", "Table 11"):

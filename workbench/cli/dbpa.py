@@ -129,7 +129,7 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
 def _write(db, name: str, out: str) -> None:
     from pathlib import Path
 
-    from analysis.reports import build_run_report
+    from workbench.kinds import build_run_report
 
     report = build_run_report(db, name, kind="dbpa")
     suffix = Path(out).suffix.lower()

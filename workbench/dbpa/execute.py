@@ -107,6 +107,6 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> DbpaSpec:
 def resume_dbpa(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                 on_event: Callable[[AuditEvent], None] | None = None,
                 should_stop: Callable[[], bool] | None = None) -> DbpaOutcome:
-    """Continue a stored DBPA analysis (`workbench.kinds.RESUMERS`): what is missing runs."""
+    """Continue a stored DBPA analysis (`workbench.kinds.KINDS`): what is missing runs."""
     return run_dbpa(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
                     should_stop=should_stop)

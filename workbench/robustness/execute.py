@@ -282,6 +282,6 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
 def resume_robustness(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                       on_event: Callable[[AuditEvent], None] | None = None,
                       should_stop: Callable[[], bool] | None = None) -> RobustnessOutcome:
-    """Continue stored seed-003 tests (`workbench.kinds.RESUMERS`): what is missing runs."""
+    """Continue stored seed-003 tests (`workbench.kinds.KINDS`): what is missing runs."""
     return run_robustness(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
                           should_stop=should_stop)
