@@ -202,6 +202,7 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
     from analysis.robustness.definitions import (
         ROLE_CFV_ANSWER,
         ROLE_DEMOGRAPHIC,
+        ROLE_JUDGE_CFV,
         demographic_key,
         demographic_mode,
         edd_comparable,
@@ -213,7 +214,7 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
     index_flips(db, int(info["id"]))
     pairs = {(r.arm_id, r.item_id, r.variant_id): r for r in demographic_pairs(data).itertuples()}
     attempts = {(r.arm_id, r.item_id): r for r in cfv_attempts(data).itertuples()}
-    cfv_judged = {r.variant_id: r for r in data.verdicts.itertuples() if r.role == "judge_cfv"}
+    cfv_judged = {r.variant_id: r for r in data.verdicts.itertuples() if r.role == ROLE_JUDGE_CFV}
     shared = {(r.role, r.arm_id, r.item_id, r.variant_id): int(r.n_sharing)
               for r in data.verdicts.itertuples()}
     edd = {(r.arm_id, r.item_id, r.mode): r.edd for r in edd_values(data).itertuples()}
@@ -264,7 +265,7 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
                        circular=details.get("circular") if r["fired"] else None,
                        plausible=evidence.get("plausible"), limited=evidence.get("limited"),
                        options_removed=bool(details.get("options_removed")),
-                       judge_shared=shared.get(("judge_cfv", r["arm_id"], r["item_id"],
+                       judge_shared=shared.get((ROLE_JUDGE_CFV, r["arm_id"], r["item_id"],
                                                 r["variant_id"])))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[c for c in ROBUSTNESS_EDIT_COLUMNS

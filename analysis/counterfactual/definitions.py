@@ -15,8 +15,23 @@ paper's own convention (see `phi_from_tables`), flagged in `degenerate`.
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
 import numpy as np
+
+
+class StudyRole(StrEnum):
+    """Job roles of a seed-000 study (`jobs.role`), each asked k times; members compare equal
+    to the stored strings (docs/counterfactual.md)."""
+
+    ORIGINAL = "original"
+    """The original prompt pᵢ."""
+    TARGET = "target"
+    """The targeted edit p′ᵢ."""
+    FIXED = "fixed"
+    """The fixed-sentence baseline p″ᵢ."""
+    PARAPHRASE = "paraphrase"
+    """The token-adjusted paraphrase baseline p″ᵢ (stage 2, sized with the arm's tokenizer)."""
 
 LOG_BASE = 2.0
 """Logarithm base of KL, JSD and MI. §3.3 says "JSD is symmetric and bounded in [0, 1]",

@@ -17,6 +17,7 @@ import sqlite_utils
 from store.datasets import dataset_id, get_item
 from store.generations import Generation, get_generation
 from store.jobs import Arm, JobSpec, add_arm, add_jobs, create_audit, list_jobs, mark_status
+from analysis.audit.definitions import AuditRole
 from store.records import Item, ModelRecord
 from workbench.audit.spec import AuditSpec
 from workbench.engine.plans import Plan, arm_label, select_items
@@ -34,8 +35,6 @@ from workbench.perturb.base import Operator
 RunnerFor = Callable[[ModelRecord], Runner]
 """Gives the (cached) runner of a model; the planner only computes keys with it, except
 that stage 2 reads token pieces from the model for exact F1 prefixes."""
-
-STAGE_OF_ROLE = {"baseline": 1, "direct": 1, "m_block": 1, "shuffle": 1, "f_block": 2}
 
 
 # ---------------------------------------------------------------- requests
@@ -62,20 +61,20 @@ def request_for(role: str, item: Item, arm: Arm, variant: Variant | None,
         variant: the job's variant (None for baseline and direct).
         config: the audit's stored config.
     """
-    if role == "baseline":
+    if role == AuditRole.BASELINE:
         return GenerationRequest(item, "cot", arm.template, cot_sampler(config))
-    if role == "direct":
+    if role == AuditRole.DIRECT:
         return GenerationRequest(item, "direct", DEFAULT_TEMPLATE["direct"],
                                  direct_sampler(config))
     assert variant is not None, f"role {role} needs a variant"
-    if role == "m_block":
+    if role == AuditRole.M_BLOCK:
         return GenerationRequest(item, "cot", arm.template, cot_sampler(config),
                                  question=variant.text, variant_id=variant.id)
-    if role == "shuffle":
+    if role == AuditRole.SHUFFLE:
         return GenerationRequest(item, "cot", arm.template, cot_sampler(config),
                                  options=variant.options, gold=variant.gold,
                                  variant_id=variant.id)
-    if role == "f_block":
+    if role == AuditRole.F_BLOCK:
         ids = variant.details.get("prefix_token_ids")
         return GenerationRequest(item, "continue", arm.template, cot_sampler(config),
                                  prefix=variant.text,
@@ -121,11 +120,11 @@ def create_plan(db: sqlite_utils.Database, spec: AuditSpec, runner_for: RunnerFo
         not_fired.update(v.id for v in variants if not v.fired)
         for arm in arms:
             runner = runner_for(by_id[arm.model_id])
-            roles: list[tuple[str, Variant | None]] = [("baseline", None)]
+            roles: list[tuple[str, Variant | None]] = [(AuditRole.BASELINE, None)]
             if config["direct"]:
-                roles.append(("direct", None))
-            roles += [("shuffle" if v.operator_id == SHUFFLE_OPERATOR else "m_block", v)
-                      for v in variants]
+                roles.append((AuditRole.DIRECT, None))
+            roles += [(AuditRole.SHUFFLE if v.operator_id == SHUFFLE_OPERATOR
+                       else AuditRole.M_BLOCK, v) for v in variants]
             for role, variant in roles:
                 key = None
                 if variant is None or variant.fired:
@@ -222,11 +221,12 @@ def plan_fblock(db: sqlite_utils.Database, plan: Plan, runner_for: RunnerFor,
     for arm in arms if arms is not None else plan.arms:
         runner = runner_for(plan.models[arm.model_id])
         planned: dict[int, int] = {}
-        for job in list_jobs(db, plan.audit.id, role="f_block", arm_id=arm.id):
+        for job in list_jobs(db, plan.audit.id, role=AuditRole.F_BLOCK, arm_id=arm.id):
             planned[job.item_id] = planned.get(job.item_id, 0) + 1
         specs: list[JobSpec] = []
         not_fired: set[int] = set()
-        for job in list_jobs(db, plan.audit.id, role="baseline", arm_id=arm.id, status="done"):
+        for job in list_jobs(db, plan.audit.id, role=AuditRole.BASELINE, arm_id=arm.id,
+                             status="done"):
             if planned.get(job.item_id, 0) >= len(f_ops) or job.generation_key is None:
                 continue
             baseline = get_generation(db, job.generation_key)
@@ -237,10 +237,10 @@ def plan_fblock(db: sqlite_utils.Database, plan: Plan, runner_for: RunnerFor,
                 variant = chain_variant(db, op, item, baseline, seed, runner)
                 key = None
                 if variant.fired:
-                    key = runner.key(request_for("f_block", item, arm, variant, config))
+                    key = runner.key(request_for(AuditRole.F_BLOCK, item, arm, variant, config))
                 else:
                     not_fired.add(variant.id)
-                specs.append(JobSpec(arm_id=arm.id, item_id=job.item_id, role="f_block",
+                specs.append(JobSpec(arm_id=arm.id, item_id=job.item_id, role=AuditRole.F_BLOCK,
                                      stage=2, variant_id=variant.id, generation_key=key))
         added += add_jobs(db, plan.audit.id, specs)
         _mark_not_fired(db, plan.audit.id, not_fired)

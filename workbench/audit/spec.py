@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.audit.definitions import AuditRole
 from store.db import dumps
 from store.errors import UserError
 from workbench.perturb.battery import resolve_operators
@@ -18,8 +19,9 @@ from workbench.perturb.battery import resolve_operators
 BLOCKS: tuple[str, ...] = ("baseline", "direct", "M", "F", "shuffle")
 """Progress blocks, in the order the CLI prints them."""
 
-ROLE_BLOCK: dict[str, str] = {"baseline": "baseline", "direct": "direct", "m_block": "M",
-                              "f_block": "F", "shuffle": "shuffle"}
+ROLE_BLOCK: dict[str, str] = {AuditRole.BASELINE: "baseline", AuditRole.DIRECT: "direct",
+                              AuditRole.M_BLOCK: "M", AuditRole.F_BLOCK: "F",
+                              AuditRole.SHUFFLE: "shuffle"}
 """Which progress block each job role counts in."""
 
 CONFIG_VERSION = 1

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from analysis.counterfactual.definitions import StudyRole
 from store.jobs import Arm, JobSpec, add_jobs, list_jobs, mark_status
 from store.records import ModelRecord
 from workbench.engine import StudyContext
@@ -264,14 +265,15 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
             if variant is None:
                 continue
             if variant.fired:
-                specs += unit_jobs(ctx.arm(arm), unit, "paraphrase", variant, runner, config)
+                specs += unit_jobs(ctx.arm(arm), unit, StudyRole.PARAPHRASE, variant, runner,
+                                   config)
             else:  # recorded, so the report can count the unit out of this baseline
-                specs.append(JobSpec(arm, unit.item.id or 0, "paraphrase", 2, variant.id, 0,
-                                     int(config["seeds"][0]), None))
+                specs.append(JobSpec(arm, unit.item.id or 0, StudyRole.PARAPHRASE, 2, variant.id,
+                                     0, int(config["seeds"][0]), None))
         added += add_jobs(ctx.db, ctx.audit.id, specs)
         missing = {v.id for v in variants.values() if not v.fired}
         stale = [job.id for job in list_jobs(ctx.db, ctx.audit.id, status="pending",
-                                             role="paraphrase", arm_id=arm)
+                                             role=StudyRole.PARAPHRASE, arm_id=arm)
                  if job.variant_id in missing]
         if stale:
             mark_status(ctx.db, stale, "not_fired")

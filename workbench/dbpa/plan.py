@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from analysis.dbpa.definitions import DbpaRole
 from store.datasets import dataset_id
 from store.jobs import (
     Arm,
@@ -122,7 +123,7 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
             runner = runner_for(model)
             conditions: list[Variant | None] = [None, *item_variants]
             for variant in conditions:
-                role = "baseline" if variant is None else "perturbed"
+                role = DbpaRole.BASELINE if variant is None else DbpaRole.PERTURBED
                 for index in range(k):
                     seed = sample_seed(mode, base, model.sha256, condition_of(variant), index)
                     key = None
@@ -136,7 +137,7 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
                 for index in range(k):
                     seed = sample_seed("independent", base, model.sha256, IDENTITY, index)
                     specs.append(JobSpec(
-                        arm_id=arm.id, item_id=item.id or 0, role="identity", stage=1,
+                        arm_id=arm.id, item_id=item.id or 0, role=DbpaRole.IDENTITY, stage=1,
                         variant_id=None, sample_index=index, seed=seed,
                         generation_key=runner.key(sample_request(item, arm, None, config,
                                                                  seed))))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from analysis.robustness.data import explanation_embedder
-from analysis.robustness.definitions import EDD_DEFAULT_EMBEDDER, ROLE_BASELINE, ROLE_DEMOGRAPHIC
+from analysis.robustness.definitions import EDD_DEFAULT_EMBEDDER, RobustnessRole as Role
 from store.db import transaction, utcnow
 from store.errors import UserError
 from store.generations import get_generations
@@ -64,7 +64,7 @@ def choose_embedder(db: sqlite_utils.Database, name: str | None) -> tuple[str, s
 def _explained(db: sqlite_utils.Database, audit_id: int) -> list[tuple[int, str]]:
     """(generation id, explanation) of every stored answer with a non-empty explanation."""
     jobs = [j for j in list_jobs(db, audit_id, status="done")
-            if j.role in (ROLE_BASELINE, ROLE_DEMOGRAPHIC) and j.generation_key]
+            if j.role in (Role.BASELINE, Role.DEMOGRAPHIC) and j.generation_key]
     gens = get_generations(db, [j.generation_key or "" for j in jobs])
     out, seen = [], set()
     for job in jobs:

@@ -18,14 +18,8 @@ from analysis.robustness.definitions import (
     KIND_CFV,
     KIND_DIRECTION,
     KIND_FLAGS,
-    ROLE_BASELINE,
-    ROLE_CFV_ANSWER,
-    ROLE_CFV_PROPOSE,
-    ROLE_DEMOGRAPHIC,
-    ROLE_JUDGE_CFV,
-    ROLE_JUDGE_DIRECTION,
-    ROLE_JUDGE_FLAGS,
 )
+from analysis.robustness.definitions import RobustnessRole as Role
 from store.db import dumps, utcnow
 from store.generations import get_generations
 from store.jobs import Arm, Job, list_jobs
@@ -55,9 +49,9 @@ from workbench.robustness.prompts import (
 from workbench.robustness.spec import BLOCKS, ROLE_BLOCK, RobustnessSpec
 
 JUDGE_KIND_OF_ROLE: dict[str, tuple[str, str]] = {
-    ROLE_JUDGE_CFV: (KIND_CFV, CFV_JUDGE_TEMPLATE),
-    ROLE_JUDGE_DIRECTION: (KIND_DIRECTION, DIRECTION_TEMPLATE),
-    ROLE_JUDGE_FLAGS: (KIND_FLAGS, FLAGS_TEMPLATE),
+    Role.JUDGE_CFV: (KIND_CFV, CFV_JUDGE_TEMPLATE),
+    Role.JUDGE_DIRECTION: (KIND_DIRECTION, DIRECTION_TEMPLATE),
+    Role.JUDGE_FLAGS: (KIND_FLAGS, FLAGS_TEMPLATE),
 }
 """The `judgements.kind` and rubric of each judge role."""
 
@@ -104,23 +98,23 @@ def robustness_request(ctx: StudyContext, job: Job) -> GenerationRequest:
     """The generation a robustness job asks for (its key is computed from this)."""
     item, config = ctx.items[job.item_id], ctx.config
     variant = _variant(ctx, job.variant_id)
-    if job.role == ROLE_BASELINE:
+    if job.role == Role.BASELINE:
         return answer_request(item, ctx.arm(job.arm_id), config)
-    if job.role in (ROLE_DEMOGRAPHIC, ROLE_CFV_ANSWER):
+    if job.role in (Role.DEMOGRAPHIC, Role.CFV_ANSWER):
         assert variant is not None, f"role {job.role} needs a variant"
         return answer_request(item, ctx.arm(job.arm_id), config, variant)
-    if job.role == ROLE_CFV_PROPOSE:
+    if job.role == Role.CFV_PROPOSE:
         return propose_request(item, config)
     assert variant is not None, f"role {job.role} needs a variant"
-    if job.role == ROLE_JUDGE_CFV:
+    if job.role == Role.JUDGE_CFV:
         return cfv_judge_request(item, variant, config)
     answers = _answers(ctx)
     base = answers.baseline(job.arm_id, job.item_id)
     prefixed = answers.prefixed(job.arm_id, job.item_id, job.variant_id)
     assert base is not None and prefixed is not None, "judge job planned without its answers"
-    if job.role == ROLE_JUDGE_DIRECTION:
+    if job.role == Role.JUDGE_DIRECTION:
         return direction_request(item, variant, base, prefixed, config)
-    if job.role == ROLE_JUDGE_FLAGS:
+    if job.role == Role.JUDGE_FLAGS:
         return flags_request(item, variant, base, prefixed, config)
     raise ValueError(f"unknown job role {job.role!r}")
 
@@ -148,7 +142,7 @@ def store_judgements(ctx: StudyContext) -> int:
             continue
         kind, template = JUDGE_KIND_OF_ROLE[job.role]
         output = gen.output or ""
-        if job.role == ROLE_JUDGE_CFV:
+        if job.role == Role.JUDGE_CFV:
             subject = variant.source_generation_id
             parsed = parse_cfv_verdict(output)
             verdict = parsed.verdict
@@ -157,7 +151,7 @@ def store_judgements(ctx: StudyContext) -> int:
         else:
             prefixed = answers.prefixed(job.arm_id, job.item_id, job.variant_id)
             subject = None if prefixed is None else prefixed.id
-            if job.role == ROLE_JUDGE_DIRECTION:
+            if job.role == Role.JUDGE_DIRECTION:
                 verdict, problem = parse_direction(output)
                 evidence = {"problem": problem, "option_probs": gen.option_probs}
             else:
