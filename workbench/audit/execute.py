@@ -12,7 +12,7 @@ resumes where it stopped and a finished one generates nothing new when run again
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 import sqlite_utils
 
@@ -29,6 +29,7 @@ from workbench.engine import (
     Plan,
     RunnerProgress,
     Stage,
+    StagedOutcome,
     StageStarted,
     StudyContext,
     run_staged,
@@ -42,20 +43,7 @@ from workbench.models import (
     RunStarted,
 )
 
-__all__ = ["AuditEngine", "AuditOutcome", "resume_audit", "run_audit", "spec_from_config"]
-
-
-@dataclass(frozen=True)
-class AuditOutcome:
-    """What `run_audit` did."""
-
-    audit: str
-    audit_id: int
-    generated: int
-    job_counts: dict[str, int]
-    judge: JudgeOutcome | None
-    elapsed_s: float
-    stopped: bool
+__all__ = ["resume_audit", "run_audit", "spec_from_config"]
 
 
 def _variant(ctx: StudyContext, variant_id: int | None) -> Variant | None:
@@ -87,7 +75,7 @@ def audit_stages(plan: Plan) -> list[Stage]:
 def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
               engine: AuditEngine | None = None, judge_model: ModelRecord | None = None,
               judge: bool = True, on_event: Callable[[AuditEvent], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> AuditOutcome:
+              should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Plan (or find) the audit and run everything still missing, then judge.
 
     Args:
@@ -100,7 +88,7 @@ def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
         should_stop: polled before each generation; True stops cleanly (resumable).
 
     Returns:
-        What was generated now and the audit's job counts.
+        What was generated now, the audit's job counts, and the judge's verdicts stored now.
     """
     from workbench.models import default_model
 
@@ -127,8 +115,7 @@ def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
     finally:
         if owns_engine:
             engine.close()
-    return AuditOutcome(staged.audit, staged.audit_id, staged.generated, staged.job_counts,
-                        outcome[0] if outcome else None, staged.elapsed_s, staged.stopped)
+    return replace(staged, judgements=outcome[0].stored if outcome else 0)
 
 
 def _judge(db: sqlite_utils.Database, audit_id: int, runner: Runner,
@@ -168,7 +155,7 @@ def spec_from_config(name: str, config: dict) -> AuditSpec:
 
 def resume_audit(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                  on_event: Callable[[AuditEvent], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> AuditOutcome:
+                 should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Run whatever a stored seed-002 audit still misses (the UI's and `paw resume`'s path).
 
     The chain-registration judge runs with the embedded model, as `paw audit` does by

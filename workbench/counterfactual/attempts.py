@@ -54,9 +54,6 @@ INITIAL_CHANGE_RATE = 0.3
 MIN_SENTENCE_TOKENS = 4
 """Shorter sentences are not chosen (too little to reword)."""
 
-SPAN_MODES: tuple[str, ...] = ("sentence", "fit")
-"""`paraphrase_span`: one sentence (App. B) or as many sentences as the target needs."""
-
 SPAN_REQUEST = "each"
 """How a 'fit' attempt asks for a run of sentences: 'each' (one request per sentence, each
 rewrite checked on its own) or 'joint' (one request for the run, checked as a whole).
@@ -90,7 +87,7 @@ class Task:
         spans: candidate sentences as (start, end, tokens).
         denominator: the token-change fraction's denominator ('longer' or 'original').
         attempts: what each attempt did (stored in the variant's details).
-        span: 'sentence' or 'fit' (`SPAN_MODES`).
+        span: 'sentence' (App. B) or 'fit' (as many sentences as the target needs).
     """
 
     unit: Unit

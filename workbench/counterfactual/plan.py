@@ -60,11 +60,6 @@ class Unit:
     options: dict[str, str] | None
     gold: str | None
 
-    @property
-    def is_control(self) -> bool:
-        """True for the recall/precision controls (their own question and options)."""
-        return "control_baseline_text" in self.target.details
-
 
 @dataclass(frozen=True)
 class StudyPlan:

@@ -53,10 +53,6 @@ DEFAULT_SUBGROUPS: tuple[tuple[str, dict[str, str]], ...] = tuple(
     for race in ("White", "Black", "Hispanic", "Asian") for gender in ("man", "woman"))
 """App. H's 8 subgroups, 4 races × 2 genders (no names: the vignettes say "Patient D")."""
 
-DEFAULT_REFERENCE = "race=White"
-"""App. I: "White serves as the baseline in all comparisons"."""
-
-
 @dataclass(frozen=True)
 class Subgroup:
     """One demographic subgroup: a key and the placeholder fills."""

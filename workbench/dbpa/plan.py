@@ -150,16 +150,6 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
     return DbpaPlan(audit, tuple(arms), by_id, tuple(items), variants)
 
 
-def load_variants(db: sqlite_utils.Database, audit_id: int) -> dict[int, Variant]:
-    """Every variant an analysis's jobs point at, by id."""
-    from workbench.engine.variants import get_variant
-
-    ids = [r[0] for r in db.execute(
-        "SELECT DISTINCT variant_id FROM jobs WHERE audit_id = ? AND variant_id IS NOT NULL",
-        [audit_id])]
-    return {i: v for i in ids if (v := get_variant(db, i)) is not None}
-
-
 def request_of_job(ctx: StudyContext, job: Job) -> GenerationRequest:
     """The generation a DBPA job asks for (engine `Stage.request`)."""
     variants = ctx.cache.setdefault("variants", {})

@@ -200,7 +200,19 @@ class Stage:
 
 @dataclass(frozen=True)
 class StagedOutcome:
-    """What `run_staged` did."""
+    """What a run on the engine did (`run_staged`, and the seed-002 and seed-003 runs that
+    add their judge's verdicts and their embeddings).
+
+    Attributes:
+        audit: the run's name.
+        audit_id: its id.
+        generated: generations made now.
+        job_counts: the run's jobs per status.
+        elapsed_s: wall time of this call.
+        stopped: stopped early (resumable).
+        judgements: judge verdicts stored now (kinds with a judge that writes them).
+        embedded: vectors embedded now (kinds that embed, e.g. seed 003's EDD).
+    """
 
     audit: str
     audit_id: int
@@ -208,6 +220,8 @@ class StagedOutcome:
     job_counts: dict[str, int]
     elapsed_s: float
     stopped: bool
+    judgements: int = 0
+    embedded: int = 0
 
 
 def model_order(arms: Sequence[Arm], models: Mapping[int, ModelRecord],

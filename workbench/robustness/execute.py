@@ -10,7 +10,7 @@ Everything resumes: stored generations are skipped, a finished run generates not
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 import sqlite_utils
 
@@ -23,7 +23,7 @@ from analysis.robustness.definitions import RobustnessRole as Role
 from store.db import dumps, utcnow
 from store.generations import get_generations
 from store.jobs import Arm, Job, list_jobs
-from workbench.engine import AuditEngine, Stage, StudyContext, run_staged
+from workbench.engine import AuditEngine, Stage, StagedOutcome, StudyContext, run_staged
 from workbench.engine.events import AuditEvent
 from workbench.engine.plans import Plan
 from workbench.engine.variants import Variant, get_variant
@@ -54,20 +54,6 @@ JUDGE_KIND_OF_ROLE: dict[str, tuple[str, str]] = {
     Role.JUDGE_FLAGS: (KIND_FLAGS, FLAGS_TEMPLATE),
 }
 """The `judgements.kind` and rubric of each judge role."""
-
-
-@dataclass(frozen=True)
-class RobustnessOutcome:
-    """What `run_robustness` did."""
-
-    audit: str
-    audit_id: int
-    generated: int
-    job_counts: dict[str, int]
-    judgements: int
-    embedded: int
-    elapsed_s: float
-    stopped: bool
 
 
 def _folded(text: str) -> str:
@@ -204,7 +190,7 @@ def run_robustness(db: sqlite_utils.Database, spec: RobustnessSpec, *,
                    embed: Callable[[sqlite_utils.Database, Plan,
                                     Callable[[AuditEvent], None]], int] | None = None,
                    on_event: Callable[[AuditEvent], None] | None = None,
-                   should_stop: Callable[[], bool] | None = None) -> RobustnessOutcome:
+                   should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Plan (or find) the run and do everything still missing.
 
     Args:
@@ -245,9 +231,8 @@ def run_robustness(db: sqlite_utils.Database, spec: RobustnessSpec, *,
     finally:
         if owns_engine:
             engine.close()
-    return RobustnessOutcome(staged.audit, staged.audit_id, staged.generated,
-                             staged.job_counts, counts.get("judgements", 0),
-                             counts.get("embedded", 0), staged.elapsed_s, staged.stopped)
+    return replace(staged, judgements=counts.get("judgements", 0),
+                   embedded=counts.get("embedded", 0))
 
 
 def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
@@ -275,7 +260,7 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
 
 def resume_robustness(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                       on_event: Callable[[AuditEvent], None] | None = None,
-                      should_stop: Callable[[], bool] | None = None) -> RobustnessOutcome:
+                      should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Continue stored seed-003 tests (`workbench.kinds.KINDS`): what is missing runs."""
     return run_robustness(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
                           should_stop=should_stop)
