@@ -120,7 +120,9 @@ def compute(data: StudyData, *, n_boot: int, seed: int, correction: str | None =
     """Every test of a loaded study (`counterfactual.analyse` with the study's settings)."""
     options = analysis_options(data.info["config"], correction=correction, sides=sides,
                                kl_floor=kl_floor)
-    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, **options)
+    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed,
+                       correction=options["correction"], sides=options["sides"],
+                       kl_floor=options["kl_floor"], alternative=options["alternative"])
 
 
 def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
@@ -285,7 +287,9 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None,
     settings = analysis_options(config, correction=correction, sides=sides, kl_floor=kl_floor)
     dose = is_dose_study(config)
     # A dose-response study has no targeted edit to test (the paper's figures carry no p).
-    tests = cfc.analyse([] if dose else data.comparisons, n_boot=n_boot, seed=seed, **settings)
+    tests = cfc.analyse([] if dose else data.comparisons, n_boot=n_boot, seed=seed,
+                        correction=settings["correction"], sides=settings["sides"],
+                        kl_floor=settings["kl_floor"], alternative=settings["alternative"])
     correction = settings["correction"]
     meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
             "dataset": info["dataset"],

@@ -140,7 +140,7 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None,
             "ω̃: median effect size over items; ω̃*: median standardised effect (comparable "
             "across k); sig: items significant after correction. Intent D (should change) / "
             "P (should not), from the operator catalogue.", key="perturbations"))
-        intents = dict(zip(perts["perturbation"], perts["intent"]))
+        intents = dict(zip(perts["perturbation"], perts["intent"], strict=True))
         labels = partition(config, sorted(intents), intents)
         rates, curves = tpr_fpr(frame, labels, configs, alpha)
         how = ("intent tag (D: should change, P: should not)"

@@ -63,9 +63,9 @@ def block_rows(db: Any, info: Any) -> list[list[Any]]:
     role_block, order = kind_blocks(info.kind)
     counts: dict[str, dict[str, int]] = {}
     for role, statuses in role_counts(db, info.id).items():
-        block = counts.setdefault(role_block.get(role, role), {})
+        tally = counts.setdefault(role_block.get(role, role), {})
         for status, n in statuses.items():
-            block[status] = block.get(status, 0) + n
+            tally[status] = tally.get(status, 0) + n
     blocks = [b for b in order if b in counts] + sorted(b for b in counts if b not in order)
     rows = []
     for block in blocks:
@@ -173,8 +173,8 @@ def audits_show(ref: str, as_json: bool, db_path: str) -> None:
     db = open_store(db_path)
     info = find_run(db, ref)
     if as_json:
-        blocks = [dict(zip(["block", "done", "total", "pending", "error", "not_fired"], row))
-                  for row in block_rows(db, info)]
+        names = ["block", "done", "total", "pending", "error", "not_fired"]
+        blocks = [dict(zip(names, row, strict=True)) for row in block_rows(db, info)]
         click.echo(json.dumps({**info.as_dict(), "blocks": blocks}, indent=2,
                               ensure_ascii=False))
         return

@@ -257,7 +257,7 @@ def measure_fit(task: Task, attempt: int, run: tuple[int, ...], keys: list[str],
     parts = [(task.spans[run[0]][0], task.spans[run[-1]][1],
               sum(task.spans[i][2] for i in run))] if joint else [task.spans[i] for i in run]
     verdicts, edits, rewritten = [], [], 0
-    for (start, end, size), output in zip(parts, outputs):
+    for (start, end, size), output in zip(parts, outputs, strict=True):
         original = task.text[start:end]
         if output is None:
             verdicts.append("generation failed")

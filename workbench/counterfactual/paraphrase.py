@@ -98,7 +98,8 @@ def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Toke
             break
         if should_stop is not None and should_stop():
             return False
-        planned = []
+        # (task, its requests, the sentences they rewrite: one index, or a fit's run of them)
+        planned: list[tuple[Task, list[GenerationRequest], int | tuple[int, ...]]] = []
         for task in open_tasks:
             if task.span == "fit":
                 planned.append((task, *fit_requests(task, attempt)))
@@ -108,7 +109,7 @@ def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Toke
         outputs = iter(run_batch([r for _, requests, _ in planned for r in requests]))
         for task, requests, where in planned:
             answers = [next(outputs) for _ in requests]
-            if task.span == "fit":
+            if isinstance(where, tuple):  # a 'fit' attempt
                 measure_fit(task, attempt, where, [k for k, _ in answers],
                             [o for _, o in answers], tokenizer, tolerance)
             else:

@@ -90,14 +90,17 @@ class TestSpec:
 def condition_of(jobs: list[Job], generations: dict[str, Generation]) -> Condition:
     """The usable outputs of a condition's jobs (an empty or failed output says nothing
     about meaning, so it is excluded and counted)."""
-    ids, texts, indices, excluded = [], [], [], 0
+    ids: list[int] = []
+    texts: list[str] = []
+    indices: list[int] = []
+    excluded = 0
     for job in sorted(jobs, key=lambda j: j.sample_index):
         gen = generations.get(job.generation_key or "")
         if gen is None or gen.parse_status == "error" or not (gen.output or "").strip():
             excluded += 1
             continue
         ids.append(gen.id)
-        texts.append(gen.output)
+        texts.append(gen.output or "")  # not empty: checked above
         indices.append(job.sample_index)
     seeds = {job.sample_index: int(job.seed) for job in jobs if job.seed is not None}
     return Condition(tuple(ids), tuple(texts), tuple(indices), excluded, seeds)

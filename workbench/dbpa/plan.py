@@ -160,6 +160,7 @@ def request_of_job(ctx: StudyContext, job: Job) -> GenerationRequest:
 
             variants[job.variant_id] = get_variant(ctx.db, job.variant_id)
         variant = variants[job.variant_id]
+    assert job.seed is not None, "every DBPA job is planned with its sample's seed"
     return sample_request(ctx.items[job.item_id], ctx.arm(job.arm_id), variant, ctx.config,
                           int(job.seed))
 

@@ -64,7 +64,11 @@ class AuditEngine:
             if backend is None and self.servers:
                 from workbench.models.server import ServerPoolBackend
 
-                backend = ServerPoolBackend(model, self.servers)
+                # The pool decodes through its own `run_pool` (the runner looks for it) and
+                # has no one-sequence `generate`: the runner takes it by duck typing, not
+                # as a `Backend`.
+                pool: Any = ServerPoolBackend(model, self.servers)
+                backend = pool
             runner = Runner(self.db, model, threads=self.threads, gpu_layers=self.gpu_layers,
                             ctx=self.ctx, backend=backend, batch_size=self.batch_size)
             self._runners[model.id] = runner

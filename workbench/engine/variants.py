@@ -15,7 +15,7 @@ import sqlite_utils
 
 from store.db import dumps, loads, utcnow
 from store.records import Item
-from workbench.perturb.base import Operator, PerturbResult
+from workbench.perturb.base import Context, Edit, Operator, PerturbResult
 from workbench.perturb.battery import SHUFFLE_OPERATOR
 
 
@@ -42,6 +42,13 @@ class Variant:
     new: str | None
     token_change_fraction: float | None
     details: dict[str, Any]
+
+
+def never_applied(text: str, ctx: Context) -> Edit:
+    """The edit function of an operator built only to carry its tags onto a stored variant
+    whose text was made elsewhere (an imported text, a dose level, a subgroup's vignette):
+    `store_variant` copies the tags and never applies it."""
+    raise TypeError("an operator that only tags a stored variant is never applied")
 
 
 def variant_key(item_id: int, operator_id: str, seed: int,

@@ -84,7 +84,7 @@ def store_vectors(db: sqlite_utils.Database, name: str, ids: Sequence[int], vect
 
     array = np.asarray(vectors, dtype="<f4")
     with transaction(db) as conn:
-        for gid, vector in zip(ids, array):
+        for gid, vector in zip(ids, array, strict=True):
             conn.execute(
                 "INSERT OR REPLACE INTO embeddings (generation_id, embedder, dim, vector, "
                 "created_at) VALUES (?, ?, ?, ?, ?)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import sqlite_utils
 
@@ -132,8 +133,8 @@ def store_judgements(ctx: StudyContext) -> int:
             subject = variant.source_generation_id
             parsed = parse_cfv_verdict(output)
             verdict = parsed.verdict
-            evidence = {"plausible": parsed.plausible, "limited": parsed.limited,
-                        "problem": parsed.problem}
+            evidence: dict[str, Any] = {"plausible": parsed.plausible,
+                                        "limited": parsed.limited, "problem": parsed.problem}
         else:
             prefixed = answers.prefixed(job.arm_id, job.item_id, job.variant_id)
             subject = None if prefixed is None else prefixed.id
