@@ -19,7 +19,7 @@ import pytest
 import sqlite_utils
 
 from analysis.common.document import Report, Section
-from analysis.common.options import ReportOptions
+from analysis.common.report_options import ReportOptions
 from store import open_db
 from store.datasets import dataset_id
 from store.jobs import JobSpec, add_arm, add_jobs, create_audit

@@ -12,7 +12,8 @@ CHECK; `tests/test_kinds.py` checks the three agree).
 Every resumer has the signature `resume(db, audit_id, *, engine, on_event, should_stop)` and
 runs what the stored plan still misses (nothing, when it is complete); every report builder
 `build(db, ref, options) -> Report`, where `options` is the builder's frozen options class
-or a mapping of its field names (an unknown name is refused: `analysis.common.options`).
+or a mapping of its field names (an unknown name is refused:
+`analysis.common.report_options`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from analysis.audit import definitions as d
 from analysis.audit.plots import fcs_params_figure, fcs_plane_figure, joint_bars_figure
 from analysis.common.document import Report, Section
-from analysis.common.options import ReportOptions
+from analysis.common.report_options import ReportOptions
 
 if TYPE_CHECKING:
     import sqlite_utils

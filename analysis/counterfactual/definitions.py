@@ -19,20 +19,6 @@ from enum import StrEnum
 
 import numpy as np
 
-
-class StudyRole(StrEnum):
-    """Job roles of a seed-000 study (`jobs.role`), each asked k times; members compare equal
-    to the stored strings (docs/counterfactual.md)."""
-
-    ORIGINAL = "original"
-    """The original prompt pᵢ."""
-    TARGET = "target"
-    """The targeted edit p′ᵢ."""
-    FIXED = "fixed"
-    """The fixed-sentence baseline p″ᵢ."""
-    PARAPHRASE = "paraphrase"
-    """The token-adjusted paraphrase baseline p″ᵢ (stage 2, sized with the arm's tokenizer)."""
-
 LOG_BASE = 2.0
 """Logarithm base of KL, JSD and MI. §3.3 says "JSD is symmetric and bounded in [0, 1]",
 which holds for Eq. 2 only in base 2; Eqs. 1–3 share one `log`, so KL and MI are in bits too
@@ -261,3 +247,20 @@ def table_metrics(tables: np.ndarray) -> dict[str, np.ndarray]:
     phi, degenerate = phi_from_tables(tables)
     return {"fr": flip_rate_from_tables(tables), "mi": mi_from_tables(tables), "phi": phi,
             "phi_degenerate": degenerate}
+
+
+# ---------------------------------------------------------------- job roles
+
+
+class StudyRole(StrEnum):
+    """Job roles of a seed-000 study (`jobs.role`), each asked k times; members compare equal
+    to the stored strings (docs/counterfactual.md)."""
+
+    ORIGINAL = "original"
+    """The original prompt pᵢ."""
+    TARGET = "target"
+    """The targeted edit p′ᵢ."""
+    FIXED = "fixed"
+    """The fixed-sentence baseline p″ᵢ."""
+    PARAPHRASE = "paraphrase"
+    """The token-adjusted paraphrase baseline p″ᵢ (stage 2, sized with the arm's tokenizer)."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analysis.common.document import Report, Section
-from analysis.common.options import ReportOptions
+from analysis.common.report_options import ReportOptions
 from analysis.counterfactual import comparison as cfc
 from analysis.counterfactual import definitions as cfd
 from analysis.counterfactual.dose import dose_table, is_dose_study

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analysis.common.document import Figure, Report, Section
-from analysis.common.options import ReportOptions
+from analysis.common.report_options import ReportOptions
 from analysis.dbpa.plots import roc_data, roc_png
 from analysis.dbpa.tables import (
     CANNOT,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from analysis.common.bootstrap import Estimate
 from analysis.common.document import Figure, Report, Section
-from analysis.common.options import ReportOptions
+from analysis.common.report_options import ReportOptions
 from analysis.robustness.definitions import (
     CFV_FAILURE_MODES,
     CFV_OUTCOMES,
