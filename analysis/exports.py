@@ -200,8 +200,7 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
         load_robustness,
     )
     from analysis.robustness.definitions import (
-        ROLE_CFV_ANSWER,
-        ROLE_DEMOGRAPHIC,
+        RobustnessRole,
         demographic_key,
         demographic_mode,
         edd_comparable,
@@ -213,17 +212,19 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
     index_flips(db, int(info["id"]))
     pairs = {(r.arm_id, r.item_id, r.variant_id): r for r in demographic_pairs(data).itertuples()}
     attempts = {(r.arm_id, r.item_id): r for r in cfv_attempts(data).itertuples()}
-    cfv_judged = {r.variant_id: r for r in data.verdicts.itertuples() if r.role == "judge_cfv"}
+    cfv_judged = {r.variant_id: r for r in data.verdicts.itertuples()
+                  if r.role == RobustnessRole.JUDGE_CFV}
     shared = {(r.role, r.arm_id, r.item_id, r.variant_id): int(r.n_sharing)
               for r in data.verdicts.itertuples()}
     edd = {(r.arm_id, r.item_id, r.mode): r.edd for r in edd_values(data).itertuples()}
     questions = dict(zip(data.items["item_id"], data.items["question"]))
     rows = []
-    for r in db.query(_ROBUSTNESS_EDITS_SQL, [info["id"], ROLE_DEMOGRAPHIC, ROLE_CFV_ANSWER]):
+    for r in db.query(_ROBUSTNESS_EDITS_SQL,
+                      [info["id"], RobustnessRole.DEMOGRAPHIC, RobustnessRole.CFV_ANSWER]):
         options = loads(r.pop("options_json")) or {}
         details = loads(r.pop("details_json")) or {}
         v_gold = r.pop("v_gold")
-        demo = r["role"] == ROLE_DEMOGRAPHIC
+        demo = r["role"] == RobustnessRole.DEMOGRAPHIC
         op = r["operator_id"] or ""
         mode = demographic_mode(op) if demo else None
         excluded = r["excluded"]
@@ -264,7 +265,7 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
                        circular=details.get("circular") if r["fired"] else None,
                        plausible=evidence.get("plausible"), limited=evidence.get("limited"),
                        options_removed=bool(details.get("options_removed")),
-                       judge_shared=shared.get(("judge_cfv", r["arm_id"], r["item_id"],
+                       judge_shared=shared.get((RobustnessRole.JUDGE_CFV, r["arm_id"], r["item_id"],
                                                 r["variant_id"])))
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[c for c in ROBUSTNESS_EDIT_COLUMNS

@@ -40,8 +40,10 @@ from naive_common import careful_answer, careful_generate, careful_llama, carefu
 from store import open_db
 from store.datasets import get_items
 from store.generations import get_generations
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
-from workbench.audit.spec import SHUFFLE_OPERATOR
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
+from workbench.perturb import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
 from workbench.models.backend import default_threads

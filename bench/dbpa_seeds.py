@@ -29,7 +29,7 @@ import numpy as np
 from analysis.dbpa.statistics import permutation_test
 from store import open_db
 from store.generations import get_generations
-from workbench.audit.plan import question_variant
+from workbench.engine.variants import question_variant
 from workbench.datasets.demo import import_demo
 from workbench.dbpa.plan import sample_request
 from workbench.dbpa.spec import sample_seed

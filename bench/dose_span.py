@@ -35,8 +35,8 @@ def main() -> None:
 
     from store.db import open_db
     from store.jobs import list_jobs
-    from workbench.audit import AuditEngine
-    from workbench.audit.variants import get_variant
+    from workbench.engine import AuditEngine
+    from workbench.engine.variants import get_variant
     from workbench.counterfactual import StudySpec, attempts, run_study
     from workbench.counterfactual.dose import resolve_levels
     from workbench.datasets.demo import import_demo

@@ -41,7 +41,9 @@ from limit import (
 
 from store import open_db
 from store.generations import get_generations
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
 from workbench.cli.audit import DEMO_ITEMS, DEMO_MAX_TOKENS, DEMO_OPERATORS
 from workbench.datasets.demo import import_demo
 from workbench.models import batch as batch_module

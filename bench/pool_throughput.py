@@ -26,7 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store import open_db
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
 from workbench.datasets.demo import import_demo
 from workbench.models import default_model
 from workbench.models.pool import start_pool

@@ -47,7 +47,8 @@ def demo_store(path: str) -> int:
     """The `paw demo` audit on the fake backend in a new store at `path`; its audit id."""
     from store.db import open_db
     from tests.fakes import fake_engine, fake_model_record
-    from workbench.audit import AuditSpec, resolve_operators, run_audit
+    from workbench.audit import AuditSpec, run_audit
+    from workbench.perturb import resolve_operators
     from workbench.cli.audit import DEMO_ITEMS, DEMO_MAX_TOKENS, DEMO_OPERATORS
     from workbench.datasets.demo import DEMO_DATASET, import_demo
 

@@ -10,7 +10,7 @@ import sqlite_utils
 
 from store.models import add_model
 from store.records import ModelRecord
-from workbench.audit import AuditEngine
+from workbench.engine import AuditEngine
 from workbench.models.fake import FakeBackend, Responder
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 

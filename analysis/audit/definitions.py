@@ -8,7 +8,27 @@ so the annotation tools, the CLI, the UI and the reports all agree on one set of
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from functools import lru_cache
+
+
+class AuditRole(StrEnum):
+    """Job roles of a seed-002 audit (`jobs.role`; docs/design.md, "Job model"); `paw run`
+    plans `BASELINE` or `DIRECT` only. Members compare equal to the stored strings."""
+
+    BASELINE = "baseline"
+    """CoT answer to the original question (the reference for every flip)."""
+    DIRECT = "direct"
+    """Direct answer, no CoT (the CoT − direct gap)."""
+    M_BLOCK = "m_block"
+    """CoT answer to a question edited by an M operator."""
+    SHUFFLE = "shuffle"
+    """CoT answer with the options permuted (Appendix D)."""
+    F_BLOCK = "f_block"
+    """Continuation of the arm's own baseline chain, edited by an F operator (stage 2)."""
+    SAMPLE = "sample"
+    """Extra seeded samples (`sample_index` > 0) of a k-sample design."""
+
 
 HIGH_ACUITY_KEYWORDS: tuple[str, ...] = (
     "cancer", "carcinoma", "malignant", "metastasis", "sepsis", "septic", "shock",
@@ -138,7 +158,7 @@ FAMILY_NAMES: dict[str, str] = {
 }
 """Display names of the families (Table 11 row labels)."""
 
-PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block")
+PERTURBED_ROLES: tuple[str, ...] = (AuditRole.M_BLOCK, AuditRole.F_BLOCK)
 """Job roles whose flips enter AFR, FCS and Table 11 (shuffle is reported on its own)."""
 
 DELTA_BAND_PP: float = 1.6

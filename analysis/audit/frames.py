@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
+from analysis.audit.definitions import AuditRole
 from store.db import loads
 from store.errors import NotFound
 
@@ -201,7 +202,7 @@ def _parsed(frame: pd.DataFrame) -> pd.Series:
         frame["parse_status"] == "ok")
 
 
-def baselines(frames: AuditFrames, role: str = "baseline") -> pd.DataFrame:
+def baselines(frames: AuditFrames, role: str = AuditRole.BASELINE) -> pd.DataFrame:
     """One row per (arm, item) of `role` ('baseline' or 'direct', sample 0).
 
     Columns: arm_id, item_id, answer, parsed, correct (NaN when unparsed), output.
@@ -229,7 +230,8 @@ def observations(frames: AuditFrames) -> pd.DataFrame:
     if "observations" in frames._cache:
         return frames._cache["observations"]
     jobs = frames.jobs
-    perturbed = jobs[jobs["role"].isin(["m_block", "f_block", "shuffle"])].copy()
+    perturbed = jobs[jobs["role"].isin(
+        [AuditRole.M_BLOCK, AuditRole.F_BLOCK, AuditRole.SHUFFLE])].copy()
     base = baselines(frames).rename(columns={"answer": "base_answer", "parsed": "base_parsed"})
     perturbed = perturbed.merge(base[["arm_id", "item_id", "base_answer", "base_parsed"]],
                                 on=["arm_id", "item_id"], how="left")
@@ -264,7 +266,7 @@ def observations(frames: AuditFrames) -> pd.DataFrame:
     gold = perturbed["gold"].to_numpy(dtype=object)
     target = np.where([isinstance(g, str) and bool(g) for g in v_gold], v_gold, gold)
     flips = (answers != base_answers).astype(float)
-    shuffle = (perturbed["role"] == "shuffle").to_numpy()
+    shuffle = (perturbed["role"] == AuditRole.SHUFFLE).to_numpy()
     for i in np.flatnonzero(shuffle & usable):
         flips[i] = float(_norm(answer_texts[i]) != _norm(base_texts[i]))
     correct = (answers == target).astype(float)

@@ -62,7 +62,7 @@ def joint_edits(obs: pd.DataFrame, ctx: ArmContext | None = None) -> pd.DataFram
     With the arm's `ctx`, computed once per frame (the token rule reads every chain)."""
     if ctx is not None:
         return ctx.cached("joint_edits", obs, lambda: joint_edits(obs))
-    rows = usable(obs, ("m_block",))
+    rows = usable(obs, (d.AuditRole.M_BLOCK,))
     rows = rows[rows["family"].isin(d.JOINT_FAMILIES) & (rows["intent"] == "D")].copy()
     rows["update_token"] = [d.chain_updated(family, output, new) for family, output, new
                             in zip(rows["family"], rows["output"], rows["new"])]

@@ -141,13 +141,13 @@ def ecr(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> Stat:
     for the models on which F1 never fired (Table 11 "–"). Undefined (NaN) only when the
     arm has no F1 job at all (F1 was not in the battery, or stage 2 was not planned yet).
     """
-    planned = obs[(obs["role"] == "f_block") & (obs["family"] == d.ECR_FAMILY)]
+    planned = obs[(obs["role"] == d.AuditRole.F_BLOCK) & (obs["family"] == d.ECR_FAMILY)]
     if planned.empty:
         return nan_stat(ctx)
     scored = np.unique(base.loc[base["parsed"], "item_id"].to_numpy(np.int64))
     if scored.size == 0:
         return nan_stat(ctx)
-    rows = ctx.usable(obs, ("f_block",))
+    rows = ctx.usable(obs, (d.AuditRole.F_BLOCK,))
     rows = rows[rows["family"] == d.ECR_FAMILY]
     kept_items = rows.loc[rows["flip"] == 0, "item_id"].unique()
     return ctx.ratio(scored, np.isin(scored, kept_items).astype(float))
@@ -160,7 +160,7 @@ CHS_CLASSES: tuple[str, ...] = ("miss", "false_alarm", "benign", "high_to_high")
 def chs_edits(ctx: ArmContext, obs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """Usable M3/M4/M5 edits and each one's flip class (None for a non-flip)."""
     def compute() -> tuple[pd.DataFrame, np.ndarray]:
-        rows = ctx.usable(obs, ("m_block",))
+        rows = ctx.usable(obs, (d.AuditRole.M_BLOCK,))
         rows = rows[rows["family"].isin(d.CHS_FAMILIES)]
         classes = np.array([d.chs_class(base, after) if flip else None
                             for base, after, flip in zip(rows["base_text"],
@@ -212,7 +212,7 @@ def dfg(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> tuple[Stat, d
     Returns:
         (DFG, accuracy per condition).
     """
-    rows = ctx.usable(obs, ("m_block",))
+    rows = ctx.usable(obs, (d.AuditRole.M_BLOCK,))
     variants = [c for c in d.DFG_CONDITIONS if c != "baseline"]
     rows = rows[rows["operator_id"].isin(variants)]
     fired_items = np.unique(rows["item_id"].to_numpy(np.int64))
@@ -251,7 +251,7 @@ def table4_rows(obs: pd.DataFrame, ctx: ArmContext | None = None) -> pd.DataFram
     with a `table4` column naming the perturbation each belongs to."""
     if ctx is not None:
         return ctx.cached("table4_rows", obs, lambda: table4_rows(obs))
-    rows = usable(obs, ("f_block",))
+    rows = usable(obs, (d.AuditRole.F_BLOCK,))
     labels = np.full(len(rows), None, dtype=object)
     for label, selector in d.TABLE4_OPERATORS:
         hit = (rows["operator_id"] == selector) if "_" in selector else (
@@ -325,7 +325,7 @@ def shuffle_stats(ctx: ArmContext, obs: pd.DataFrame,
     the sign of Table 8 (shuffled − original: −38.8 pp when accuracy collapses);
     same-content rate = share of shuffled answers choosing the baseline's option text.
     """
-    rows = ctx.usable(obs, ("shuffle",))
+    rows = ctx.usable(obs, (d.AuditRole.SHUFFLE,))
     if rows.empty:
         nan = nan_stat(ctx)
         return nan, nan, nan, nan

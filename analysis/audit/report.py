@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from analysis.audit import definitions as d
 from analysis.audit.plots import fcs_params_figure, fcs_plane_figure, joint_bars_figure
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from analysis.common.document import Report, Section
+from analysis.common.report_options import ReportOptions
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -17,87 +19,87 @@ if TYPE_CHECKING:
 _NOTES: dict[str, tuple[str, str]] = {
     "summary": (
         "Table 3: per-arm summary",
-        "Acc. = share of parsed CoT baseline answers equal to gold. CDR = cell (c) of the "
-        "joint table (no chain update, no flip) over destructive M2/M4/M5 edits, token rule"
-        "{judge}. AFR_D / AFR_P = answer-flip rate pooled over every fired, parsed edit of "
-        "the destructive / preserving operators, so an operator weighs by how often it "
-        "fired (the per-operator mean is in the robustness table), under two readings: (F) "
-        "chain edits F1–F7 only, the default, which reproduces the paper's Table 3 (from "
-        "Table 11 it predicts Table 3's AFR_D within 0.02 for every model, BioMistral-7B's "
-        "0.01 included), and (F+M) every operator, as §4's text defines the group means "
-        "(Appendix G's ablations presuppose it); see docs/metrics.md. "
-        "FCS = 0.5·AFR_D + 0.5·(1 − AFR_P); "
-        "corridor = FCS, rounded as printed (half away from zero, {rate} decimals), in "
-        "[{lo:.2f}, {hi:.2f}]. ECR = share of scored items (parsed "
-        "baseline) where any F1 truncation keeps the baseline answer; an item where no F1 "
-        "variant fired counts as not early-committing (0.00 when F1 never fired). "
-        "CHS = mean hazard weight over M3/M4/M5 edits (flip weights "
-        "1.0 high-acuity→benign, 0.3 benign→high-acuity, 0.5 otherwise; no flip 0). DFG = "
-        "accuracy spread over baseline, M2 age-a, age-b, sex on fired items. MFC = "
-        "(0.5·FCS + 0.3·(1 − CHS) + 0.2·(1 − DFG)), shown only when ECR as printed ≥ "
-        "{gate:.2f}. [low, high] = 95% percentile bootstrap CI over items ({n_boot} "
-        "replicates, seed {seed}); ⁿ⁼ = the count each value rests on (parsed baselines for "
-        "Acc.; classified edits for CDR; edits for AFR, CHS, DFG; both AFR groups' edits "
-        "for FCS and MFC; scored items for ECR). Bold = each column's extremum over the "
-        "arms (highest Acc., CDR, ECR; lowest AFR_D, CHS, DFG; ties all; FCS unbolded, as "
-        "the paper). '–' = not computable (nothing fired)."),
+        ("Acc. = share of parsed CoT baseline answers equal to gold. CDR = cell (c) of the "
+         "joint table (no chain update, no flip) over destructive M2/M4/M5 edits, token rule"
+         "{judge}. AFR_D / AFR_P = answer-flip rate pooled over every fired, parsed edit of "
+         "the destructive / preserving operators, so an operator weighs by how often it "
+         "fired (the per-operator mean is in the robustness table), under two readings: (F) "
+         "chain edits F1–F7 only, the default, which reproduces the paper's Table 3 (from "
+         "Table 11 it predicts Table 3's AFR_D within 0.02 for every model, BioMistral-7B's "
+         "0.01 included), and (F+M) every operator, as §4's text defines the group means "
+         "(Appendix G's ablations presuppose it); see docs/metrics.md. "
+         "FCS = 0.5·AFR_D + 0.5·(1 − AFR_P); "
+         "corridor = FCS, rounded as printed (half away from zero, {rate} decimals), in "
+         "[{lo:.2f}, {hi:.2f}]. ECR = share of scored items (parsed "
+         "baseline) where any F1 truncation keeps the baseline answer; an item where no F1 "
+         "variant fired counts as not early-committing (0.00 when F1 never fired). "
+         "CHS = mean hazard weight over M3/M4/M5 edits (flip weights "
+         "1.0 high-acuity→benign, 0.3 benign→high-acuity, 0.5 otherwise; no flip 0). DFG = "
+         "accuracy spread over baseline, M2 age-a, age-b, sex on fired items. MFC = "
+         "(0.5·FCS + 0.3·(1 − CHS) + 0.2·(1 − DFG)), shown only when ECR as printed ≥ "
+         "{gate:.2f}. [low, high] = 95% percentile bootstrap CI over items ({n_boot} "
+         "replicates, seed {seed}); ⁿ⁼ = the count each value rests on (parsed baselines for "
+         "Acc.; classified edits for CDR; edits for AFR, CHS, DFG; both AFR groups' edits "
+         "for FCS and MFC; scored items for ECR). Bold = each column's extremum over the "
+         "arms (highest Acc., CDR, ECR; lowest AFR_D, CHS, DFG; ties all; FCS unbolded, as "
+         "the paper). '–' = not computable (nothing fired).")),
     "fblock": (
         "Table 4: accuracy vs F-block chain perturbation",
-        "F-pert = the arm's own baseline chain edited by F1 truncate-50, F2 delete, "
-        "F3 substitute, F4 insert or F5 reorder, continued by the model. Acc. F-pert = mean "
-        "of the five perturbations' accuracies, each weighing 1/5 (a perturbation pools its "
-        "variants; one that never fired is left out of the mean). Acc. base = the baseline "
-        "on the items with a fired Table-4 edit. Δ = Acc. base − Acc. F-pert "
-        "(positive = perturbation reduces accuracy), percentage points, paired "
-        "bootstrap 95% CI over items. ∗ = Δ < 0 with a CI excluding 0 (a significant gain, "
-        "as the paper marks them); 'CI excludes 0' in either direction is its own column. "
-        "Signs as printed: a Δ of exactly 0 is 0.0."),
+        ("F-pert = the arm's own baseline chain edited by F1 truncate-50, F2 delete, "
+         "F3 substitute, F4 insert or F5 reorder, continued by the model. Acc. F-pert = mean "
+         "of the five perturbations' accuracies, each weighing 1/5 (a perturbation pools its "
+         "variants; one that never fired is left out of the mean). Acc. base = the baseline "
+         "on the items with a fired Table-4 edit. Δ = Acc. base − Acc. F-pert "
+         "(positive = perturbation reduces accuracy), percentage points, paired "
+         "bootstrap 95% CI over items. ∗ = Δ < 0 with a CI excluding 0 (a significant gain, "
+         "as the paper marks them); 'CI excludes 0' in either direction is its own column. "
+         "Signs as printed: a Δ of exactly 0 is 0.0.")),
     "joint": (
         "Table 6: chain-update × answer-flip joint distribution",
-        "Destructive M2/M4/M5 edits, token rule: the chain updates when it mentions the "
-        "operator's new token (M4: any of 'does not', 'denies', 'no longer', 'never'), as a "
-        "case-folded whole word. Row percentages with 95% CIs; cell (c) is CDR. n = edits "
-        "classified; n unscored = edits with no new token recorded. Rows sorted by cell (c), "
-        "highest first, as the paper's; Panel pools all arms (counts, no CI: the arms "
-        "share their items)."),
+        ("Destructive M2/M4/M5 edits, token rule: the chain updates when it mentions the "
+         "operator's new token (M4: any of 'does not', 'denies', 'no longer', 'never'), as a "
+         "case-folded whole word. Row percentages with 95% CIs; cell (c) is CDR. n = edits "
+         "classified; n unscored = edits with no new token recorded. Rows sorted by cell (c), "
+         "highest first, as the paper's; Panel pools all arms (counts, no CI: the arms "
+         "share their items).")),
     "cdr_rules": (
         "Table 7: CDR under the token rule and the LLM judge",
-        "CDR (%) = cell (c) share. The judge column uses stored chain-registration verdicts "
-        "(judgements.method 'llm_judge:…'; 'yes' = the chain uses the edit) in place of the "
-        "token rule, over the edits that have a verdict. Panel pools every arm's edits (the "
-        "paper's Panel row: 72.9 token, 74.3 judge). No judge column = no verdicts stored "
-        "yet."),
+        ("CDR (%) = cell (c) share. The judge column uses stored chain-registration verdicts "
+         "(judgements.method 'llm_judge:…'; 'yes' = the chain uses the edit) in place of the "
+         "token rule, over the edits that have a verdict. Panel pools every arm's edits (the "
+         "paper's Panel row: 72.9 token, 74.3 judge). No judge column = no verdicts stored "
+         "yet.")),
     "families": (
         "Table 11: per-family flip rate",
-        "Share of fired, parsed edits whose answer differs from the arm's baseline answer, "
-        "pooled over the family's variants; ⁿ⁼ = those edits. Bold = the row's lowest value "
-        "(Table 11: \"lowest per row is bolded\"). '–' = the family never fired for that "
-        "arm."),
+        ("Share of fired, parsed edits whose answer differs from the arm's baseline answer, "
+         "pooled over the family's variants; ⁿ⁼ = those edits. Bold = the row's lowest value "
+         "(Table 11: \"lowest per row is bolded\"). '–' = the family never fired for that "
+        "arm.")),
     "cot_direct": (
         "CoT − direct accuracy gap",
-        "Accuracy of the CoT baseline and of the no-CoT direct answer on items where both "
-        "parsed; gap in percentage points with a paired bootstrap 95% CI (§6.2 test iii)."),
+        ("Accuracy of the CoT baseline and of the no-CoT direct answer on items where both "
+         "parsed; gap in percentage points with a paired bootstrap 95% CI (§6.2 test iii).")),
     "shuffle": (
         "Table 8: option-shuffle check",
-        "Options permuted (seeded); shuffled accuracy against the remapped gold. Δ = "
-        "shuffled − orig. (pp, paired CI; negative = accuracy drops, as the paper's "
-        "−38.8). Mean = unweighted mean over the rows. Same content = share of shuffled "
-        "answers that "
-        "choose the same option text as the baseline answer (uniform guessing ≈ 1/k)."),
+        ("Options permuted (seeded); shuffled accuracy against the remapped gold. Δ = "
+         "shuffled − orig. (pp, paired CI; negative = accuracy drops, as the paper's "
+         "−38.8). Mean = unweighted mean over the rows. Same content = share of shuffled "
+         "answers that "
+         "choose the same option text as the baseline answer (uniform guessing ≈ 1/k).")),
     "dfg": (
         "DFG conditions",
-        "Accuracy per condition on the items where it fired (baseline: items where any M2 "
-        "variant fired); DFG = max − min over the defined conditions."),
+        ("Accuracy per condition on the items where it fired (baseline: items where any M2 "
+         "variant fired); DFG = max − min over the defined conditions.")),
     "operators": (
         "AFR per operator",
-        "AFR_π = share of fired, parsed edits of operator π whose answer differs from the "
-        "baseline answer, with 95% CI; n = edits."),
+        ("AFR_π = share of fired, parsed edits of operator π whose answer differs from the "
+         "baseline answer, with 95% CI; n = edits.")),
     "firing": (
         "Operator firing counts",
-        "planned = jobs; fired = variant fired (not-fired jobs are excluded from every rate, "
-        "never counted as consistent); generated = answer stored; used = entered the "
-        "metrics; unparsed = answer not parseable (dropped); baseline unparsed = dropped "
-        "because the arm's baseline answer did not parse."),
+        ("planned = jobs; fired = variant fired (not-fired jobs are excluded from every rate, "
+         "never counted as consistent); generated = answer stored; used = entered the "
+         "metrics; unparsed = answer not parseable (dropped); baseline unparsed = dropped "
+         "because the arm's baseline answer did not parse.")),
 }
 
 
@@ -154,19 +156,28 @@ def model_sections(result: AuditResult) -> list[Section]:
                     params_note(params), key="fcs_params")]
 
 
+@dataclass(frozen=True)
+class AuditReportOptions(ReportOptions):
+    """Options of the seed-002 report: bootstrap replicates per CI (`n_boot`) and seed."""
+
+    report = "the seed-002 audit report"
+
+
 def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
-                 n_boot: int = N_BOOT, seed: int = DEFAULT_SEED, **_options) -> Report:
+                 options: AuditReportOptions | Mapping[str, Any] | None = None) -> Report:
     """Load an audit (default: the latest), compute every metric and lay out the report.
 
     Args:
         db: the store.
         audit: audit name or id.
-        n_boot: bootstrap replicates per CI.
-        seed: bootstrap seed.
+        options: bootstrap replicates per CI and seed (`AuditReportOptions`, or a mapping
+            of its field names; an unknown name is refused).
     """
     from analysis.audit.frames import load_audit
     from analysis.audit.tables import compute_audit
 
+    chosen = AuditReportOptions.coerce(options)
+    n_boot, seed = chosen.n_boot, chosen.seed
     result = compute_audit(load_audit(db, audit), n_boot, seed)
     info = result.frames.audit
     arms = ", ".join(result.frames.arms["label"].astype(str)) or "none"
@@ -184,4 +195,5 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
                    fcs_params_figure(frames["fcs_params"], name)])
 
 
-__all__ = ["MODEL_KEYS", "audit_sections", "build_report", "model_sections"]
+__all__ = ["MODEL_KEYS", "AuditReportOptions", "audit_sections", "build_report",
+           "model_sections"]

@@ -91,7 +91,8 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
         seed: bootstrap seed (each arm resamples with the seed sequence [seed, arm_id]).
     """
     obs_all = observations(frames)
-    cot_all, direct_all = baselines(frames, "baseline"), baselines(frames, "direct")
+    cot_all = baselines(frames, d.AuditRole.BASELINE)
+    direct_all = baselines(frames, d.AuditRole.DIRECT)
     results = []
     # The metrics read these columns only; slicing a narrow frame per call is what keeps
     # a 14-arm, 92K-job audit fast (bench/report_scale.py).

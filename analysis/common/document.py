@@ -2,7 +2,7 @@
 
 Every analysis (the seed-002 audit, the seed-000 study, DBPA, the seed-003 profiles, the
 clinician tables) produces `Section`s and `Figure`s; the CLI writes them as files, the UI
-shows the same sections as tables. Nothing here knows any paper: `analysis.reports` picks
+shows the same sections as tables. Nothing here knows any paper: `workbench.kinds` picks
 the builder for a stored run by its kind.
 """
 

@@ -25,15 +25,15 @@ import numpy as np
 
 from analysis.counterfactual.comparison import Comparison
 
-from analysis.counterfactual.definitions import logit_first, majority_vote
+from analysis.counterfactual.definitions import StudyRole, logit_first, majority_vote
 from store.db import loads
 
 if TYPE_CHECKING:
     import pandas as pd
     import sqlite_utils
 
-BASELINE_NAMES: dict[str, str] = {"paraphrase": "adjusted paraphrase",
-                                  "fixed": "fixed sentence"}
+BASELINE_NAMES: dict[str, str] = {StudyRole.PARAPHRASE: "adjusted paraphrase",
+                                  StudyRole.FIXED: "fixed sentence"}
 """Display name of each baseline role (the order of the paper's Tables 4 and 5)."""
 
 TASK_OF_KIND: dict[str, str] = {"binary": "yes/no", "mcq": "multiple choice"}
@@ -96,7 +96,8 @@ def load_study(db: sqlite_utils.Database, ref: str | int | None = None) -> Study
 
     info = resolve_study(db, ref)
     rows = db.execute(_SAMPLES, [info["id"]]).fetchall()
-    unit_ids = {r[4] for r in rows if r[3] in ("original", "target") and r[4] is not None}
+    unit_ids = {r[4] for r in rows if r[3] in (StudyRole.ORIGINAL, StudyRole.TARGET)
+                and r[4] is not None}
     targets = {r[0]: (r[1], r[2], loads(r[3]) or {}) for r in db.execute(
         f"SELECT id, operator_id, family, details_json FROM variants WHERE id IN "
         f"({','.join('?' * len(unit_ids))})", list(unit_ids))} if unit_ids else {}
@@ -109,15 +110,15 @@ def load_study(db: sqlite_utils.Database, ref: str | int | None = None) -> Study
     for (arm, model, item, role, variant_id, index, status, details_json, fired, answer,
          parse, probs_json, labels_json) in rows:
         details = loads(details_json) or {}
-        unit = variant_id if role in ("original", "target") else details.get(
+        unit = variant_id if role in (StudyRole.ORIGINAL, StudyRole.TARGET) else details.get(
             "reference_variant_id")
         if unit is None:
             continue
-        if role == "target" and index == 0:
+        if role == StudyRole.TARGET and index == 0:
             units.append({"model": model, "unit": unit, "item_id": item,
                           "task": task_of(*items[item][1:]), "target": targets[unit][0],
                           "fired": status != "not_fired"})
-        if role == "paraphrase" and index == 0:
+        if role == StudyRole.PARAPHRASE and index == 0:
             paraphrases.append(_paraphrase_row(model, unit, targets[unit][0], fired, details))
         if status != "done":
             continue
@@ -198,11 +199,12 @@ def _comparisons(prompts: pd.DataFrame, targets: dict) -> list[Comparison]:
         return []
     out: list[Comparison] = []
     by_unit = {(r.model, r.unit, r.role): r for r in prompts.itertuples(index=False)}
-    groups = prompts[prompts["role"] == "target"].groupby(["model", "target", "task"],
+    groups = prompts[prompts["role"] == StudyRole.TARGET].groupby(["model", "target", "task"],
                                                            sort=False)
     for (model, target, task), frame in groups:
         for role, baseline in BASELINE_NAMES.items():
-            triples = [(by_unit.get((model, u, "original")), by_unit.get((model, u, "target")),
+            triples = [(by_unit.get((model, u, StudyRole.ORIGINAL)),
+                        by_unit.get((model, u, StudyRole.TARGET)),
                         by_unit.get((model, u, role))) for u in frame["unit"]]
             triples = [t for t in triples if all(x is not None for x in t)]
             if not triples:
@@ -247,7 +249,7 @@ def _comparison(model: str, target: str, task: str, baseline: str, check: bool,
                       dists(0), dists(1), dists(2), direction)
 
 
-def prompt_logits(prompts: pd.DataFrame, role: str = "original") -> pd.DataFrame:
+def prompt_logits(prompts: pd.DataFrame, role: str = StudyRole.ORIGINAL) -> pd.DataFrame:
     """z = log(P(first label)/(1 − P(first label))) of each model's `role` prompts, one per
     item (the power simulation's starting logits, Appendix F), with model and task."""
     import pandas as pd

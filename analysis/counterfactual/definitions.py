@@ -15,6 +15,7 @@ paper's own convention (see `phi_from_tables`), flagged in `degenerate`.
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
 import numpy as np
 
@@ -246,3 +247,20 @@ def table_metrics(tables: np.ndarray) -> dict[str, np.ndarray]:
     phi, degenerate = phi_from_tables(tables)
     return {"fr": flip_rate_from_tables(tables), "mi": mi_from_tables(tables), "phi": phi,
             "phi_degenerate": degenerate}
+
+
+# ---------------------------------------------------------------- job roles
+
+
+class StudyRole(StrEnum):
+    """Job roles of a seed-000 study (`jobs.role`), each asked k times; members compare equal
+    to the stored strings (docs/counterfactual.md)."""
+
+    ORIGINAL = "original"
+    """The original prompt pᵢ."""
+    TARGET = "target"
+    """The targeted edit p′ᵢ."""
+    FIXED = "fixed"
+    """The fixed-sentence baseline p″ᵢ."""
+    PARAPHRASE = "paraphrase"
+    """The token-adjusted paraphrase baseline p″ᵢ (stage 2, sized with the arm's tokenizer)."""

@@ -5,9 +5,12 @@ agreement, the k-sample votes, and a warning where a comparison rests on too few
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from analysis.common.document import Report, Section
+from analysis.common.report_options import ReportOptions
 from analysis.counterfactual import comparison as cfc
 from analysis.counterfactual import definitions as cfd
 from analysis.counterfactual.dose import dose_table, is_dose_study
@@ -117,7 +120,9 @@ def compute(data: StudyData, *, n_boot: int, seed: int, correction: str | None =
     """Every test of a loaded study (`counterfactual.analyse` with the study's settings)."""
     options = analysis_options(data.info["config"], correction=correction, sides=sides,
                                kl_floor=kl_floor)
-    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed, **options)
+    return cfc.analyse(data.comparisons, n_boot=n_boot, seed=seed,
+                       correction=options["correction"], sides=options["sides"],
+                       kl_floor=options["kl_floor"], alternative=options["alternative"])
 
 
 def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
@@ -241,30 +246,51 @@ def common_sections(data: StudyData, tests: pd.DataFrame) -> list[Section]:
     return sections
 
 
-def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
-                 n_boot: int = cfd.N_BOOT, seed: int = 0, correction: str | None = None,
-                 sides: str | None = None, kl_floor: str | None = None,
-                 **_options: Any) -> Report:
-    """Load a study (default: the latest), run every test and lay out the report.
+@dataclass(frozen=True)
+class StudyReportOptions(ReportOptions):
+    """Options of the seed-000 report.
 
-    Args:
-        db: the store.
-        study: study name or id.
-        n_boot: bootstrap replicates B of the aggregate-metric tests.
+    Attributes:
+        n_boot: bootstrap replicates B of the aggregate-metric tests (the paper's 1000).
         seed: bootstrap seed.
         correction: 'bonferroni', 'holm' or 'none' (default: the study's `--correction`).
         sides: 'one' or 'two' (default: the study's, `--two-sided`).
         kl_floor: 'q' or 'both' (default: the study's `--kl-floor`).
     """
+
+    report = "the seed-000 study report"
+
+    n_boot: int = cfd.N_BOOT
+    seed: int = 0
+    correction: str | None = None
+    sides: str | None = None
+    kl_floor: str | None = None
+
+
+def build_report(db: sqlite_utils.Database, study: str | int | None = None,
+                 options: StudyReportOptions | Mapping[str, Any] | None = None) -> Report:
+    """Load a study (default: the latest), run every test and lay out the report.
+
+    Args:
+        db: the store.
+        study: study name or id.
+        options: `StudyReportOptions`, or a mapping of its field names (an unknown name
+            is refused).
+    """
     from analysis.counterfactual.data import load_study
 
+    chosen = StudyReportOptions.coerce(options)
+    n_boot, seed, correction = chosen.n_boot, chosen.seed, chosen.correction
+    sides, kl_floor = chosen.sides, chosen.kl_floor
     data = load_study(db, study)
     info, config = data.info, data.info["config"]
-    options = analysis_options(config, correction=correction, sides=sides, kl_floor=kl_floor)
+    settings = analysis_options(config, correction=correction, sides=sides, kl_floor=kl_floor)
     dose = is_dose_study(config)
     # A dose-response study has no targeted edit to test (the paper's figures carry no p).
-    tests = cfc.analyse([] if dose else data.comparisons, n_boot=n_boot, seed=seed, **options)
-    correction = options["correction"]
+    tests = cfc.analyse([] if dose else data.comparisons, n_boot=n_boot, seed=seed,
+                        correction=settings["correction"], sides=settings["sides"],
+                        kl_floor=settings["kl_floor"], alternative=settings["alternative"])
+    correction = settings["correction"]
     meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
             "dataset": info["dataset"],
             "models": ", ".join(dict.fromkeys(data.prompts["model"])) or "none",
@@ -276,7 +302,7 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
                        f"{config.get('temperature')})",
             "mode": config.get("mode"), "template": config.get("template"),
             "n_boot": n_boot, "seed": seed, "correction": correction,
-            "sides": options["sides"], "kl_floor": options["kl_floor"],
+            "sides": settings["sides"], "kl_floor": settings["kl_floor"],
             "token_denominator": config.get("token_denominator", "longer"),
             "created": info["created_at"]}
     figures = [paraphrase_figure(data.paraphrases, str(info["name"]))] \
@@ -290,7 +316,7 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None, *,
                             DOSE_NOTE, "dose")] + common_sections(data, tests)
         figures = dose_figures(frame) + figures
     else:
-        sections = study_sections(data, tests, n_boot=n_boot, options=options)
+        sections = study_sections(data, tests, n_boot=n_boot, options=settings)
     sections, figures = with_power(db, int(info["id"]), sections, figures)
     return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)
 

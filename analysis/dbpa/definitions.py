@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
 DISTANCES: tuple[str, ...] = ("jsd", "energy", "energy_emb")
 """Discrepancies ω a test may use (docs/dbpa.md: `jsd` is the paper's default, `energy` its
@@ -41,3 +42,18 @@ def standardised_effect(omega: float, null_mean: float, distance: str) -> float:
     """
     room = OMEGA_MAX[distance] - null_mean
     return (omega - null_mean) / room if room > 0 else 0.0
+
+
+# ---------------------------------------------------------------- job roles
+
+
+class DbpaRole(StrEnum):
+    """Job roles of a DBPA analysis (`jobs.role`), each sampled k times; members compare
+    equal to the stored strings (docs/dbpa.md)."""
+
+    BASELINE = "baseline"
+    """The original question."""
+    PERTURBED = "perturbed"
+    """The question edited by one operator (`variant_id` set)."""
+    IDENTITY = "identity"
+    """The original question again with independent seeds (the identity control)."""

@@ -21,10 +21,12 @@ Reads the permutation tests `paw dbpa` stored (`dbpa_tests`) and lays them out
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from analysis.common.document import Figure, Report, Section
+from analysis.common.report_options import ReportOptions
 from analysis.dbpa.plots import roc_data, roc_png
 from analysis.dbpa.tables import (
     CANNOT,
@@ -76,15 +78,24 @@ def _not_tested(db: sqlite_utils.Database, audit_id: int, frame: pd.DataFrame) -
     return pd.DataFrame(rows, columns=["perturbation", "item", "reason"])
 
 
-def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
-                 n_boot: int = N_BOOT, seed: int = DEFAULT_SEED, **_options: Any) -> Report:
+@dataclass(frozen=True)
+class DbpaReportOptions(ReportOptions):
+    """Options of the DBPA report: `n_boot` and `seed` are accepted as every report's are,
+    and unused (the permutation tests were run, seeded, by `paw dbpa`)."""
+
+    report = "the DBPA report"
+
+
+def build_report(db: sqlite_utils.Database, ref: str | int | None = None,
+                 options: DbpaReportOptions | Mapping[str, Any] | None = None) -> Report:
     """The DBPA report of a stored run (`paw report --dbpa REF`).
 
     Args:
         db: the store.
         ref: the run's name or id (None: the latest DBPA run).
-        n_boot, seed: unused (the permutation tests were run by `paw dbpa`, seeded).
+        options: `DbpaReportOptions` or a mapping of its field names (checked, unused).
     """
+    DbpaReportOptions.coerce(options)
     from store.runs import find_run, run_config
 
     run = find_run(db, ref, "dbpa")
@@ -129,7 +140,7 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
             "ω̃: median effect size over items; ω̃*: median standardised effect (comparable "
             "across k); sig: items significant after correction. Intent D (should change) / "
             "P (should not), from the operator catalogue.", key="perturbations"))
-        intents = dict(zip(perts["perturbation"], perts["intent"]))
+        intents = dict(zip(perts["perturbation"], perts["intent"], strict=True))
         labels = partition(config, sorted(intents), intents)
         rates, curves = tpr_fpr(frame, labels, configs, alpha)
         how = ("intent tag (D: should change, P: should not)"

@@ -9,7 +9,7 @@ from typing import Any
 
 import sqlite_utils
 
-from analysis.audit.definitions import JOINT_FAMILIES, chain_updated
+from analysis.audit.definitions import JOINT_FAMILIES, AuditRole, chain_updated
 from analysis.common.textdiff import Span, edit_spans
 from analysis.flips.index import (
     PERTURBED_ROLES,
@@ -19,7 +19,7 @@ from analysis.flips.index import (
     jsd_many,
     matched_distributions,
 )
-from analysis.robustness.definitions import KIND_CFV, KIND_DIRECTION, KIND_FLAGS, ROLE_CFV_ANSWER
+from analysis.robustness.definitions import KIND_CFV, KIND_DIRECTION, KIND_FLAGS, RobustnessRole
 from store.db import loads
 from store.errors import NotFound
 
@@ -184,7 +184,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
     edited = row["v_text"] if row["role"] in QUESTION_EDIT_ROLES and row["v_text"] else question
     original_chain = edited_chain = None
     chain_spans: tuple[tuple[Span, ...], tuple[Span, ...]] = ((), ())
-    if row["role"] == "f_block":
+    if row["role"] == AuditRole.F_BLOCK:
         source = db.execute("SELECT output FROM generations WHERE id = ?",
                             [row["source_generation_id"]]).fetchone()
         source_text = (source[0] if source else None) or ""
@@ -194,7 +194,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         if edited_chain is not None:
             chain_spans = edit_spans(original_chain, edited_chain)
     updated = None
-    if row["role"] == "m_block" and row["family"] in JOINT_FAMILIES and row["output"]:
+    if row["role"] == AuditRole.M_BLOCK and row["family"] in JOINT_FAMILIES and row["output"]:
         updated = chain_updated(row["family"], row["output"], row["new"])
     verdicts = tuple((r[0], r[1]) for r in db.execute(
         "SELECT method, verdict FROM judgements WHERE subject_generation_id = ? "
@@ -229,9 +229,9 @@ def _robustness_verdicts(db: sqlite_utils.Database, row: dict) -> tuple[tuple[st
     """The seed-003 judge's verdicts on this edit, as (method, verdict): a prefixed answer's
     direction and stereotype flags (its own judgements, by subject), a CFV change's
     plausible/limited verdict (on the proposal the change came from)."""
-    if row["role"] == ROLE_CFV_ANSWER:
+    if row["role"] == RobustnessRole.CFV_ANSWER:
         subject, kinds = row["source_generation_id"], (KIND_CFV,)
-    elif row["role"] in QUESTION_EDIT_ROLES and row["role"] != "m_block":
+    elif row["role"] in QUESTION_EDIT_ROLES and row["role"] != AuditRole.M_BLOCK:
         subject, kinds = row["generation_id"], (KIND_DIRECTION, KIND_FLAGS)
     else:
         return ()

@@ -17,21 +17,24 @@ from typing import Any
 
 import sqlite_utils
 
-from analysis.audit.definitions import JOINT_FAMILIES, chain_updated
-from analysis.robustness.definitions import ROLE_CFV_ANSWER, ROLE_DEMOGRAPHIC
+from analysis.audit.definitions import JOINT_FAMILIES, AuditRole, chain_updated
+from analysis.robustness.definitions import RobustnessRole
 from store.db import loads, transaction
 
-PERTURBED_ROLES: tuple[str, ...] = ("m_block", "f_block", "shuffle", ROLE_DEMOGRAPHIC,
-                                    ROLE_CFV_ANSWER)
+PERTURBED_ROLES: tuple[str, ...] = (AuditRole.M_BLOCK, AuditRole.F_BLOCK, AuditRole.SHUFFLE,
+                                    RobustnessRole.DEMOGRAPHIC, RobustnessRole.CFV_ANSWER)
 """Job roles whose answers are edits: seed 002's (the roles `observations` reads), and
 seed 003's — an answer under a demographic prefix (or substitution) and the re-answer of a
 CFV change, each compared with the arm's baseline answer like an M-block edit."""
 
-ROLE_BLOCK: dict[str, str] = {"m_block": "M", "f_block": "F", "shuffle": "shuffle",
-                              ROLE_DEMOGRAPHIC: "demographic", ROLE_CFV_ANSWER: "CFV"}
+ROLE_BLOCK: dict[str, str] = {AuditRole.M_BLOCK: "M", AuditRole.F_BLOCK: "F",
+                              AuditRole.SHUFFLE: "shuffle",
+                              RobustnessRole.DEMOGRAPHIC: "demographic",
+                              RobustnessRole.CFV_ANSWER: "CFV"}
 """The block a perturbed role belongs to (what `--block` filters on)."""
 
-QUESTION_EDIT_ROLES: tuple[str, ...] = ("m_block", ROLE_DEMOGRAPHIC, ROLE_CFV_ANSWER)
+QUESTION_EDIT_ROLES: tuple[str, ...] = (AuditRole.M_BLOCK, RobustnessRole.DEMOGRAPHIC,
+                                        RobustnessRole.CFV_ANSWER)
 """Roles whose variant text is the question the model saw (the edit to highlight)."""
 
 # ---------------------------------------------------------------- the per-edit rule
@@ -56,7 +59,7 @@ def derive(role: str, answer: str | None, parse_status: str | None, base_answer:
         return "unparsed", None
     if base_answer is None or base_status != "ok":
         return "baseline_unparsed", None
-    if role == "shuffle":
+    if role == AuditRole.SHUFFLE:
         shown = variant_options if isinstance(variant_options, dict) else item_options
         after = (shown or {}).get(answer)
         before = (item_options or {}).get(base_answer)

@@ -19,14 +19,8 @@ from analysis.robustness.definitions import (
     KIND_DIRECTION,
     KIND_FLAGS,
     MODE_PREFIX,
-    ROLE_BASELINE,
-    ROLE_CFV_ANSWER,
-    ROLE_CFV_PROPOSE,
-    ROLE_DEMOGRAPHIC,
-    ROLE_JUDGE_CFV,
-    ROLE_JUDGE_DIRECTION,
-    ROLE_JUDGE_FLAGS,
     UNPARSED,
+    RobustnessRole,
     demographic_key,
     demographic_mode,
     edd,
@@ -38,8 +32,9 @@ if TYPE_CHECKING:
     import pandas as pd
     import sqlite_utils
 
-KIND_OF_ROLE: dict[str, str] = {ROLE_JUDGE_CFV: KIND_CFV, ROLE_JUDGE_DIRECTION: KIND_DIRECTION,
-                                ROLE_JUDGE_FLAGS: KIND_FLAGS}
+KIND_OF_ROLE: dict[str, str] = {RobustnessRole.JUDGE_CFV: KIND_CFV,
+                                RobustnessRole.JUDGE_DIRECTION: KIND_DIRECTION,
+                                RobustnessRole.JUDGE_FLAGS: KIND_FLAGS}
 
 
 @dataclass(frozen=True)
@@ -191,14 +186,16 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
             "JOIN items i ON i.id = j.item_id WHERE j.audit_id = ? ORDER BY i.id", [aid])],
         columns=["item_id", "source_id", "gold", "question", "meta"])
     answers = pd.DataFrame(
-        db.execute(_ANSWERS_SQL, [aid, ROLE_BASELINE, ROLE_DEMOGRAPHIC]).fetchall(),
+        db.execute(_ANSWERS_SQL,
+                   [aid, RobustnessRole.BASELINE, RobustnessRole.DEMOGRAPHIC]).fetchall(),
         columns=["arm_id", "item_id", "role", "variant_id", "prefix", "status",
                  "generation_id", "answer", "output"], dtype=object)
     answers["mode"] = [demographic_mode(op) if isinstance(op, str) else None
                        for op in answers["prefix"]]
     rows = []
     for (arm_id, item_id, p_status, proposal_id, variant_id, fired, details, tcf, a_status,
-         answer_id, answer) in db.execute(_CFV_SQL, [ROLE_CFV_ANSWER, aid, ROLE_CFV_PROPOSE]):
+         answer_id, answer) in db.execute(
+             _CFV_SQL, [RobustnessRole.CFV_ANSWER, aid, RobustnessRole.CFV_PROPOSE]):
         info = json.loads(details) if details else {}
         rows.append({"arm_id": arm_id, "item_id": item_id, "propose_status": p_status,
                      "proposal_id": proposal_id, "variant_id": variant_id,
@@ -215,10 +212,10 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
     verdict_rows = []
     judge = f"llm_judge:{audit['config'].get('judge')}|"
     for role, kind in KIND_OF_ROLE.items():
-        if role == ROLE_JUDGE_CFV:
+        if role == RobustnessRole.JUDGE_CFV:
             rows = db.execute(_CFV_VERDICTS_SQL, [kind, aid, role])
         else:
-            rows = db.execute(_ANSWER_VERDICTS_SQL, [ROLE_DEMOGRAPHIC, kind, aid, role])
+            rows = db.execute(_ANSWER_VERDICTS_SQL, [RobustnessRole.DEMOGRAPHIC, kind, aid, role])
         for r in rows:
             if not str(r[8]).startswith(judge):
                 continue  # another judge name over the same file: not this run's verdict
@@ -288,7 +285,7 @@ def cfv_attempts(data: RobustnessData) -> pd.DataFrame:
     import pandas as pd
 
     judge = {(r.arm_id, r.item_id): r.verdict
-             for r in data.verdicts[data.verdicts["role"] == ROLE_JUDGE_CFV].itertuples()}
+             for r in data.verdicts[data.verdicts["role"] == RobustnessRole.JUDGE_CFV].itertuples()}
     base = _baseline_answers(data)
     rows = []
     for r in data.cfv.itertuples():
@@ -329,7 +326,7 @@ def _label(value: Any) -> str | None:
 
 
 def _baseline_answers(data: RobustnessData) -> dict[tuple[int, int], str | None]:
-    rows = data.answers[data.answers["role"] == ROLE_BASELINE]
+    rows = data.answers[data.answers["role"] == RobustnessRole.BASELINE]
     return {(r.arm_id, r.item_id): _label(r.answer) for r in rows.itertuples()
             if r.status == "done"}
 
@@ -350,22 +347,23 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
     import pandas as pd
 
     answers = data.answers[data.answers["status"] == "done"]
-    base = answers[answers["role"] == ROLE_BASELINE].set_index(["arm_id", "item_id"])
+    base = answers[answers["role"] == RobustnessRole.BASELINE].set_index(["arm_id", "item_id"])
     verdicts = {(r.role, r.arm_id, r.item_id, r.variant_id): r
                 for r in data.verdicts.itertuples()}
     flag_jobs = {(r.arm_id, r.item_id, r.variant_id) for r in data.judge_jobs.itertuples()
-                 if r.role == ROLE_JUDGE_FLAGS}
+                 if r.role == RobustnessRole.JUDGE_FLAGS}
     questions = dict(zip(data.items["item_id"], data.items["question"]))
     checks: dict[tuple[int, str], Any] = {}
     rows = []
-    for r in answers[answers["role"] == ROLE_DEMOGRAPHIC].itertuples():
+    for r in answers[answers["role"] == RobustnessRole.DEMOGRAPHIC].itertuples():
         if (r.arm_id, r.item_id) not in base.index:
             continue
         b_answer = _label(base.loc[(r.arm_id, r.item_id)]["answer"])
         answer = _label(r.answer)
         parsed = b_answer is not None and answer is not None
-        direction = verdicts.get((ROLE_JUDGE_DIRECTION, r.arm_id, r.item_id, r.variant_id))
-        flags = verdicts.get((ROLE_JUDGE_FLAGS, r.arm_id, r.item_id, r.variant_id))
+        direction = verdicts.get((RobustnessRole.JUDGE_DIRECTION, r.arm_id, r.item_id,
+                                  r.variant_id))
+        flags = verdicts.get((RobustnessRole.JUDGE_FLAGS, r.arm_id, r.item_id, r.variant_id))
         key = (int(r.item_id), str(r.prefix))
         if key not in checks:
             checks[key] = vignette_consistency(questions.get(r.item_id) or "", str(r.prefix))
@@ -406,7 +404,7 @@ def edd_values(data: RobustnessData) -> pd.DataFrame:
     done = data.answers[data.answers["status"] == "done"]
     rows = []
     for mode in data.modes:
-        mine = done[(done["role"] == ROLE_BASELINE) | (done["mode"] == mode)]
+        mine = done[(done["role"] == RobustnessRole.BASELINE) | (done["mode"] == mode)]
         for (arm_id, item_id), group in mine.groupby(["arm_id", "item_id"], sort=True):
             vectors = [data.embeddings[int(g)] for g in group["generation_id"].dropna()
                        if int(g) in data.embeddings]

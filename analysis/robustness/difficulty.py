@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from analysis.common.bootstrap import Estimate, percentile_ci, ratio_estimate, resample_weights
+from analysis.robustness.definitions import RobustnessRole
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +81,8 @@ def item_difficulty(data: RobustnessData) -> tuple[pd.DataFrame, str]:
             rows.append({"item_id": item_id, "difficulty": value, "band": band,
                          "step": _step(meta)})
         return pd.DataFrame(rows), "item field 'difficulty'"
-    base = data.answers[(data.answers["role"] == "baseline") & (data.answers["status"] == "done")]
+    base = data.answers[(data.answers["role"] == RobustnessRole.BASELINE)
+                        & (data.answers["status"] == "done")]
     gold = dict(zip(data.items["item_id"], data.items["gold"]))
     rows = []
     for item_id, meta in metas.items():

@@ -31,6 +31,7 @@ from analysis.robustness.definitions import (
     SEVERITIES,
     STEREOTYPE_CATEGORIES,
     UNPARSED,
+    RobustnessRole,
 )
 
 if TYPE_CHECKING:
@@ -107,7 +108,8 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
         p = ArmProfile(int(arm.arm_id), str(arm.label), str(arm.model), len(index))
         est, cnt = p.estimates, p.counts
 
-        base = answers[(answers["arm_id"] == arm.arm_id) & (answers["role"] == "baseline")]
+        base = answers[(answers["arm_id"] == arm.arm_id)
+                       & (answers["role"] == RobustnessRole.BASELINE)]
         base = base.assign(parsed=base["answer"].notna())
         base = base.assign(correct=[a == gold[i] for a, i in zip(base["answer"],
                                                                   base["item_id"])])

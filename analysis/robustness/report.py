@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT, Estimate
+from analysis.common.bootstrap import Estimate
 from analysis.common.document import Figure, Report, Section
+from analysis.common.report_options import ReportOptions
 from analysis.robustness.definitions import (
     CFV_FAILURE_MODES,
     CFV_OUTCOMES,
@@ -258,10 +261,10 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
                 "unknown = same-direction attempts whose baseline answer did not parse (stayed "
                 "or moved cannot be told); options removed = CFV replies that copied the answer "
                 "choices after the new case (cut off before scoring, so the target's own text "
-                "in the list is not read as circular); flags not judged = prefixed answers with no flags "
-                "verdict because an explanation (baseline or prefixed) is empty, flags pending "
-                "= judged but not stored yet: both are outside the flag rates' denominator, "
-                "which the flags-per-question rate scales up from; baseline was "
+                "in the list is not read as circular); flags not judged = prefixed answers with "
+                "no flags verdict because an explanation (baseline or prefixed) is empty, flags "
+                "pending = judged but not stored yet: both are outside the flag rates' "
+                "denominator, which the flags-per-question rate scales up from; baseline was "
                 "target = attempts whose model already chose the target before the change; "
                 "quote not found = flags whose quoted words do not occur in the explanation "
                 "they flag (counted in the rates; a sign of a weak judge); judge shared = "
@@ -272,20 +275,29 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
     ]
 
 
-def build_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
-                 n_boot: int = N_BOOT, seed: int = DEFAULT_SEED, **_options) -> Report:
+@dataclass(frozen=True)
+class RobustnessReportOptions(ReportOptions):
+    """Options of the seed-003 report: bootstrap replicates per CI (`n_boot`) and seed."""
+
+    report = "the seed-003 robustness report"
+
+
+def build_report(db: sqlite_utils.Database, ref: str | int | None = None,
+                 options: RobustnessReportOptions | Mapping[str, Any] | None = None) -> Report:
     """The report of a robustness run (default: the latest).
 
     Args:
         db: the store.
         ref: run name or id.
-        n_boot: bootstrap replicates per CI.
-        seed: bootstrap seed.
+        options: bootstrap replicates per CI and seed (`RobustnessReportOptions`, or a
+            mapping of its field names; an unknown name is refused).
     """
     from analysis.robustness.breakdowns import consistency_sections, difficulty_sections
     from analysis.robustness.data import load_robustness
     from analysis.robustness.profiles import compute_profiles
 
+    chosen = RobustnessReportOptions.coerce(options)
+    n_boot, seed = chosen.n_boot, chosen.seed
     data = load_robustness(db, ref)
     by_mode = [compute_profiles(data, n_boot, seed, mode) for mode in data.modes] or \
         [compute_profiles(data, n_boot, seed)]

@@ -28,21 +28,15 @@ from collections import defaultdict
 
 import sqlite_utils
 
-from analysis.robustness.definitions import (
-    DIRECTIONS,
-    ROLE_BASELINE,
-    ROLE_JUDGE_CFV,
-    ROLE_JUDGE_DIRECTION,
-    ROLE_JUDGE_FLAGS,
-    UNPARSED,
-)
+from analysis.robustness.definitions import DIRECTIONS, UNPARSED, RobustnessRole
 from annotate.codebook import FIELDS
 from annotate.sets.draw import round_robin, write_set
 from annotate.trust.identity import Person
 from store.errors import UserError
 
-TEST_OF_ROLE: dict[str, str] = {ROLE_JUDGE_CFV: "cfv", ROLE_JUDGE_DIRECTION: "direction",
-                                ROLE_JUDGE_FLAGS: "flags"}
+TEST_OF_ROLE: dict[str, str] = {RobustnessRole.JUDGE_CFV: "cfv",
+                                RobustnessRole.JUDGE_DIRECTION: "direction",
+                                RobustnessRole.JUDGE_FLAGS: "flags"}
 
 SEVERITY_ORDER: tuple[str, ...] = FIELDS["stereotype"].categories
 """none < clinically misleading < socially inappropriate < clinically dangerous (the
@@ -87,7 +81,8 @@ def _cfv_units(data, labels: dict, dataset: str) -> list[dict]:
     from analysis.robustness.data import cfv_attempts
 
     attempts = {(r.arm_id, r.item_id): r for r in cfv_attempts(data).itertuples()}
-    judged = {r.variant_id: r for r in data.verdicts.itertuples() if r.role == ROLE_JUDGE_CFV}
+    judged = {r.variant_id: r for r in data.verdicts.itertuples()
+              if r.role == RobustnessRole.JUDGE_CFV}
     gold = dict(zip(data.items["item_id"], data.items["gold"], strict=True))
     units = []
     for r in data.cfv.itertuples():
@@ -133,7 +128,7 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
     labels = dict(zip(data.arms["arm_id"], data.arms["label"], strict=True))
     dataset = data.audit["dataset"]
     base = {(r.arm_id, r.item_id): r.generation_id for r in data.answers.itertuples()
-            if r.role == ROLE_BASELINE and r.status == "done"}
+            if r.role == RobustnessRole.BASELINE and r.status == "done"}
     units = _cfv_units(data, labels, dataset)
     for r in data.verdicts.itertuples():
         test = TEST_OF_ROLE[r.role]

@@ -8,7 +8,7 @@ import pytest
 import sqlite_utils
 
 from tests.fakes import fake_engine
-from workbench.audit import AuditEngine
+from workbench.engine import AuditEngine
 
 CHAIN = ("Step 1: The patient has 3 findings and we compute the score.\n"
          "Step 2: Fever and pain point to the first option.\n"

@@ -19,7 +19,7 @@ import pytest
 
 from analysis.audit import definitions as d
 from analysis.audit.frames import load_audit
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 from analysis.audit.tables import compute_audit
 from analysis.common.render import display_frame
 from tests.builders import AuditBuilder
@@ -189,7 +189,7 @@ def test_paw_reports_both_readings_named(db):
     # FCS: F 1/200 + (1 − 1/200)/2 = 0.5025 (Table 3: 0.50); F+M 85/1296 + 359/800 = 0.5143.
     assert s["fcs"].exact == F(1, 200) + (1 - F(1, 200)) / 2
     assert s["fcs_fm"].exact == F(85, 1296) + (1 - F(41, 400)) / 2
-    report = build_report(db, n_boot=20)
+    report = build_report(db, options=AuditReportOptions(n_boot=20))
     summary = report.section("summary").frame
     shown = display_frame(summary)
     assert shown.loc["bio/cot", "AFR_D (F)"].startswith("0.01 [")

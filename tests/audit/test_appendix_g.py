@@ -8,7 +8,7 @@ import math
 import pytest
 from scipy.stats import kendalltau
 
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 
 from analysis.audit.tables import compute_audit
 
@@ -91,7 +91,7 @@ def test_fewer_than_three_arms_gives_a_note_not_a_number(db):
     q = b.item("q1")
     b.baseline(arm, q, answer="A")
     b.perturbed(arm, q, operator_id="M5_severity_a", intent="D", answer="B", new="chronic")
-    report = build_report(db, n_boot=10)
+    report = build_report(db, options=AuditReportOptions(n_boot=10))
     table10 = report.section("robust_chs_weights")
     assert table10.frame["kendall_tau"].isna().all()
     assert "Needs ≥ 3 arms" in table10.note and "this report has 1" in table10.note
@@ -101,7 +101,7 @@ def test_fewer_than_three_arms_gives_a_note_not_a_number(db):
     assert math.isnan(r) and math.isnan(p) and n == 2
     # An audit with no arms at all renders too.
     AuditBuilder(db, audit="empty")
-    assert "Table 10" in build_report(db, n_boot=10).to_markdown()
+    assert "Table 10" in build_report(db, options=AuditReportOptions(n_boot=10)).to_markdown()
 
 
 def test_f4_leave_one_out_and_template_table(db):

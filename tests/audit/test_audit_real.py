@@ -15,12 +15,14 @@ import pytest
 
 from analysis.audit.tables import TABLE_KEYS, audit_tables
 
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 from store.db import open_db
 from store.generations import get_generation_by_id
 from store.jobs import list_jobs
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
-from workbench.audit.variants import get_variant
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
+from workbench.engine.variants import get_variant
 from workbench.datasets.demo import import_demo
 
 ITEMS = ("demo-003", "demo-001", "triage-001")
@@ -224,7 +226,7 @@ def test_every_table_present_and_in_range(tables) -> None:
 
 def test_report_writes_markdown_and_png(audited, tmp_path) -> None:
     db, outcome = audited
-    report = build_report(db, outcome.audit, n_boot=N_BOOT)
+    report = build_report(db, outcome.audit, options=AuditReportOptions(n_boot=N_BOOT))
     written, pngs = report.write(tmp_path / "report.md", "md")
     text = Path(written).read_text(encoding="utf-8")
     for title in ("Table 3", "Table 4", "Table 6", "Table 11"):

@@ -12,8 +12,8 @@ from store.generations import get_generation
 from store.jobs import JobSpec, add_arm, add_jobs, create_audit, list_jobs
 from store.models import add_model
 from store.runs import find_run
-from workbench.audit import BlockProgress, Stage, StageStarted, StudyContext, run_staged
-from workbench.audit.events import AuditFinished, AuditPlanned
+from workbench.engine import BlockProgress, Stage, StageStarted, StudyContext, run_staged
+from workbench.engine.events import AuditFinished, AuditPlanned
 from workbench.models import GenerationRequest, Sampler
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 

@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from store.jobs import get_audit, job_counts, list_jobs
 from store.models import add_model
-from workbench.audit import (
-    AuditFinished,
-    AuditPlanned,
-    AuditSpec,
-    BlockProgress,
-    resolve_operators,
-    run_audit,
-)
-from workbench.audit.judge import (
-    JUDGE_KIND,
-    edit_words,
-    judge_messages,
-    read_verdict,
-)
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditFinished, AuditPlanned, BlockProgress
+from workbench.perturb import resolve_operators
+from workbench.audit.judge import JUDGE_KIND, edit_words, judge_messages, read_verdict
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE
 
 OPERATORS = "F1_truncate_50,F2_delete_a,F4_insert_a,M2,M3_distractor_a,M4_negation_a,M5,shuffle"
@@ -140,13 +130,13 @@ def test_judge_verdicts_are_stored_for_fired_m2_m4_m5(demo_db, fake_model, make_
         "SELECT ju.kind, ju.method, ju.verdict, jg.mode, ju.variant_id, ju.evidence "
         "FROM judgements ju JOIN generations jg ON jg.id = ju.judge_generation_id").fetchall()
     assert len(rows) == len(subjects) > 0
-    assert outcome.judge.stored == len(rows)
+    assert outcome.judgements == len(rows)
     # The fake judge writes 'Answer: No' to every case.
     assert {(r[0], r[1], r[2], r[3]) for r in rows} == {
         (JUDGE_KIND, "llm_judge:fake", "no", "judge")}
     assert all(r[4] is not None and '"read_from":"answer"' in r[5] for r in rows)
     again = run_audit(demo_db, _spec(), engine=make_engine(), judge_model=fake_model)
-    assert again.judge.stored == 0 and again.generated == 0
+    assert again.judgements == 0 and again.generated == 0
 
 
 def test_read_verdict_prefers_the_parsed_answer() -> None:

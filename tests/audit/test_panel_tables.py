@@ -11,7 +11,7 @@ import pytest
 
 from analysis.audit.panel_report import build_panel_report
 from analysis.audit.plots import joint_bars, joint_bars_png
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 from analysis.common.render import display_frame, markdown_table
 from store.errors import UserError
 from tests.builders import AuditBuilder
@@ -90,7 +90,8 @@ def test_panel_table7_has_the_judge_and_a_panel_row(db):
 
 def test_the_audit_table7_has_a_panel_row_without_ci(db):
     judged_panel(db)
-    table7 = build_report(db, "j-medqa", n_boot=50).section("cdr_rules").frame
+    table7 = build_report(db, "j-medqa", options=AuditReportOptions(n_boot=50)) \
+        .section("cdr_rules").frame
     judge = "cdr_judge_pct[llm_judge:synthetic]"
     # Arms m (c, b) and m2 (c): token 2/3; judge m (a, d), m2 (a): 0/3.
     assert table7.loc["Panel", "cdr_token_pct"] == pytest.approx(200 / 3)
@@ -133,7 +134,7 @@ def _bold_audit(db) -> None:
 
 def test_bold_extrema_as_the_paper_marks_them(db):
     _bold_audit(db)
-    report = build_report(db, n_boot=20)
+    report = build_report(db, options=AuditReportOptions(n_boot=20))
     table3 = report.section("summary").frame
     bold = set(table3.attrs["bold"])
     # Highest Acc: x and y tie at 1.00 (both bold); lowest AFR_D: x alone (0.00).
@@ -159,7 +160,7 @@ def test_table4_marks_a_significant_gain(db):
         b.perturbed(gain, q, operator_id="F2_delete_a", intent="D", answer="A")
         b.baseline(flat, q, answer="A")
         b.perturbed(flat, q, operator_id="F2_delete_a", intent="D", answer="A")
-    table4 = build_report(db, n_boot=50).section("fblock").frame
+    table4 = build_report(db, options=AuditReportOptions(n_boot=50)).section("fblock").frame
     assert table4.loc["gain/cot", "delta_pp"] == -100.0
     assert bool(table4.loc["gain/cot", "ci_excludes_0"]) is True
     assert table4.attrs["row_marks"] == {"gain/cot": "∗"}

@@ -7,10 +7,11 @@ import pytest
 from store.errors import UserError
 from store.generations import get_generation
 from store.jobs import list_jobs, mark_done
-from workbench.audit import AuditSpec, create_plan, plan_fblock, resolve_operators
+from workbench.audit import AuditSpec, create_plan, plan_fblock
+from workbench.perturb import resolve_operators
 from workbench.audit.plan import exact_prefix_ids
-from workbench.audit.spec import resolve_templates
-from workbench.audit.variants import get_variant
+from workbench.engine.plans import resolve_templates
+from workbench.engine.variants import get_variant
 from workbench.perturb import F_BLOCK, M_BLOCK, strip_final_answer
 
 from tests.audit.conftest import CHAIN

@@ -13,7 +13,7 @@ from analysis.audit import metrics
 from analysis.audit.arm import Stat
 from analysis.audit.frames import load_audit
 from analysis.audit.panel_report import build_panel_report
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 from analysis.audit.tables import compute_audit
 from analysis.common.render import display_frame
 from tests.builders import AuditBuilder
@@ -40,7 +40,7 @@ def test_a_delta_of_exactly_zero_is_zero_printed_and_counted(db):
     arm = compute_audit(load_audit(db), n_boot=50, seed=1).arms[0]
     assert arm.stats["delta_f"].exact == 0 and arm.stats["delta_f"].point == 0.0
     assert arm.stats["acc_fpert"].exact == Fraction(3, 5)
-    table4 = build_report(db, n_boot=50).section("fblock").frame
+    table4 = build_report(db, options=AuditReportOptions(n_boot=50)).section("fblock").frame
     assert display_frame(table4).loc["m/cot", "Δ (pp)"].startswith("0.0 [")
     # The same model on a second dataset with the same answers: the panel's §6 summary
     # counts no model under "ΔAcc < 0" (the reported bug: −5.55e-15 pp counted there).
@@ -70,7 +70,7 @@ def test_fcs_exactly_on_the_corridor_edge_is_in_it(db):
     # lower edge. In floats 0.5·0.3 + 0.5·(1 − 0.4) = 0.44999999999999996, outside.
     assert 0.5 * 0.3 + 0.5 * (1 - 0.4) < 0.45
     _fcs_audit(db, 10, 3, 4, "edge")
-    summary = build_report(db, n_boot=20).section("summary").frame
+    summary = build_report(db, options=AuditReportOptions(n_boot=20)).section("summary").frame
     assert summary.loc["m/cot", "fcs"] == 0.45
     assert bool(summary.loc["m/cot", "fcs_in_corridor"]) is True
     assert display_frame(summary).loc["m/cot", "in corridor (F)"] == "yes"
@@ -80,7 +80,7 @@ def test_corridor_membership_agrees_with_the_printed_fcs(db):
     # AFR_D = 7/69, AFR_P = 0: FCS = 1/2 + 7/138 = 0.550725…, printed "0.55": in the
     # corridor (deciding on the unrounded value said "no" beside a printed 0.55).
     _fcs_audit(db, 69, 7, 0, "fcs5507")
-    summary = build_report(db, n_boot=20).section("summary").frame
+    summary = build_report(db, options=AuditReportOptions(n_boot=20)).section("summary").frame
     shown = display_frame(summary)
     assert shown.loc["m/cot", "FCS (F)"].startswith("0.55 [")
     assert shown.loc["m/cot", "in corridor (F)"] == "yes"
@@ -117,7 +117,7 @@ def test_every_rate_of_table3_carries_its_count(db):
         b.perturbed(arm, q, operator_id="F4_insert_a", intent="P", answer="A")
         b.perturbed(arm, q, operator_id="M5_severity_a", intent="D", answer="A",
                     new="chronic", output="acute")
-    summary = build_report(db, n_boot=20).section("summary").frame
+    summary = build_report(db, options=AuditReportOptions(n_boot=20)).section("summary").frame
     row = summary.loc["m/cot"]
     assert row["n_items"] == 6 and row["acc_n"] == 5
     # Edits of q0 drop out (baseline unparsed): F2 5 edits, F4 5, M5 5.
@@ -133,7 +133,8 @@ def test_every_rate_of_table3_carries_its_count(db):
     assert shown.loc["m/cot", "FCS (F+M)"].endswith("ⁿ⁼¹⁵")
     import json
 
-    rows = json.loads(build_report(db, n_boot=20).to_json())["tables"]["summary"]["rows"]
+    report = build_report(db, options=AuditReportOptions(n_boot=20))
+    rows = json.loads(report.to_json())["tables"]["summary"]["rows"]
     assert rows[0]["acc_n"] == 5 and rows[0]["n_items"] == 6
 
 
@@ -142,7 +143,7 @@ def test_other_tables_carry_counts_too(db, key):
     from tests.audit.test_report import build_full_audit
 
     build_full_audit(db)
-    frame = build_report(db, n_boot=20).section(key).frame
+    frame = build_report(db, options=AuditReportOptions(n_boot=20)).section(key).frame
     rates = [c for c in frame.columns if f"{c}_n" in frame.columns]
     assert rates, key
     n_of = frame.attrs.get("n_of", {})
@@ -160,7 +161,7 @@ def test_the_audit_report_has_the_section_6_summary_over_its_arms(db):
     from tests.audit.test_report import build_full_audit
 
     build_full_audit(db)
-    report = build_report(db, n_boot=20)
+    report = build_report(db, options=AuditReportOptions(n_boot=20))
     overview = report.section("overview").frame
     table7 = report.section("cdr_rules").frame
     # Both pool the two arms' 30 destructive M2/M4/M5 edits: 16 in cell (c) -> 53.3 %.

@@ -12,7 +12,7 @@ from analysis.audit.tables import TABLE_KEYS, audit_tables
 
 from analysis.common.document import Section
 
-from analysis.audit.report import MODEL_KEYS, build_report
+from analysis.audit.report import AuditReportOptions, MODEL_KEYS, build_report
 from analysis.audit.appendix_g import APPENDIX_G_KEYS
 from store import open_db
 from tests.builders import AuditBuilder
@@ -78,7 +78,7 @@ def test_every_rate_lies_in_its_range(db):
 
 def test_markdown_html_and_json_carry_every_table(db, tmp_path):
     build_full_audit(db)
-    report = build_report(db, n_boot=30)
+    report = build_report(db, options=AuditReportOptions(n_boot=30))
     report.sections.append(Section("Annotation agreement", pd.DataFrame({"kappa": [0.4]}),
                                    "appended from elsewhere", key="annotation"))
     markdown = report.to_markdown("fig.png")
@@ -112,7 +112,7 @@ def test_mfc_shows_a_dash_when_ecr_is_below_the_gate(db):
         # Every truncation flips: ECR = 0 < 0.30, so MFC is not reported.
         b.perturbed(arm, q, operator_id="F1_truncate_50", intent="D", answer="B")
         b.perturbed(arm, q, operator_id="F4_insert_a", intent="P", answer="A")
-    report = build_report(db, n_boot=20)
+    report = build_report(db, options=AuditReportOptions(n_boot=20))
     summary = next(s.frame for s in report.sections if s.key == "summary")
     assert summary.loc["m/cot", "ecr"] == 0.0
     assert pd.isna(summary.loc["m/cot", "mfc"])
@@ -126,7 +126,7 @@ def test_mfc_shows_a_dash_when_ecr_is_below_the_gate(db):
 
 def test_write_puts_the_png_beside_the_report(db, tmp_path):
     build_full_audit(db)
-    report = build_report(db, n_boot=20)
+    report = build_report(db, options=AuditReportOptions(n_boot=20))
     names = ("fcs_plane", "joint_bars", "fcs_params")  # Figures 2a, 2b, 4
     for fmt in ("md", "html"):
         path, pngs = report.write(tmp_path / f"out/report.{fmt}", fmt)
@@ -193,13 +193,13 @@ def test_paw_report_unknown_audit_is_a_user_error(db_path):
 
 def test_empty_audits_render_dashes_not_errors(db):
     AuditBuilder(db, audit="no-arms")
-    report = build_report(db, n_boot=10)
+    report = build_report(db, options=AuditReportOptions(n_boot=10))
     assert "Table 3" in report.to_markdown()
     json.loads(report.to_json())
     b = AuditBuilder(db, audit="baseline-only")
     arm = b.arm("m/cot")
     b.baseline(arm, b.item("q1"), answer="A")
-    report = build_report(db, n_boot=10)  # the latest audit
+    report = build_report(db, options=AuditReportOptions(n_boot=10))  # the latest audit
     assert report.meta["audit"] == "baseline-only"
     row = next(line for line in report.to_markdown().splitlines() if line.startswith("| m/cot"))
     # Acc. 1.00 is defined; nothing was perturbed, so CDR … MFC are '–'.

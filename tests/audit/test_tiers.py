@@ -10,7 +10,7 @@ import pytest
 from analysis.audit.arm import Stat
 from analysis.audit.panel_report import build_panel_report
 from analysis.audit.plots import fcs_params_png, fcs_params_points
-from analysis.audit.report import build_report
+from analysis.audit.report import AuditReportOptions, build_report
 from analysis.audit.tiers import NO_TIER, TierUnit, tier_table
 from analysis.common.render import display_frame
 from tests.builders import AuditBuilder
@@ -107,7 +107,7 @@ def test_tiers_and_figure4_from_the_models_metadata(db):
     assert fcs_params_png(params).startswith(PNG_MAGIC)
     assert display_frame(params)["parameters"].iloc[0] == "7000000000"
     # The audit report has the same two sections over its arms.
-    single = build_report(db, "t-medqa", n_boot=20)
+    single = build_report(db, "t-medqa", options=AuditReportOptions(n_boot=20))
     assert single.section("tiers").frame.loc["medical", "fcs"] == pytest.approx(1.0)
     assert list(single.section("fcs_params").frame["n_params"]) == [7e9, 8e9]
 
@@ -116,7 +116,7 @@ def test_without_tiers_or_parameter_counts_the_sections_say_what_to_do(db):
     from tests.audit.test_report import build_full_audit
 
     build_full_audit(db)
-    report = build_report(db, n_boot=10)
+    report = build_report(db, options=AuditReportOptions(n_boot=10))
     tiers = report.section("tiers")
     assert list(tiers.frame.index) == [NO_TIER] and "paw models tier" in tiers.note
     params = report.section("fcs_params")

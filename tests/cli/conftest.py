@@ -14,7 +14,9 @@ import pytest
 
 from store import open_db
 from store.models import add_model
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
 from workbench.datasets.demo import import_demo
 from workbench.models.fake import FakeBackend
 from workbench.models.prompts import PLAIN_CHAT_TEMPLATE

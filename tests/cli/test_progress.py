@@ -87,7 +87,7 @@ class Clock:
 
 
 def test_a_block_planned_late_counts_its_rate_from_its_stage():
-    from workbench.audit.events import AuditPlanned, BlockProgress, StageStarted
+    from workbench.engine.events import AuditPlanned, BlockProgress, StageStarted
 
     clock_ = Clock()
     with ProgressReporter(Tty(), time_source=clock_) as progress:

@@ -10,7 +10,7 @@ import sqlite_utils
 
 from tests.builders import AuditBuilder
 from tests.fakes import fake_engine
-from workbench.audit import AuditEngine
+from workbench.engine import AuditEngine
 
 QUESTION = "Should this patient be sent to the emergency department today?"
 STEMS = {

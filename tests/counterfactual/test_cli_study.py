@@ -106,9 +106,9 @@ def test_report_and_power_of_a_stored_study(capsys, db_path, tmp_path, make_engi
                        str(out_path), "--n-boot", "50", "--db", db_path)
     assert code == 0, err
     assert "power_fpr" in json.loads(out_path.read_text())["tables"]
-    from analysis.counterfactual.report import build_report
+    from analysis.counterfactual.report import StudyReportOptions, build_report
 
-    report = build_report(open_db(db_path), name, n_boot=20)
+    report = build_report(open_db(db_path), name, options=StudyReportOptions(n_boot=20))
     assert "σ 0.25, 0.5" in report.section("power_fpr").note  # the latest run, not the first
     power = [f for f in report.figures if f.caption == "power curves: fake · yes/no"]
     assert len(power) == 1
@@ -142,7 +142,7 @@ def make_engine_for_path():
     """Runs a fake-backend study into the on-disk store at a path; returns (db, name)."""
     from tests.builders import AuditBuilder
     from tests.counterfactual.conftest import STEMS, fake_responder
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
     from workbench.counterfactual import StudySpec, resolve_targets, run_study
     from workbench.models.fake import FakeBackend
     from workbench.models.prompts import PLAIN_CHAT_TEMPLATE

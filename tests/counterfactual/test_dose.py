@@ -9,11 +9,11 @@ import pytest
 from analysis.counterfactual.data import load_study
 from analysis.counterfactual.dose import dose_table
 from analysis.counterfactual.plots import text_plot
-from analysis.counterfactual.report import build_report
+from analysis.counterfactual.report import StudyReportOptions, build_report
 from store.errors import UserError
 from store.jobs import list_jobs
 from tests.counterfactual.test_cli_study import paw
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.counterfactual.dose import PAPER_LEVELS, resolve_levels
 
@@ -61,7 +61,7 @@ def test_a_dose_study_sizes_each_paraphrase_to_its_level(study_db, fake_model, m
         assert variant.details["target_fraction"] == anchor.details["dose_level"]
         levels.add(anchor.details["dose_level"])
     assert levels == set(LEVELS)
-    report = build_report(study_db, outcome.study, n_boot=20)
+    report = build_report(study_db, outcome.study, options=StudyReportOptions(n_boot=20))
     assert [s.json_key for s in report.sections] == ["dose", "paraphrase", "votes", "design"]
     frame = report.section("dose").frame
     assert sorted(frame["level"]) == sorted(LEVELS)  # 3 yes/no items: one task

@@ -13,8 +13,8 @@ import pytest
 
 from store.db import open_db
 from store.jobs import list_jobs
-from workbench.audit import AuditEngine
-from workbench.audit.variants import get_variant
+from workbench.engine import AuditEngine
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.datasets.demo import import_demo
 from workbench.models import default_model

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from analysis.counterfactual.data import load_study
-from analysis.counterfactual.report import build_report
+from analysis.counterfactual.report import StudyReportOptions, build_report
 from store.jobs import list_jobs
 from tests.counterfactual.conftest import STEMS
 from tests.counterfactual.test_cli_study import paw
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.counterfactual.imported import read_targets_file
 from workbench.perturb.tokenize import CallableTokenizer, token_change_fraction
@@ -82,7 +82,8 @@ def test_imported_texts_are_targets_like_generated_ones(study_db, fake_model, ma
     data = load_study(study_db, outcome.study)
     swap = next(c for c in data.comparisons if c.target == "file:gender_swap_mp")
     assert swap.direction.tolist() == [1.0]
-    table4 = build_report(study_db, outcome.study, n_boot=50).section("table4").frame
+    table4 = build_report(study_db, outcome.study, options=StudyReportOptions(n_boot=50)) \
+        .section("table4").frame
     assert set(table4["perturbation"]) == {"file:colorful", "file:gender_swap_mp"}
     # The same command finds the same study and generates nothing new.
     again = run_study(study_db, spec, engine=engine)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from analysis.counterfactual import definitions as cfd
-from analysis.counterfactual.report import build_report
+from analysis.counterfactual.report import StudyReportOptions, build_report
 from store.jobs import list_jobs
 from tests.counterfactual.test_study_plan import _spec
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import run_study
 from workbench.perturb.tokenize import CallableTokenizer, WordTokenizer, token_change_fraction
 
@@ -48,20 +48,22 @@ def test_a_study_with_other_analysis_settings_reuses_every_generation(study_db, 
     holm = run_study(study_db, _spec(correction="holm", sides="two", kl_floor="both"),
                      engine=engine)
     assert holm.study != first.study and holm.generated == 0
-    report = build_report(study_db, holm.study, n_boot=50)
+    report = build_report(study_db, holm.study, options=StudyReportOptions(n_boot=50))
     assert (report.meta["correction"], report.meta["sides"], report.meta["kl_floor"]) == (
         "holm", "two", "both")
     tests = report.section("tests").frame
     assert tests["test"].str.contains("two-sided").all()
     main = tests[tests["group"] != "Regression"]
     assert (main["significant"] == (main["p_holm"] < 0.05)).all()
-    raw = build_report(study_db, first.study, n_boot=50, correction="none").section("tests")
+    raw = build_report(study_db, first.study,
+                       options=StudyReportOptions(n_boot=50, correction="none")).section("tests")
     assert (raw.frame["significant"] == (raw.frame["p"] < 0.05)).all()
 
 
 def test_regressions_are_marked_uncorrected_as_table_11(study_db, fake_model, make_engine):
     outcome = run_study(study_db, _spec(), engine=make_engine())
-    tests = build_report(study_db, outcome.study, n_boot=50).section("tests").frame
+    tests = build_report(study_db, outcome.study, options=StudyReportOptions(n_boot=50)) \
+        .section("tests").frame
     reg = tests[tests["group"] == "Regression"]
     assert len(reg) and (reg["family_size"] <= 1).all()
     assert (reg["p_bonferroni"].fillna(-1) == reg["p"].fillna(-1)).all()

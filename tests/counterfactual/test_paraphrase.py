@@ -10,7 +10,7 @@ import random
 import pytest
 
 from store.records import Item
-from workbench.audit.variants import Variant
+from workbench.engine.variants import Variant
 from workbench.counterfactual.paraphrase import (
     PROMPT_ID,
     Task,

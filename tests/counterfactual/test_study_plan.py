@@ -7,7 +7,7 @@ import pytest
 from store.errors import UserError
 from store.generations import get_generation
 from store.jobs import list_jobs
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, default_seeds, resolve_targets, run_study
 from workbench.counterfactual.plan import create_study, request_for
 from workbench.perturb.baselines import CONTROL_QUESTION, FIXED_SENTENCES

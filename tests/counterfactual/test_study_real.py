@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.counterfactual.report import build_report
+from analysis.counterfactual.report import StudyReportOptions, build_report
 from store.db import open_db
 from store.generations import get_generation
 from store.jobs import list_jobs
-from workbench.audit import AuditEngine
-from workbench.audit.variants import get_variant
+from workbench.engine import AuditEngine
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, resolve_targets, run_study
 from workbench.counterfactual.paraphrase import PROMPT_ID
 from workbench.datasets.demo import import_demo
@@ -127,7 +127,7 @@ def test_rerun_generates_nothing(studied):
 
 def test_report_of_the_real_study(studied, tmp_path):
     db, outcome, _ = studied
-    report = build_report(db, outcome.study, n_boot=200)
+    report = build_report(db, outcome.study, options=StudyReportOptions(n_boot=200))
     table4 = report.section("table4").frame
     assert table4["perturbation"].tolist() == ["gender_swap"]
     assert table4["task"].tolist() == ["yes/no"]

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from analysis.counterfactual.data import load_study
-from analysis.counterfactual.report import build_report
+from analysis.counterfactual.report import StudyReportOptions, build_report
 from analysis.counterfactual.tables import TestCell, paper_table
-from analysis.reports import BUILDERS, build_run_report
 from store.db import dumps
 from tests.builders import AuditBuilder
 from workbench.counterfactual import resolve_targets, run_study
+from workbench.kinds import KINDS, build_run_report
 
 YES_NO = {"Yes": "Yes", "No": "No"}
 
@@ -110,7 +110,7 @@ def test_majority_votes_ties_and_pairing(db, hand):
 
 
 def test_table4_cells_worked_by_hand(db, hand):
-    report = build_report(db, "hand-study", n_boot=200, seed=0)
+    report = build_report(db, "hand-study", options=StudyReportOptions(n_boot=200, seed=0))
     table = report.section("table4").frame
     row = table.iloc[0]
     # Flip rates: swap flips q1 only → 1/3; paraphrase flips q3 only → 1/3; FR diff 0.000.
@@ -163,7 +163,8 @@ def test_regression_worked_by_hand(db, hand):
 
 
 def test_paraphrase_agreement_section(db, hand):
-    frame = build_report(db, "hand-study", n_boot=50).section("paraphrase").frame
+    frame = build_report(db, "hand-study", options=StudyReportOptions(n_boot=50)) \
+        .section("paraphrase").frame
     overall = frame[frame["model"] == "all"].iloc[0]
     # |0.05 − 0.05| = 0 (q1, q3) and |0.09 − 0.04| = 0.05 (q2): mean 0.0167; 2 of 3 within 0.03.
     assert overall["mean_abs_diff"] == pytest.approx(0.05 / 3)
@@ -177,7 +178,7 @@ def test_report_through_the_registry_in_every_format(study_db, fake_model, make_
 
     outcome = run_study(study_db, _spec(targets=resolve_targets(
         "gender_swap,control_recall,control_precision")), engine=make_engine())
-    assert BUILDERS["study"] == "analysis.counterfactual.report:build_report"
+    assert KINDS["study"].report == "analysis.counterfactual.report:build_report"
     report = build_run_report(study_db, outcome.study, kind="study", n_boot=100, seed=1)
     assert report.meta["kind"] == "study" and report.meta["audit_id"] == outcome.study_id
     keys = [s.json_key for s in report.sections]
@@ -255,7 +256,7 @@ def test_prompts_with_no_parsed_sample_do_not_break_the_report(study_db, fake_mo
     for c in data.comparisons:
         if c.kind == "check":
             assert (c.orig == -1).all() and (c.targeted == -1).all()
-    report = build_report(study_db, outcome.study, n_boot=50)
+    report = build_report(study_db, outcome.study, options=StudyReportOptions(n_boot=50))
     tests = report.section("tests").frame
     checks = tests[tests["perturbation"].isin(["control_recall", "control_precision"])
                    & (tests["group"] == "Aggregate")]

@@ -10,13 +10,13 @@ import pytest
 from scipy import stats
 
 from analysis.counterfactual.data import load_study
-from analysis.counterfactual.report import build_report
+from analysis.counterfactual.report import StudyReportOptions, build_report
 from analysis.counterfactual.subgroups import p_no, pairwise_tests
 from store.errors import UserError
 from store.jobs import list_jobs
 from store.records import Item
 from tests.counterfactual.test_cli_study import paw
-from workbench.audit.variants import get_variant
+from workbench.engine.variants import get_variant
 from workbench.counterfactual import StudySpec, run_study
 from workbench.counterfactual.subgroups import (
     DEFAULT_SUBGROUPS,
@@ -142,7 +142,7 @@ def test_a_subgroup_study_end_to_end_on_the_fake_backend(pain_db, make_engine, t
     assert math.isnan(row["p"]) and "constant" in row["reason"]
     same = demo.loc["white_man vs white_woman"]
     assert same["p"] == 1.0 and same["delta"] == 0.0  # identical p(No): p = 1 exactly
-    report = build_report(pain_db, outcome.study, n_boot=50)
+    report = build_report(pain_db, outcome.study, options=StudyReportOptions(n_boot=50))
     keys = [s.json_key for s in report.sections]
     assert keys[:3] == ["table10", "pairwise", "appendix_i"]
     table10 = report.section("table10").frame

@@ -9,7 +9,7 @@ import sqlite_utils
 
 from store.records import ModelRecord
 from tests.fakes import fake_engine, fake_model_record
-from workbench.audit import AuditEngine
+from workbench.engine import AuditEngine
 
 CALM = ["rest", "fluids", "observe", "reassure", "follow up", "oral therapy"]
 ALARM = ["emergency", "intubate", "surgery", "shock", "icu", "resuscitate"]

@@ -106,7 +106,7 @@ def test_model_swap_tests_the_second_model(demo_db, fake_model, other_model, eng
 
 
 def test_identical_outputs_are_a_stated_result(demo_db, fake_model, db):
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
     from workbench.models.fake import FakeBackend
 
     engine = AuditEngine(db, backend_factory=lambda m: FakeBackend(lambda p, s: "Answer: A"))
@@ -117,7 +117,7 @@ def test_identical_outputs_are_a_stated_result(demo_db, fake_model, db):
 
 
 def _run_with(db, responder, **kw):
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
     from workbench.models.fake import FakeBackend
 
     engine = AuditEngine(db, backend_factory=lambda m: FakeBackend(responder))

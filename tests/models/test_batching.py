@@ -16,7 +16,9 @@ import pytest
 from store import open_db
 from store.models import model_metadata
 from tests.models.conftest import add_vignettes
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models import batch as batch_module

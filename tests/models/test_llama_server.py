@@ -20,7 +20,9 @@ from store import open_db
 from store.errors import UserError
 from store.generations import get_generations
 from tests.models.servers import Events, demo_requests, llama_server_or_skip
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.pool import start_pool

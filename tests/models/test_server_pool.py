@@ -19,7 +19,9 @@ from store.datasets import get_items
 from store.errors import UserError
 from store.generations import get_generations
 from tests.models.servers import Events, demo_requests
-from workbench.audit import AuditEngine, AuditSpec, resolve_operators, run_audit
+from workbench.audit import AuditSpec, run_audit
+from workbench.engine import AuditEngine
+from workbench.perturb import resolve_operators
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.dispatch import PoolDown

@@ -102,7 +102,8 @@ def test_f3_shifts_a_number_of_any_length_exactly(variant: str, number: str, see
 def test_a_degenerate_baseline_chain_plans_its_f_block_without_crashing(db, demo_db) -> None:
     """`plan_fblock` on a baseline chain of 112 "1"s (what crashed `paw audit`), then a resume."""
     from tests.fakes import fake_engine
-    from workbench.audit import AuditSpec, resolve_operators, run_audit
+    from workbench.audit import AuditSpec, run_audit
+    from workbench.perturb import resolve_operators
 
     fake_model_record(db)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.audit.events import BlockProgress, RunnerProgress, StageStarted
+from workbench.engine.events import BlockProgress, RunnerProgress, StageStarted
 from workbench.models.events import ModelLoaded
 from workbench.present.progress import ProgressModel, clock, per_second, time_left
 

@@ -9,7 +9,7 @@ import pytest
 import sqlite_utils
 
 from tests.fakes import fake_engine
-from workbench.audit import AuditEngine
+from workbench.engine import AuditEngine
 from workbench.embed.base import Embedder
 from workbench.robustness.prompts import CFV_JUDGE_RUBRIC, DIRECTION_RUBRIC, FLAGS_RUBRIC
 

@@ -113,7 +113,7 @@ def two_model_run(db, **kw):
     everywhere and whose reasoning differs: every direction verdict's judge generation is
     shared by 2 prefixes x 2 models, every flags verdict's is its own."""
     from tests.fakes import fake_model_record
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
     from workbench.models.fake import FakeBackend
 
     responders = {"fake": same_move("The findings point one way"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.reports import build_run_report
+from workbench.kinds import build_run_report
 from analysis.robustness.consistency import stated_demographics, vignette_consistency
 from tests.robustness.helpers import fake_embed, hand, scripted_spec
 from workbench.robustness import run_robustness

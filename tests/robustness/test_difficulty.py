@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from analysis.reports import build_run_report
+from workbench.kinds import build_run_report
 from analysis.robustness.difficulty import band_of, spearman
 from tests.robustness.helpers import two_model_run
 

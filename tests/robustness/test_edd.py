@@ -121,7 +121,7 @@ def test_choose_embedder(db, monkeypatch) -> None:
 
 
 def test_every_edd_cell_names_its_embedder(demo_db, fake_model, make_engine, marked) -> None:
-    from analysis.reports import build_run_report
+    from workbench.kinds import build_run_report
     from analysis.robustness.definitions import edd_comparable, edd_embedder_label
     from tests.robustness.helpers import hand, scripted_run
 

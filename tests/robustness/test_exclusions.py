@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.reports import build_run_report
+from workbench.kinds import build_run_report
 from analysis.robustness.data import load_robustness
 from tests.robustness.helpers import MARK, fake_embed, scripted_spec
 from workbench.robustness import run_robustness

@@ -9,11 +9,11 @@ import pytest
 
 from analysis.robustness.data import load_robustness
 from analysis.robustness.profiles import compute_profiles
-from analysis.reports import build_run_report
+from workbench.kinds import build_run_report
 from store.errors import UserError
 from store.jobs import list_jobs
 from tests.robustness.helpers import fake_embed, hand, scripted_run, scripted_spec
-from workbench.audit.events import AuditFinished, BlockProgress
+from workbench.engine.events import AuditFinished, BlockProgress
 from workbench.robustness import RobustnessSpec, run_robustness
 
 
@@ -168,7 +168,7 @@ def test_unparsed_answers_are_excluded_not_counted_as_changes(demo_db, fake_mode
 
 
 def test_a_stored_run_resumes_from_its_config(demo_db, fake_model, make_engine, marked) -> None:
-    """The UI's resume (`workbench.kinds.RESUMERS`) rebuilds the spec from the stored run."""
+    """The UI's resume (`workbench.kinds.KINDS`) rebuilds the spec from the stored run."""
     from workbench.kinds import can_resume
     from workbench.robustness.execute import spec_of
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.reports import build_run_report
+from workbench.kinds import build_run_report
 from analysis.robustness.data import load_robustness
 from annotate.events import record_label, start_session
 from annotate.robustness.validation import judge_validation

@@ -84,7 +84,7 @@ def dose_store(path: str) -> None:
     move) and `swayed` (a reworded question flips it), one line each in Figures 2 and 3."""
     from tests.builders import AuditBuilder
     from tests.counterfactual.conftest import STEMS, fake_responder
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
     from workbench.counterfactual import StudySpec, run_study
     from workbench.models.fake import FakeBackend
 

@@ -8,7 +8,7 @@ import re
 
 from tests.cli.test_flips_cli import ANSI
 from tests.cli.test_progress import Clock, Tty, drawn_bars
-from workbench.audit.events import AuditPlanned, BlockProgress, RunnerProgress, StageStarted
+from workbench.engine.events import AuditPlanned, BlockProgress, RunnerProgress, StageStarted
 from workbench.cli.progress import ProgressReporter
 from workbench.models.events import ModelLoaded
 from workbench.tui.live import LiveRun

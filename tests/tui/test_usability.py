@@ -109,7 +109,7 @@ async def test_the_launch_form_starts_small_checks_in_place_and_enter_does_not_l
 
 
 def test_the_run_clock_stops_when_the_run_ends():
-    from workbench.audit.events import AuditFinished
+    from workbench.engine.events import AuditFinished
 
     live = LiveRun(name="r")
     live.apply(AuditFinished(audit="r", generated=3, job_counts={}, elapsed_s=1.0))
@@ -122,7 +122,7 @@ def test_the_run_clock_stops_when_the_run_ends():
 
 
 def test_model_loading_is_said_in_words():
-    from workbench.audit.events import StageStarted
+    from workbench.engine.events import StageStarted
     from workbench.models.events import ModelLoaded
 
     live = LiveRun(name="r")

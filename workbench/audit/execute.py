@@ -12,30 +12,29 @@ resumes where it stopped and a finished one generates nothing new when run again
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 import sqlite_utils
 
 from store.jobs import Job
 from store.records import ModelRecord
-from workbench.audit.engine import (
+from workbench.audit.judge import JudgeOutcome, judge_audit
+from workbench.audit.plan import create_plan, plan_fblock, request_for
+from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
+from workbench.engine import (
     AuditEngine,
-    Stage,
-    StudyContext,
-    model_order,
-    run_staged,
-)
-from workbench.audit.events import (
     AuditEvent,
     BlockProgress,
     JudgeFinished,
+    Plan,
     RunnerProgress,
+    Stage,
+    StagedOutcome,
     StageStarted,
+    StudyContext,
+    run_staged,
 )
-from workbench.audit.judge import JudgeOutcome, judge_audit
-from workbench.audit.plan import Plan, create_plan, plan_fblock, request_for
-from workbench.audit.spec import BLOCKS, ROLE_BLOCK, AuditSpec
-from workbench.audit.variants import Variant, get_variant
+from workbench.engine.variants import Variant, get_variant
 from workbench.models import (
     GenerationFinished,
     GenerationRequest,
@@ -44,20 +43,7 @@ from workbench.models import (
     RunStarted,
 )
 
-__all__ = ["AuditEngine", "AuditOutcome", "resume_audit", "run_audit", "spec_from_config"]
-
-
-@dataclass(frozen=True)
-class AuditOutcome:
-    """What `run_audit` did."""
-
-    audit: str
-    audit_id: int
-    generated: int
-    job_counts: dict[str, int]
-    judge: JudgeOutcome | None
-    elapsed_s: float
-    stopped: bool
+__all__ = ["resume_audit", "run_audit", "spec_from_config"]
 
 
 def _variant(ctx: StudyContext, variant_id: int | None) -> Variant | None:
@@ -86,14 +72,10 @@ def audit_stages(plan: Plan) -> list[Stage]:
             Stage("stage 2", 2, audit_request, plan=plan_stage2)]
 
 
-def _model_order(plan: Plan, judge_model: ModelRecord | None) -> list[ModelRecord]:
-    return model_order(plan.arms, plan.models, judge_model)
-
-
 def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
               engine: AuditEngine | None = None, judge_model: ModelRecord | None = None,
               judge: bool = True, on_event: Callable[[AuditEvent], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> AuditOutcome:
+              should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Plan (or find) the audit and run everything still missing, then judge.
 
     Args:
@@ -106,7 +88,7 @@ def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
         should_stop: polled before each generation; True stops cleanly (resumable).
 
     Returns:
-        What was generated now and the audit's job counts.
+        What was generated now, the audit's job counts, and the judge's verdicts stored now.
     """
     from workbench.models import default_model
 
@@ -133,8 +115,7 @@ def run_audit(db: sqlite_utils.Database, spec: AuditSpec, *,
     finally:
         if owns_engine:
             engine.close()
-    return AuditOutcome(staged.audit, staged.audit_id, staged.generated, staged.job_counts,
-                        outcome[0] if outcome else None, staged.elapsed_s, staged.stopped)
+    return replace(staged, judgements=outcome[0].stored if outcome else 0)
 
 
 def _judge(db: sqlite_utils.Database, audit_id: int, runner: Runner,
@@ -174,7 +155,7 @@ def spec_from_config(name: str, config: dict) -> AuditSpec:
 
 def resume_audit(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                  on_event: Callable[[AuditEvent], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> AuditOutcome:
+                 should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Run whatever a stored seed-002 audit still misses (the UI's and `paw resume`'s path).
 
     The chain-registration judge runs with the embedded model, as `paw audit` does by

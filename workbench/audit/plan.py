@@ -11,36 +11,30 @@ Everything is idempotent: planning the same audit again adds nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import sqlite_utils
 
 from store.datasets import dataset_id, get_item
 from store.generations import Generation, get_generation
-from store.jobs import Arm, Audit, JobSpec, add_arm, add_jobs, create_audit, list_arms, \
-    list_jobs, mark_status
+from store.jobs import Arm, JobSpec, add_arm, add_jobs, create_audit, list_jobs, mark_status
+from analysis.audit.definitions import AuditRole
 from store.records import Item, ModelRecord
-from workbench.audit.spec import SHUFFLE_OPERATOR, AuditSpec, arm_label
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.audit.spec import AuditSpec
+from workbench.engine.plans import Plan, arm_label, select_items
+from workbench.engine.variants import (
+    Variant,
+    find_variant,
+    question_variant,
+    store_variant,
+    variant_key,
+)
 from workbench.models import DEFAULT_TEMPLATE, GenerationRequest, Runner, Sampler
-from workbench.perturb import PerturbResult, get_operator, strip_final_answer
+from workbench.perturb import SHUFFLE_OPERATOR, get_operator, strip_final_answer
 from workbench.perturb.base import Operator
 
 RunnerFor = Callable[[ModelRecord], Runner]
 """Gives the (cached) runner of a model; the planner only computes keys with it, except
 that stage 2 reads token pieces from the model for exact F1 prefixes."""
-
-STAGE_OF_ROLE = {"baseline": 1, "direct": 1, "m_block": 1, "shuffle": 1, "f_block": 2}
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A stored audit with its arms, the models behind them, and its items."""
-
-    audit: Audit
-    arms: tuple[Arm, ...]
-    models: dict[int, ModelRecord]
-    items: tuple[Item, ...]
 
 
 # ---------------------------------------------------------------- requests
@@ -67,20 +61,20 @@ def request_for(role: str, item: Item, arm: Arm, variant: Variant | None,
         variant: the job's variant (None for baseline and direct).
         config: the audit's stored config.
     """
-    if role == "baseline":
+    if role == AuditRole.BASELINE:
         return GenerationRequest(item, "cot", arm.template, cot_sampler(config))
-    if role == "direct":
+    if role == AuditRole.DIRECT:
         return GenerationRequest(item, "direct", DEFAULT_TEMPLATE["direct"],
                                  direct_sampler(config))
     assert variant is not None, f"role {role} needs a variant"
-    if role == "m_block":
+    if role == AuditRole.M_BLOCK:
         return GenerationRequest(item, "cot", arm.template, cot_sampler(config),
                                  question=variant.text, variant_id=variant.id)
-    if role == "shuffle":
+    if role == AuditRole.SHUFFLE:
         return GenerationRequest(item, "cot", arm.template, cot_sampler(config),
                                  options=variant.options, gold=variant.gold,
                                  variant_id=variant.id)
-    if role == "f_block":
+    if role == AuditRole.F_BLOCK:
         ids = variant.details.get("prefix_token_ids")
         return GenerationRequest(item, "continue", arm.template, cot_sampler(config),
                                  prefix=variant.text,
@@ -90,47 +84,6 @@ def request_for(role: str, item: Item, arm: Arm, variant: Variant | None,
 
 
 # ---------------------------------------------------------------- stage 1
-
-
-def select_items(db: sqlite_utils.Database, spec: AuditSpec) -> list[Item]:
-    """The audit's items: `item_ids` in that order, else the first `limit` of the dataset.
-
-    Raises:
-        NotFound: the dataset does not exist.
-        UserError: an item id is not in the dataset, or the dataset is empty.
-    """
-    from store.datasets import get_items
-    from store.errors import UserError
-
-    items = get_items(db, spec.dataset, None if spec.item_ids else spec.limit)
-    if spec.item_ids:
-        by_source = {item.source_id: item for item in items}
-        missing = [s for s in spec.item_ids if s not in by_source]
-        if missing:
-            raise UserError(f"items: expected ids of dataset {spec.dataset!r}, got "
-                            f"{', '.join(missing[:5])}")
-        items = [by_source[s] for s in spec.item_ids]
-    if not items:
-        raise UserError(f"dataset {spec.dataset!r} has no items")
-    return items
-
-
-def _not_fired(op: Operator, reason: str) -> PerturbResult:
-    return PerturbResult(op.id, False, None, None, None, reason)
-
-
-def question_variant(db: sqlite_utils.Database, op: Operator, item: Item, seed: int) -> Variant:
-    """The stored variant of an M operator (stem) or the option shuffle (options) on an item."""
-    existing = find_variant(db, variant_key(item.id or 0, op.id, seed))
-    if existing is not None:
-        return existing
-    if op.id == SHUFFLE_OPERATOR and item.kind == "binary":
-        # Appendix D leaves out yes/no items: their labels are the option texts.
-        result = _not_fired(op, "binary item: yes/no labels cannot be permuted (App. D)")
-    else:
-        result = op.apply(item.question, seed=seed, item_key=item.source_id,
-                          options=item.options, gold=item.gold)
-    return store_variant(db, op, result, item_id=item.id or 0, seed=seed)
 
 
 def create_plan(db: sqlite_utils.Database, spec: AuditSpec, runner_for: RunnerFor) -> Plan:
@@ -167,11 +120,11 @@ def create_plan(db: sqlite_utils.Database, spec: AuditSpec, runner_for: RunnerFo
         not_fired.update(v.id for v in variants if not v.fired)
         for arm in arms:
             runner = runner_for(by_id[arm.model_id])
-            roles: list[tuple[str, Variant | None]] = [("baseline", None)]
+            roles: list[tuple[str, Variant | None]] = [(AuditRole.BASELINE, None)]
             if config["direct"]:
-                roles.append(("direct", None))
-            roles += [("shuffle" if v.operator_id == SHUFFLE_OPERATOR else "m_block", v)
-                      for v in variants]
+                roles.append((AuditRole.DIRECT, None))
+            roles += [(AuditRole.SHUFFLE if v.operator_id == SHUFFLE_OPERATOR
+                       else AuditRole.M_BLOCK, v) for v in variants]
             for role, variant in roles:
                 key = None
                 if variant is None or variant.fired:
@@ -268,11 +221,12 @@ def plan_fblock(db: sqlite_utils.Database, plan: Plan, runner_for: RunnerFor,
     for arm in arms if arms is not None else plan.arms:
         runner = runner_for(plan.models[arm.model_id])
         planned: dict[int, int] = {}
-        for job in list_jobs(db, plan.audit.id, role="f_block", arm_id=arm.id):
+        for job in list_jobs(db, plan.audit.id, role=AuditRole.F_BLOCK, arm_id=arm.id):
             planned[job.item_id] = planned.get(job.item_id, 0) + 1
         specs: list[JobSpec] = []
         not_fired: set[int] = set()
-        for job in list_jobs(db, plan.audit.id, role="baseline", arm_id=arm.id, status="done"):
+        for job in list_jobs(db, plan.audit.id, role=AuditRole.BASELINE, arm_id=arm.id,
+                             status="done"):
             if planned.get(job.item_id, 0) >= len(f_ops) or job.generation_key is None:
                 continue
             baseline = get_generation(db, job.generation_key)
@@ -283,22 +237,11 @@ def plan_fblock(db: sqlite_utils.Database, plan: Plan, runner_for: RunnerFor,
                 variant = chain_variant(db, op, item, baseline, seed, runner)
                 key = None
                 if variant.fired:
-                    key = runner.key(request_for("f_block", item, arm, variant, config))
+                    key = runner.key(request_for(AuditRole.F_BLOCK, item, arm, variant, config))
                 else:
                     not_fired.add(variant.id)
-                specs.append(JobSpec(arm_id=arm.id, item_id=job.item_id, role="f_block",
+                specs.append(JobSpec(arm_id=arm.id, item_id=job.item_id, role=AuditRole.F_BLOCK,
                                      stage=2, variant_id=variant.id, generation_key=key))
         added += add_jobs(db, plan.audit.id, specs)
         _mark_not_fired(db, plan.audit.id, not_fired)
     return added
-
-
-def load_plan(db: sqlite_utils.Database, audit: Audit) -> Plan:
-    """The plan of an audit already stored (its arms, models and items)."""
-    from store.models import get_model_by_id
-
-    arms = tuple(list_arms(db, audit.id))
-    models = {arm.model_id: get_model_by_id(db, arm.model_id) for arm in arms}
-    item_ids = [r[0] for r in db.execute(
-        "SELECT DISTINCT item_id FROM jobs WHERE audit_id = ? ORDER BY item_id", [audit.id])]
-    return Plan(audit, arms, models, tuple(get_item(db, i) for i in item_ids))

@@ -11,17 +11,17 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from analysis.audit.definitions import AuditRole
 from store.db import dumps
 from store.errors import UserError
-
-SHUFFLE_OPERATOR = "option_shuffle"
-"""The Appendix D option shuffle: the catalogue id planned with role 'shuffle'."""
+from workbench.perturb.battery import resolve_operators
 
 BLOCKS: tuple[str, ...] = ("baseline", "direct", "M", "F", "shuffle")
 """Progress blocks, in the order the CLI prints them."""
 
-ROLE_BLOCK: dict[str, str] = {"baseline": "baseline", "direct": "direct", "m_block": "M",
-                              "f_block": "F", "shuffle": "shuffle"}
+ROLE_BLOCK: dict[str, str] = {AuditRole.BASELINE: "baseline", AuditRole.DIRECT: "direct",
+                              AuditRole.M_BLOCK: "M", AuditRole.F_BLOCK: "F",
+                              AuditRole.SHUFFLE: "shuffle"}
 """Which progress block each job role counts in."""
 
 CONFIG_VERSION = 1
@@ -34,59 +34,6 @@ DIRECT_MAX_TOKENS = 16
 """Tokens a direct answer may generate (the answer is read at the end of the prompt)."""
 
 
-def resolve_operators(text: str | None) -> tuple[str, ...]:
-    """The operator ids an `--operators` value selects, in catalogue (paper) order.
-
-    Args:
-        text: comma-separated words: 'all' (F-block, M-block and the option shuffle),
-            'F' or 'M' (one block), 'shuffle', a family ('F1', 'M2'), or operator ids.
-            None or empty means 'all'.
-
-    Raises:
-        UserError: a word names no operator of the seed-002 battery.
-    """
-    from workbench.perturb import F_BLOCK, M_BLOCK, OPERATORS, load_catalogue
-
-    battery = list(F_BLOCK) + list(M_BLOCK) + [SHUFFLE_OPERATOR]
-    families = {OPERATORS[op].family for op in battery}
-    chosen: set[str] = set()
-    extras: list[str] = []  # user-defined operators and question-level baselines, in given order
-    catalogue: dict | None = None
-    for word in (w.strip() for w in (text or "all").split(",")):
-        if not word:
-            continue
-        if word.lower() == "all":
-            chosen.update(battery)
-        elif word in ("F", "M"):
-            chosen.update(F_BLOCK if word == "F" else M_BLOCK)
-        elif word.lower() == "shuffle":
-            chosen.add(SHUFFLE_OPERATOR)
-        elif word in families:
-            chosen.update(op for op in battery if OPERATORS[op].family == word)
-        elif word in battery:
-            chosen.add(word)
-        else:
-            catalogue = catalogue if catalogue is not None else load_catalogue()
-            if word not in catalogue or not auditable(catalogue[word]):
-                raise UserError(
-                    f"--operators: expected all, F, M, shuffle, a family (F1..F7, M1..M6), "
-                    f"a battery id ({', '.join(battery)}) or a user-defined or baseline "
-                    f"operator that edits the question or the chain (`paw operators`), "
-                    f"got {word!r}"
-                )
-            if word not in extras:
-                extras.append(word)
-    if not chosen and not extras:
-        raise UserError("--operators: expected at least one operator, got none")
-    return tuple(op for op in battery if op in chosen) + tuple(extras)
-
-
-def auditable(op) -> bool:
-    """Whether an audit can run `op` beside the battery: it edits the question stem or the
-    chain and keeps the options (controls change the question asked, so they are not)."""
-    return op.target in ("question", "chain") and op.block != "control"
-
-
 @dataclass(frozen=True)
 class AuditSpec:
     """The settings that define an audit's plan.
@@ -95,7 +42,7 @@ class AuditSpec:
         dataset: dataset name.
         models: registered model names (one arm per model × template).
         templates: CoT prompt template ids (`name@version`).
-        operators: operator ids (see `resolve_operators`).
+        operators: operator ids (see `workbench.perturb.resolve_operators`).
         seed: seed of every operator draw (and of the option shuffle).
         limit: first N items of the dataset (None: all).
         item_ids: explicit item source ids (in this order), instead of `limit`.
@@ -143,31 +90,3 @@ class AuditSpec:
             return self.name
         digest = hashlib.sha256(dumps(self.config()).encode()).hexdigest()[:8]
         return f"{self.dataset}-{digest}"
-
-
-def arm_label(model: str, template: str) -> str:
-    """The arm label shown in reports: `<model>/<template id>`."""
-    return f"{model}/{template}"
-
-
-def resolve_templates(text: str | None) -> tuple[str, ...]:
-    """CoT template ids (`name@version`) from a comma-separated `--templates` value.
-
-    Raises:
-        UserError: an unknown template, or one that is not a chain-of-thought template.
-    """
-    from workbench.models.templates import get_template
-
-    ids: list[str] = []
-    for word in (w.strip() for w in (text or "neutral_cot").split(",")):
-        if not word:
-            continue
-        template = get_template(word)
-        if template.mode != "cot":
-            raise UserError(f"--templates: expected a chain-of-thought template, got "
-                            f"{template.id!r} (a {template.mode} template)")
-        if template.id not in ids:
-            ids.append(template.id)
-    if not ids:
-        raise UserError("--templates: expected at least one template, got none")
-    return tuple(ids)

@@ -77,7 +77,9 @@ def audit_command(models: str, dataset_name: str, templates: str, limit: int | N
     are recorded and excluded. Everything is stored as it finishes: run the same command
     again to resume; a finished audit generates nothing new. Then `paw report`.
     """
-    from workbench.audit import AuditSpec, resolve_operators, resolve_templates
+    from workbench.audit import AuditSpec
+    from workbench.engine import resolve_templates
+    from workbench.perturb import resolve_operators
 
     spec = AuditSpec(dataset=dataset_name, models=_split(models),
                      templates=resolve_templates(templates),
@@ -131,8 +133,9 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     """
     from pathlib import Path
 
-    from analysis.audit.report import build_report
-    from workbench.audit import AuditSpec, resolve_operators
+    from analysis.audit.report import AuditReportOptions, build_report
+    from workbench.audit import AuditSpec
+    from workbench.perturb import resolve_operators
     from workbench.cli.data import demo_lines
 
     prepare_output(out)  # before minutes of generation
@@ -149,7 +152,7 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
                      item_ids=DEMO_ITEMS[:n_items], max_tokens=DEMO_MAX_TOKENS,
                      )
     outcome = _run(db_path, spec, judge=True, judge_model="default", threads=threads)
-    report = build_report(db, outcome.audit, n_boot=n_boot)
+    report = build_report(db, outcome.audit, options=AuditReportOptions(n_boot=n_boot))
     fmt = "html" if Path(out).suffix.lower() in (".html", ".htm") else "md"
     written, pngs = report.write(out, fmt)
     plots = ", ".join(str(p) for p in pngs)

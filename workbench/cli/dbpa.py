@@ -97,7 +97,7 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
     table shows which decisions flip between them. Run the same command again to resume;
     then `paw report --dbpa NAME`.
     """
-    from workbench.audit.spec import resolve_templates
+    from workbench.engine.plans import resolve_templates
     from workbench.dbpa import DbpaSpec, resolve_dbpa_operators, run_dbpa
     from workbench.dbpa.spec import split_words
     from workbench.embed import parse_embedders
@@ -129,7 +129,7 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
 def _write(db, name: str, out: str) -> None:
     from pathlib import Path
 
-    from analysis.reports import build_run_report
+    from workbench.kinds import build_run_report
 
     report = build_run_report(db, name, kind="dbpa")
     suffix = Path(out).suffix.lower()

@@ -243,7 +243,7 @@ def pool_settings(servers: str | None, ctx: int | None) -> Any:
 def make_engine(db: Any, *, threads: int | None, gpu_layers: int, ctx: int | None,
                 batch_size: int | None, servers: str | None) -> Any:
     """The runners of a generating command, from its `engine_options`."""
-    from workbench.audit import AuditEngine
+    from workbench.engine import AuditEngine
 
     return AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
                        batch_size=batch_size, servers=pool_settings(servers, ctx))

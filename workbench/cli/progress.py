@@ -228,7 +228,7 @@ class ProgressReporter:
     # ------------------------------------------------------------ events
 
     def __call__(self, event: Any) -> None:  # one branch per event type
-        from workbench.audit.events import (
+        from workbench.engine.events import (
             AuditFinished,
             AuditPlanned,
             BlockProgress,

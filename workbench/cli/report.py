@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from workbench.cli.options import db_option, open_store, prepare_output, whole
-KIND_FLAGS: dict[str, tuple[str, ...]] = {
-    "audit": ("audit", "run"),
-    "study": ("study",),
-    "dbpa": ("dbpa",),
-    "robustness": ("robustness",),
-    "panel": ("audit", "run"),
-}
-"""`paw report --<flag> REF` restricts the lookup to these `audits.kind` values."""
+
+
+class KindFlagsCommand(click.Command):
+    """A command with one `--<flag> NAME_OR_ID` option per `paw report` flag of the kinds
+    registered in `workbench.kinds` (read when the command is used, so a kind registered
+    after this module was imported gets its flag too), before its own options."""
+
+    _made: ClassVar[dict[tuple[tuple[str, str], ...], list[click.Parameter]]] = {}
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """The kind flags, then the command's own options (and --help)."""
+        from workbench.kinds import report_flags
+
+        flags = tuple(report_flags().items())
+        # The same Option objects on every call while the registry is unchanged: click
+        # matches parsed options to parameters by identity.
+        made = self._made.setdefault(flags, [
+            click.Option([f"--{flag}", flag], metavar="NAME_OR_ID", help=text)
+            for flag, text in flags])
+        return [*made, *super().get_params(ctx)]
 
 
 def _default_out(name: str, fmt: str) -> Path:
@@ -56,22 +69,19 @@ def _stamp_record(db, report) -> None:
 
 
 def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...] | None]:
+    """The run given by one `--<flag> REF` (or none) and the kinds its flag looks among."""
+    from workbench.kinds import kinds_of_flag
+
     given = {flag: ref for flag, ref in refs.items() if ref is not None}
     if len(given) > 1:
         raise click.UsageError(f"give one of {', '.join('--' + f for f in given)}, not several")
     if not given:
         return None, None
     flag, ref = next(iter(given.items()))
-    return ref, KIND_FLAGS[flag]
+    return ref, kinds_of_flag(flag)
 
 
-@click.command("report")
-@click.option("--audit", "audit", metavar="NAME_OR_ID",
-              help="Report on this audit or run (name or id).")
-@click.option("--study", metavar="NAME_OR_ID", help="Report on this seed-000 study.")
-@click.option("--dbpa", metavar="NAME_OR_ID", help="Report on this DBPA analysis (seed 001).")
-@click.option("--robustness", metavar="NAME_OR_ID",
-              help="Report on these seed-003 robustness tests.")
+@click.command("report", cls=KindFlagsCommand)
 @click.option("--panel", metavar="AUDITS",
               help="Combine audits (comma-separated names or ids, or 'all') into one "
                    "cross-dataset panel: models × datasets (seed 002 Tables 3, 4, 5, 6, 8, "
@@ -97,12 +107,10 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
 @click.option("--passphrase-env", metavar="VAR",
               help="Read the coordinator's passphrase from environment variable VAR.")
 @db_option
-def report_command(audit: str | None, study: str | None, dbpa: str | None,
-                   robustness: str | None, panel: str | None, ood: str | None,
-                   fmt: str | None,
+def report_command(panel: str | None, ood: str | None, fmt: str | None,
                    out: str | None, as_json: bool, n_boot: int | None, seed: int,
                    coordinator: str | None, passphrase_env: str | None,
-                   db_path: str) -> None:
+                   db_path: str, **refs: str | None) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
     with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
 
@@ -112,10 +120,11 @@ def report_command(audit: str | None, study: str | None, dbpa: str | None,
     """
     if out is not None:
         prepare_output(out)  # before the report is computed
-    from analysis.reports import build_run_report
+    from workbench.kinds import build_run_report, report_flags
 
-    ref, kinds = _reference({"audit": audit, "study": study, "dbpa": dbpa,
-                             "robustness": robustness, "panel": panel})
+    # In the registry's order (click hands them over in the order they were typed).
+    ref, kinds = _reference({**{flag: refs.get(flag) for flag in report_flags()},
+                             "panel": panel})
     if ood is not None and panel is None:
         from store.errors import UserError
 

@@ -75,7 +75,7 @@ def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str
     as it finishes: the same command resumes. Then `paw report --robustness NAME`.
     """
     from store.errors import UserError
-    from workbench.audit.spec import resolve_templates
+    from workbench.engine.plans import resolve_templates
     from workbench.robustness import (
         RobustnessSpec,
         resolve_modes,

@@ -10,7 +10,7 @@ import click
 
 from store.db import DEFAULT_DB
 from workbench.cli.options import db_option, open_store
-from workbench.kinds import REPORT_FLAG, kind_blocks
+from workbench.kinds import KINDS, kind_blocks, kind_spec
 
 STATUS_HELP = (
     "Status: planned (nothing ran yet), running (a process works on it now), finished, or "
@@ -63,9 +63,9 @@ def block_rows(db: Any, info: Any) -> list[list[Any]]:
     role_block, order = kind_blocks(info.kind)
     counts: dict[str, dict[str, int]] = {}
     for role, statuses in role_counts(db, info.id).items():
-        block = counts.setdefault(role_block.get(role, role), {})
+        tally = counts.setdefault(role_block.get(role, role), {})
         for status, n in statuses.items():
-            block[status] = block.get(status, 0) + n
+            tally[status] = tally.get(status, 0) + n
     blocks = [b for b in order if b in counts] + sorted(b for b in counts if b not in order)
     rows = []
     for block in blocks:
@@ -105,19 +105,41 @@ def show_lines(db: Any, info: Any, db_path: str) -> list[str]:
         else ["no jobs planned"]
     out.append("")
     where = "" if db_path == DEFAULT_DB else f" --db {db_path}"
-    flag = REPORT_FLAG.get(info.kind, "--audit")
+    spec = kind_spec(info.kind)
     if info.status == "interrupted":
         out.append("interrupted: run the same command again to resume (what finished is "
                    "stored)")
-    out.append(f"report: paw report {flag} {info.name}{where}")
-    if info.kind in ("audit", "run"):
-        out.append(f"flips:  paw flips --audit {info.name}{where}")
+    out.append(f"report: {spec.report_line(info.name, where)}")
+    out += spec.hint_lines(info.name, where)
     return out
 
 
+class KindChoice(click.Choice[str]):
+    """`--kind`: one of the kinds registered in `workbench.kinds`, read when the option is
+    used (a kind registered after this module was imported is a choice too)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+        self._fresh()
+
+    def _fresh(self) -> None:
+        # Plain strings: click shows an enum member by its name (AUDIT), not its value.
+        self.choices = tuple(str(kind) for kind in KINDS)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str | None:
+        """`[audit|run|…]` of the kinds registered now."""
+        self._fresh()
+        return super().get_metavar(param, ctx)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        """The kind named, or a usage error listing the kinds registered now."""
+        self._fresh()
+        return super().convert(value, param, ctx)
+
+
 @click.group("audits", invoke_without_command=True, epilog=STATUS_HELP)
-@click.option("--kind", type=click.Choice(["audit", "run", "study", "dbpa", "robustness"]),
-              help="Only runs of this kind.")
+@click.option("--kind", type=KindChoice(), help="Only runs of this kind.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per run).")
 @db_option
 @click.pass_context
@@ -151,8 +173,8 @@ def audits_show(ref: str, as_json: bool, db_path: str) -> None:
     db = open_store(db_path)
     info = find_run(db, ref)
     if as_json:
-        blocks = [dict(zip(["block", "done", "total", "pending", "error", "not_fired"], row))
-                  for row in block_rows(db, info)]
+        names = ["block", "done", "total", "pending", "error", "not_fired"]
+        blocks = [dict(zip(names, row, strict=True)) for row in block_rows(db, info)]
         click.echo(json.dumps({**info.as_dict(), "blocks": blocks}, indent=2,
                               ensure_ascii=False))
         return

@@ -264,7 +264,7 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
 
     from analysis.counterfactual.power import false_positive_rate, power_grid, power_report
     from store.errors import UserError
-    from workbench.audit.events import BlockProgress, StageStarted
+    from workbench.engine.events import BlockProgress, StageStarted
 
     if (study is None) == (synthetic is None):
         raise UserError("paw power: expected exactly one of --study or --synthetic N")

@@ -54,9 +54,6 @@ INITIAL_CHANGE_RATE = 0.3
 MIN_SENTENCE_TOKENS = 4
 """Shorter sentences are not chosen (too little to reword)."""
 
-SPAN_MODES: tuple[str, ...] = ("sentence", "fit")
-"""`paraphrase_span`: one sentence (App. B) or as many sentences as the target needs."""
-
 SPAN_REQUEST = "each"
 """How a 'fit' attempt asks for a run of sentences: 'each' (one request per sentence, each
 rewrite checked on its own) or 'joint' (one request for the run, checked as a whole).
@@ -90,7 +87,7 @@ class Task:
         spans: candidate sentences as (start, end, tokens).
         denominator: the token-change fraction's denominator ('longer' or 'original').
         attempts: what each attempt did (stored in the variant's details).
-        span: 'sentence' or 'fit' (`SPAN_MODES`).
+        span: 'sentence' (App. B) or 'fit' (as many sentences as the target needs).
     """
 
     unit: Unit
@@ -260,7 +257,7 @@ def measure_fit(task: Task, attempt: int, run: tuple[int, ...], keys: list[str],
     parts = [(task.spans[run[0]][0], task.spans[run[-1]][1],
               sum(task.spans[i][2] for i in run))] if joint else [task.spans[i] for i in run]
     verdicts, edits, rewritten = [], [], 0
-    for (start, end, size), output in zip(parts, outputs):
+    for (start, end, size), output in zip(parts, outputs, strict=True):
         original = task.text[start:end]
         if output is None:
             verdicts.append("generation failed")

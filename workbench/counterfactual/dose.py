@@ -23,7 +23,13 @@ import sqlite_utils
 
 from store.errors import UserError
 from store.records import Item
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.variants import (
+    Variant,
+    find_variant,
+    never_applied,
+    store_variant,
+    variant_key,
+)
 
 PREFIX = "dose:"
 """Target ids of dose-response units: `dose:<level>` (e.g. `dose:0.05`)."""
@@ -79,7 +85,7 @@ def dose_variant(db: sqlite_utils.Database, target_id: str, item: Item, seed: in
         return existing
     op = Operator(target_id, FAMILY, f"{level:g}", f"dose-response level {level:g}", None,
                   None, "question", FAMILY, "seed 000 §4.1: a paraphrase at this token-change "
-                  "level against the unchanged question", "", lambda text, ctx: None)
+                  "level against the unchanged question", "", never_applied)
     result = PerturbResult(target_id, True, item.question, None, None, None,
                            token_change_fraction=0.0, details={"dose_level": level})
     return store_variant(db, op, result, item_id=item.id or 0, seed=seed)

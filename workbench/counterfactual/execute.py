@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from workbench.audit.engine import AuditEngine, Stage, StudyContext, run_staged
-from workbench.audit.events import AuditEvent
+from workbench.engine import AuditEngine, Stage, StudyContext, run_staged
+from workbench.engine.events import AuditEvent
 from workbench.counterfactual.paraphrase import plan_paraphrases
 from workbench.counterfactual.plan import create_study, study_request
 from workbench.counterfactual.spec import ROLES, StudySpec

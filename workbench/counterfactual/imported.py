@@ -29,7 +29,13 @@ import sqlite_utils
 
 from store.errors import UserError
 from store.records import Item
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.variants import (
+    Variant,
+    find_variant,
+    never_applied,
+    store_variant,
+    variant_key,
+)
 
 PREFIX = "file:"
 """Target ids of imported perturbations: `file:<perturbation name>`."""
@@ -172,7 +178,7 @@ def imported_variant(db: sqlite_utils.Database, target_id: str, item: Item,
         return existing
     op = Operator(target_id, FAMILY, name, f"imported: {name}", None, None, "question",
                   FAMILY, f"ready-made text from {Path(targets.path).name}", "",
-                  lambda text, ctx: None, source=targets.path)
+                  never_applied, source=targets.path)
     if row is None:
         result = PerturbResult(target_id, False, None, None, None,
                                f"no text for this item in {Path(targets.path).name}")

@@ -32,11 +32,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from analysis.counterfactual.definitions import StudyRole
 from store.jobs import Arm, JobSpec, add_jobs, list_jobs, mark_status
 from store.records import ModelRecord
-from workbench.audit.engine import StudyContext
-from workbench.audit.events import BlockProgress, RunnerProgress, StageStarted
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine import StudyContext
+from workbench.engine.events import BlockProgress, RunnerProgress, StageStarted
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 from workbench.counterfactual.attempts import (
     PROMPT_ID,
     SPAN_REQUEST,
@@ -97,7 +98,8 @@ def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Toke
             break
         if should_stop is not None and should_stop():
             return False
-        planned = []
+        # (task, its requests, the sentences they rewrite: one index, or a fit's run of them)
+        planned: list[tuple[Task, list[GenerationRequest], int | tuple[int, ...]]] = []
         for task in open_tasks:
             if task.span == "fit":
                 planned.append((task, *fit_requests(task, attempt)))
@@ -107,7 +109,7 @@ def run_tasks(tasks: Sequence[Task], run_batch: RunBatch | None, tokenizer: Toke
         outputs = iter(run_batch([r for _, requests, _ in planned for r in requests]))
         for task, requests, where in planned:
             answers = [next(outputs) for _ in requests]
-            if task.span == "fit":
+            if isinstance(where, tuple):  # a 'fit' attempt
                 measure_fit(task, attempt, where, [k for k, _ in answers],
                             [o for _, o in answers], tokenizer, tolerance)
             else:
@@ -264,14 +266,15 @@ def plan_paraphrases(ctx: StudyContext, arms: Sequence[Arm], runner: Runner) -> 
             if variant is None:
                 continue
             if variant.fired:
-                specs += unit_jobs(ctx.arm(arm), unit, "paraphrase", variant, runner, config)
+                specs += unit_jobs(ctx.arm(arm), unit, StudyRole.PARAPHRASE, variant, runner,
+                                   config)
             else:  # recorded, so the report can count the unit out of this baseline
-                specs.append(JobSpec(arm, unit.item.id or 0, "paraphrase", 2, variant.id, 0,
-                                     int(config["seeds"][0]), None))
+                specs.append(JobSpec(arm, unit.item.id or 0, StudyRole.PARAPHRASE, 2, variant.id,
+                                     0, int(config["seeds"][0]), None))
         added += add_jobs(ctx.db, ctx.audit.id, specs)
         missing = {v.id for v in variants.values() if not v.fired}
         stale = [job.id for job in list_jobs(ctx.db, ctx.audit.id, status="pending",
-                                             role="paraphrase", arm_id=arm)
+                                             role=StudyRole.PARAPHRASE, arm_id=arm)
                  if job.variant_id in missing]
         if stale:
             mark_status(ctx.db, stale, "not_fired")

@@ -19,20 +19,27 @@ from dataclasses import dataclass, replace
 
 import sqlite_utils
 
+from analysis.counterfactual.definitions import StudyRole
 from store.errors import UserError
 from store.jobs import Arm, Audit, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, \
     mark_status
 from store.records import Item, ModelRecord
-from workbench.audit.engine import StudyContext
-from workbench.audit.variants import Variant, find_variant, get_variant, store_variant, \
-    variant_key
+from workbench.engine import StudyContext
+from workbench.engine.variants import (
+    Variant,
+    find_variant,
+    get_variant,
+    store_variant,
+    variant_key,
+)
 from workbench.counterfactual.spec import FIXED_OPERATOR, StudySpec
 from workbench.models import GenerationRequest, Runner, Sampler
 
 RunnerFor = Callable[[ModelRecord], Runner]
 """Gives the (cached) runner of a model; planning only computes keys with it."""
 
-STAGE_OF_ROLE = {"original": 1, "target": 1, "fixed": 1, "paraphrase": 2}
+STAGE_OF_ROLE: dict[str, int] = {StudyRole.ORIGINAL: 1, StudyRole.TARGET: 1, StudyRole.FIXED: 1,
+                                 StudyRole.PARAPHRASE: 2}
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,6 @@ class Unit:
     reference: str
     options: dict[str, str] | None
     gold: str | None
-
-    @property
-    def is_control(self) -> bool:
-        """True for the recall/precision controls (their own question and options)."""
-        return "control_baseline_text" in self.target.details
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def request_for(role: str, item: Item, variant: Variant, arm: Arm, seed: int,
     """
     sampler = sampler_of(config, seed)
     mode = str(config["mode"])
-    if role == "original":
+    if role == StudyRole.ORIGINAL:
         unit = unit_of(item, variant)
         own = unit.options is None and unit.reference == item.question
         return GenerationRequest(item, mode, arm.template, sampler,
@@ -204,7 +206,7 @@ def unit_jobs(arm: Arm, unit: Unit, role: str, variant: Variant, runner: Runner,
               config: dict) -> list[JobSpec]:
     """The k jobs (one per seed) asking `role`'s prompt of a unit."""
     stage = STAGE_OF_ROLE[role]
-    slot = unit.target if role == "original" else variant
+    slot = unit.target if role == StudyRole.ORIGINAL else variant
     specs = []
     for index, seed in enumerate(config["seeds"]):
         request = request_for(role, unit.item, slot, arm, seed, config)
@@ -226,13 +228,12 @@ def create_study(db: sqlite_utils.Database, spec: StudySpec, runner_for: RunnerF
         UserError: a study of that name exists with other settings; a bad item id.
     """
     from store.datasets import dataset_id
-    from workbench.audit.plan import select_items
-    from workbench.audit.spec import arm_label
+    from workbench.engine.plans import arm_label, select_items
     from workbench.models import resolve_model
 
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
-    items = select_items(db, spec)  # type: ignore[arg-type]  # same dataset/limit/item_ids
+    items = select_items(db, spec)
     if spec.subgroups:
         from workbench.counterfactual.subgroups import check_templates
 
@@ -260,16 +261,17 @@ def create_study(db: sqlite_utils.Database, spec: StudySpec, runner_for: RunnerF
         runner = runner_for(by_id[arm.model_id])
         for unit in units:
             if not unit.target.fired:
-                specs.append(JobSpec(arm.id, unit.item.id or 0, "target", 1, unit.target.id,
+                specs.append(JobSpec(arm.id, unit.item.id or 0, StudyRole.TARGET, 1, unit.target.id,
                                      0, int(config["seeds"][0]), None))
                 continue
-            specs += unit_jobs(arm, unit, "original", unit.target, runner, config)
-            specs += unit_jobs(arm, unit, "target", unit.target, runner, config)
+            specs += unit_jobs(arm, unit, StudyRole.ORIGINAL, unit.target, runner, config)
+            specs += unit_jobs(arm, unit, StudyRole.TARGET, unit.target, runner, config)
             if unit.target.id in fixed:
-                specs += unit_jobs(arm, unit, "fixed", fixed[unit.target.id], runner, config)
+                specs += unit_jobs(arm, unit, StudyRole.FIXED, fixed[unit.target.id], runner,
+                                   config)
     add_jobs(db, audit.id, specs)
     not_fired = {u.target.id for u in units if not u.target.fired}
-    stale = [job.id for job in list_jobs(db, audit.id, status="pending", role="target")
+    stale = [job.id for job in list_jobs(db, audit.id, status="pending", role=StudyRole.TARGET)
              if job.variant_id in not_fired]
     if stale:
         mark_status(db, stale, "not_fired")
@@ -282,7 +284,7 @@ def fired_units(ctx: StudyContext, arms: Sequence[Arm]) -> dict[int, list[Unit]]
     for arm in arms:
         seen: set[int] = set()
         units = []
-        for job in list_jobs(ctx.db, ctx.audit.id, role="target", arm_id=arm.id):
+        for job in list_jobs(ctx.db, ctx.audit.id, role=StudyRole.TARGET, arm_id=arm.id):
             if job.status == "not_fired" or job.variant_id in seen:
                 continue
             seen.add(job.variant_id or 0)

@@ -26,4 +26,5 @@ def store_power_run(db: sqlite_utils.Database, audit_id: int, meta: dict,
              json.dumps({name: [float(v) for v in np.asarray(z)]
                          for name, z in conditions.items()}),
              json.dumps(grid.to_dict("records"))])
+    assert cursor.lastrowid is not None  # set by every INSERT
     return int(cursor.lastrowid)

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from analysis.counterfactual.definitions import StudyRole
 from store.db import dumps
 from store.errors import UserError
 
@@ -31,13 +32,14 @@ distance / the longer token count (PAW's, a fraction in [0, 1] also for insertio
 the original prompt's token count (the authors' released code). §3.2 says only "the
 fraction of tokens changed"."""
 
-ROLES: tuple[str, ...] = ("original", "target", "fixed", "paraphrase")
+ROLES: tuple[str, ...] = tuple(StudyRole)
 """Job roles of a study: the original prompt pᵢ, the targeted edit p′ᵢ and the two
 baselines p″ᵢ (fixed sentence, token-adjusted paraphrase). Every job of a comparison unit
 names the unit's targeted variant: 'original' and 'target' jobs in `jobs.variant_id`, the
 baselines in their variant's `details.reference_variant_id` (docs/counterfactual.md)."""
 
-BASELINES: dict[str, str] = {"paraphrase_adjusted": "paraphrase", "fixed_sentence": "fixed"}
+BASELINES: dict[str, str] = {"paraphrase_adjusted": StudyRole.PARAPHRASE,
+                             "fixed_sentence": StudyRole.FIXED}
 """`--baselines` names → job role (§3.2: the token-adjusted paraphrase and the fixed sentence)."""
 
 PARAPHRASE_OPERATOR = "paraphrase_token_adjusted"

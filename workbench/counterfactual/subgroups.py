@@ -34,7 +34,13 @@ import sqlite_utils
 from store.db import dumps
 from store.errors import UserError
 from store.records import Item
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.variants import (
+    Variant,
+    find_variant,
+    never_applied,
+    store_variant,
+    variant_key,
+)
 
 PREFIX = "subgroup:"
 """Target ids of subgroup pairs: `subgroup:<a>/<b>` in the subgroups' declared order."""
@@ -52,10 +58,6 @@ DEFAULT_SUBGROUPS: tuple[tuple[str, dict[str, str]], ...] = tuple(
     (f"{race.lower()}_{gender}", {"race": race, "gender": gender, **PRONOUNS[gender]})
     for race in ("White", "Black", "Hispanic", "Asian") for gender in ("man", "woman"))
 """App. H's 8 subgroups, 4 races × 2 genders (no names: the vignettes say "Patient D")."""
-
-DEFAULT_REFERENCE = "race=White"
-"""App. I: "White serves as the baseline in all comparisons"."""
-
 
 @dataclass(frozen=True)
 class Subgroup:
@@ -211,7 +213,7 @@ def subgroup_variant(db: sqlite_utils.Database, target_id: str, item: Item,
         details["direction"] = signed
     op = Operator(target_id, FAMILY, f"{a_key}/{b_key}", f"subgroups {a_key} vs {b_key}",
                   None, None, "question", FAMILY, "seed 000 App. H: one subgroup's vignette "
-                  "against another's", "", lambda text, ctx: None)
+                  "against another's", "", never_applied)
     result = PerturbResult(target_id, True, text, original.key, target.key, None,
                            token_change_fraction=token_change_fraction(reference_text, text),
                            details=details)

@@ -16,7 +16,7 @@ import sqlite_utils
 
 from store.db import dumps, transaction, utcnow
 from store.jobs import Audit
-from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
+from workbench.engine.events import AuditEvent, BlockProgress, StageStarted
 from workbench.dbpa.conditions import TestSpec, collect_tests
 from workbench.embed.base import Embedder
 
@@ -65,7 +65,8 @@ _INSERT = (
     "perturbation, variant_id, embedder, embedder_version, distance, n_baseline, n_perturbed, "
     "permutations, permutation_seed, effect_size, p_value, n_at_least, status, note, "
     "generation_ids_json, created_at, design, null_mean, null_sd, test_version) VALUES (?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (audit_id, item_id, baseline_arm_id, perturbed_arm_id, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (audit_id, item_id, baseline_arm_id, perturbed_arm_id, "
     "perturbation, embedder, distance) DO UPDATE SET case_study = excluded.case_study, "
     "variant_id = excluded.variant_id, embedder_version = excluded.embedder_version, "
     "n_baseline = excluded.n_baseline, n_perturbed = excluded.n_perturbed, "
@@ -164,10 +165,13 @@ def analyse(db: sqlite_utils.Database, audit: Audit, emit: Callable[[AuditEvent]
                                 + test.perturbed.texts})
                 emit(StageStarted(f"embed {embedder.name}", embedder.name, len(texts)))
                 block = f"embed {embedder.name}"
-                vectors = embed_texts(db, embedder, texts, on_progress=lambda d, t, b=block:
-                                      emit(BlockProgress(b, d, t)))
+
+                def progressed(done: int, total: int, block: str = block) -> None:
+                    emit(BlockProgress(block, done, total))
+
+                vectors = embed_texts(db, embedder, texts, on_progress=progressed)
                 emit(BlockProgress(block, len(texts), len(texts)))
-                lookup = dict(zip(texts, vectors))
+                lookup = dict(zip(texts, vectors, strict=True))
 
             def vectors_of(test: TestSpec, embedder=embedder, lookup=lookup) -> tuple:
                 import numpy as np

@@ -22,6 +22,7 @@ import sqlite_utils
 from store.db import dumps
 from store.generations import Generation, get_generations
 from store.jobs import Arm, Audit, Job, list_arms, list_jobs
+from analysis.dbpa.definitions import DbpaRole
 from workbench.dbpa.spec import IDENTITY
 
 
@@ -89,14 +90,17 @@ class TestSpec:
 def condition_of(jobs: list[Job], generations: dict[str, Generation]) -> Condition:
     """The usable outputs of a condition's jobs (an empty or failed output says nothing
     about meaning, so it is excluded and counted)."""
-    ids, texts, indices, excluded = [], [], [], 0
+    ids: list[int] = []
+    texts: list[str] = []
+    indices: list[int] = []
+    excluded = 0
     for job in sorted(jobs, key=lambda j: j.sample_index):
         gen = generations.get(job.generation_key or "")
         if gen is None or gen.parse_status == "error" or not (gen.output or "").strip():
             excluded += 1
             continue
         ids.append(gen.id)
-        texts.append(gen.output)
+        texts.append(gen.output or "")  # not empty: checked above
         indices.append(job.sample_index)
     seeds = {job.sample_index: int(job.seed) for job in jobs if job.seed is not None}
     return Condition(tuple(ids), tuple(texts), tuple(indices), excluded, seeds)
@@ -130,25 +134,25 @@ def collect_tests(db: sqlite_utils.Database, audit: Audit) -> list[TestSpec]:
     items = sorted({key[1] for key in groups})
     for arm in arms:
         for item in items:
-            baseline = groups.get((arm.id, item, "baseline", None))
+            baseline = groups.get((arm.id, item, DbpaRole.BASELINE, None))
             if not baseline:
                 continue
             base = condition_of(baseline, generations)
             for (arm_id, item_id, role, variant_id), group in groups.items():
-                if arm_id != arm.id or item_id != item or role != "perturbed" \
+                if arm_id != arm.id or item_id != item or role != DbpaRole.PERTURBED \
                         or variant_id is None:
                     continue
                 tests.append(TestSpec("perturbation", item, arm, arm, variants[variant_id],
                                       variant_id, base, condition_of(group, generations)))
-            again = groups.get((arm.id, item, "identity", None))
+            again = groups.get((arm.id, item, DbpaRole.IDENTITY, None))
             if again:
                 tests.append(TestSpec("identity", item, arm, arm, IDENTITY, None, base,
                                       condition_of(again, generations)))
     if audit.config.get("model_swap") and len(arms) == 2:
         reference, candidate = arms
         for item in items:
-            a = groups.get((reference.id, item, "baseline", None))
-            b = groups.get((candidate.id, item, "baseline", None))
+            a = groups.get((reference.id, item, DbpaRole.BASELINE, None))
+            b = groups.get((candidate.id, item, DbpaRole.BASELINE, None))
             if a and b:
                 tests.append(TestSpec("model_swap", item, reference, candidate, "model_swap",
                                       None, condition_of(a, generations),

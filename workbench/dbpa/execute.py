@@ -1,6 +1,6 @@
 """Run a DBPA analysis on the staged engine: samples (stage 1), then embeddings and tests.
 
-The samples run like every planned piece of work (`workbench.audit.engine.run_staged`):
+The samples run like every planned piece of work (`workbench.engine.run_staged`):
 one model at a time, resumable, each generation stored as it finishes. When every model
 is done, `analyse` embeds the outputs with each configured embedder and stores every
 permutation test in `dbpa_tests`; the report (`analysis.dbpa.report`) reads them.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from workbench.audit.engine import AuditEngine, Stage, StudyContext, run_staged
-from workbench.audit.events import AuditEvent
+from workbench.engine import AuditEngine, Stage, StudyContext, run_staged
+from workbench.engine.events import AuditEvent
 from workbench.dbpa.analyse import analyse
 from workbench.dbpa.plan import create_dbpa_plan, request_of_job
 from workbench.dbpa.spec import BLOCKS, ROLE_BLOCK, DbpaSpec
@@ -107,6 +107,6 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> DbpaSpec:
 def resume_dbpa(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                 on_event: Callable[[AuditEvent], None] | None = None,
                 should_stop: Callable[[], bool] | None = None) -> DbpaOutcome:
-    """Continue a stored DBPA analysis (`workbench.kinds.RESUMERS`): what is missing runs."""
+    """Continue a stored DBPA analysis (`workbench.kinds.KINDS`): what is missing runs."""
     return run_dbpa(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
                     should_stop=should_stop)

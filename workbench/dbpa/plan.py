@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
+from analysis.dbpa.definitions import DbpaRole
 from store.datasets import dataset_id
 from store.jobs import (
     Arm,
@@ -33,9 +34,9 @@ from store.jobs import (
     mark_status,
 )
 from store.records import Item, ModelRecord
-from workbench.audit.engine import StudyContext
-from workbench.audit.spec import arm_label
-from workbench.audit.variants import Variant
+from workbench.engine import StudyContext
+from workbench.engine.plans import arm_label
+from workbench.engine.variants import Variant
 from workbench.dbpa.spec import IDENTITY, DbpaSpec, sample_seed
 from workbench.models import GenerationRequest, Runner, Sampler
 
@@ -90,16 +91,15 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
         UserError: bad item ids, an empty dataset, a name taken by other settings, or a k
             (or B) too small for a family to reject (`guard.check_resolution`).
     """
-    from workbench.audit.plan import question_variant, select_items
-    from workbench.audit.spec import AuditSpec
+    from workbench.engine.plans import select_items
+    from workbench.engine.variants import question_variant
     from workbench.dbpa.guard import check_resolution, plan_families
     from workbench.models import resolve_model
     from workbench.perturb import get_operator
 
     ds_id = dataset_id(db, spec.dataset)
     models = [resolve_model(db, name) for name in spec.models]
-    items = select_items(db, AuditSpec(dataset=spec.dataset, models=spec.models,
-                                       limit=spec.limit, item_ids=spec.item_ids))
+    items = select_items(db, spec)
     config = spec.config()
     ops = [get_operator(op) for op in config["operators"]]
     k, mode, base = int(config["k"]), config["seeds"], int(config["seed"])
@@ -123,7 +123,7 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
             runner = runner_for(model)
             conditions: list[Variant | None] = [None, *item_variants]
             for variant in conditions:
-                role = "baseline" if variant is None else "perturbed"
+                role = DbpaRole.BASELINE if variant is None else DbpaRole.PERTURBED
                 for index in range(k):
                     seed = sample_seed(mode, base, model.sha256, condition_of(variant), index)
                     key = None
@@ -137,7 +137,7 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
                 for index in range(k):
                     seed = sample_seed("independent", base, model.sha256, IDENTITY, index)
                     specs.append(JobSpec(
-                        arm_id=arm.id, item_id=item.id or 0, role="identity", stage=1,
+                        arm_id=arm.id, item_id=item.id or 0, role=DbpaRole.IDENTITY, stage=1,
                         variant_id=None, sample_index=index, seed=seed,
                         generation_key=runner.key(sample_request(item, arm, None, config,
                                                                  seed))))
@@ -150,26 +150,17 @@ def create_dbpa_plan(db: sqlite_utils.Database, spec: DbpaSpec,
     return DbpaPlan(audit, tuple(arms), by_id, tuple(items), variants)
 
 
-def load_variants(db: sqlite_utils.Database, audit_id: int) -> dict[int, Variant]:
-    """Every variant an analysis's jobs point at, by id."""
-    from workbench.audit.variants import get_variant
-
-    ids = [r[0] for r in db.execute(
-        "SELECT DISTINCT variant_id FROM jobs WHERE audit_id = ? AND variant_id IS NOT NULL",
-        [audit_id])]
-    return {i: v for i in ids if (v := get_variant(db, i)) is not None}
-
-
 def request_of_job(ctx: StudyContext, job: Job) -> GenerationRequest:
     """The generation a DBPA job asks for (engine `Stage.request`)."""
     variants = ctx.cache.setdefault("variants", {})
     variant = None
     if job.variant_id is not None:
         if job.variant_id not in variants:
-            from workbench.audit.variants import get_variant
+            from workbench.engine.variants import get_variant
 
             variants[job.variant_id] = get_variant(ctx.db, job.variant_id)
         variant = variants[job.variant_id]
+    assert job.seed is not None, "every DBPA job is planned with its sample's seed"
     return sample_request(ctx.items[job.item_id], ctx.arm(job.arm_id), variant, ctx.config,
                           int(job.seed))
 

@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.dbpa.definitions import DbpaRole
 from store.db import dumps
 from store.errors import UserError
 
@@ -51,8 +52,8 @@ IDENTITY = "identity_control"
 """The identity control's condition and perturbation name: the baseline question asked
 again with its own independent seeds (the authors' false-positive measure)."""
 
-ROLE_BLOCK: dict[str, str] = {"baseline": "baseline", "perturbed": "perturbed",
-                              "identity": "identity control"}
+ROLE_BLOCK: dict[str, str] = {DbpaRole.BASELINE: "baseline", DbpaRole.PERTURBED: "perturbed",
+                              DbpaRole.IDENTITY: "identity control"}
 BLOCKS: tuple[str, ...] = ("baseline", "perturbed", "identity control")
 
 
@@ -214,7 +215,7 @@ def resolve_dbpa_operators(text: str | None) -> tuple[str, ...]:
     Raises:
         UserError: unknown words, or a chain operator.
     """
-    from workbench.audit.spec import resolve_operators
+    from workbench.perturb import resolve_operators
     from workbench.perturb import get_operator
 
     if text is not None and text.strip().lower() in ("", "none"):

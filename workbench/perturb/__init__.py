@@ -1,6 +1,7 @@
 """Perturbation operators: seed 002's 30-variant battery, seed 000/003 baselines, the catalogue."""
 
 from workbench.perturb.base import Operator, PerturbResult, seeded_rng
+from workbench.perturb.battery import SHUFFLE_OPERATOR, auditable, resolve_operators
 from workbench.perturb.catalogue import (
     F_BLOCK,
     M_BLOCK,
@@ -28,13 +29,16 @@ __all__ = [
     "Paraphrase",
     "Paraphraser",
     "PerturbResult",
+    "SHUFFLE_OPERATOR",
     "TableParaphraser",
     "Tokenizer",
     "WordTokenizer",
     "apply",
+    "auditable",
     "example_result",
     "get_operator",
     "load_catalogue",
+    "resolve_operators",
     "seeded_rng",
     "split_steps",
     "strip_final_answer",

@@ -137,7 +137,7 @@ class ProgressModel:
     def apply(self, event: Any, at: float) -> None:
         """Take one engine event: a stage start, a model load or a block's progress (a
         runner event wrapped in `RunnerProgress` is unwrapped; others are ignored)."""
-        from workbench.audit.events import BlockProgress, RunnerProgress, StageStarted
+        from workbench.engine.events import BlockProgress, RunnerProgress, StageStarted
         from workbench.models.events import ModelLoaded
 
         if isinstance(event, RunnerProgress):

@@ -1,6 +1,6 @@
 """Seed 003: counterfactual validity and demographic robustness of clinical answers."""
 
-from workbench.robustness.execute import RobustnessOutcome, run_robustness, store_judgements
+from workbench.robustness.execute import run_robustness, store_judgements
 from workbench.robustness.spec import (
     PREFIX_OPERATORS,
     TESTS,
@@ -13,7 +13,6 @@ from workbench.robustness.spec import (
 __all__ = [
     "PREFIX_OPERATORS",
     "TESTS",
-    "RobustnessOutcome",
     "RobustnessSpec",
     "resolve_modes",
     "resolve_prefixes",

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 import sqlite_utils
 
 from analysis.robustness.data import explanation_embedder
-from analysis.robustness.definitions import EDD_DEFAULT_EMBEDDER, ROLE_BASELINE, ROLE_DEMOGRAPHIC
+from analysis.robustness.definitions import EDD_DEFAULT_EMBEDDER, RobustnessRole as Role
 from store.db import transaction, utcnow
 from store.errors import UserError
 from store.generations import get_generations
 from store.jobs import list_jobs
-from workbench.audit.events import AuditEvent, BlockProgress, StageStarted
-from workbench.audit.plan import Plan
+from workbench.engine.events import AuditEvent, BlockProgress, StageStarted
+from workbench.engine.plans import Plan
 from workbench.robustness.plan import explanation
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def choose_embedder(db: sqlite_utils.Database, name: str | None) -> tuple[str, s
 def _explained(db: sqlite_utils.Database, audit_id: int) -> list[tuple[int, str]]:
     """(generation id, explanation) of every stored answer with a non-empty explanation."""
     jobs = [j for j in list_jobs(db, audit_id, status="done")
-            if j.role in (ROLE_BASELINE, ROLE_DEMOGRAPHIC) and j.generation_key]
+            if j.role in (Role.BASELINE, Role.DEMOGRAPHIC) and j.generation_key]
     gens = get_generations(db, [j.generation_key or "" for j in jobs])
     out, seen = [], set()
     for job in jobs:
@@ -84,7 +84,7 @@ def store_vectors(db: sqlite_utils.Database, name: str, ids: Sequence[int], vect
 
     array = np.asarray(vectors, dtype="<f4")
     with transaction(db) as conn:
-        for gid, vector in zip(ids, array):
+        for gid, vector in zip(ids, array, strict=True):
             conn.execute(
                 "INSERT OR REPLACE INTO embeddings (generation_id, embedder, dim, vector, "
                 "created_at) VALUES (?, ?, ?, ?, ?)",

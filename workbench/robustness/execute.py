@@ -10,7 +10,8 @@ Everything resumes: stored generations are skipped, a finished run generates not
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
+from typing import Any
 
 import sqlite_utils
 
@@ -18,21 +19,15 @@ from analysis.robustness.definitions import (
     KIND_CFV,
     KIND_DIRECTION,
     KIND_FLAGS,
-    ROLE_BASELINE,
-    ROLE_CFV_ANSWER,
-    ROLE_CFV_PROPOSE,
-    ROLE_DEMOGRAPHIC,
-    ROLE_JUDGE_CFV,
-    ROLE_JUDGE_DIRECTION,
-    ROLE_JUDGE_FLAGS,
 )
+from analysis.robustness.definitions import RobustnessRole as Role
 from store.db import dumps, utcnow
 from store.generations import get_generations
 from store.jobs import Arm, Job, list_jobs
-from workbench.audit.engine import AuditEngine, Stage, StudyContext, run_staged
-from workbench.audit.events import AuditEvent
-from workbench.audit.plan import Plan
-from workbench.audit.variants import Variant, get_variant
+from workbench.engine import AuditEngine, Stage, StagedOutcome, StudyContext, run_staged
+from workbench.engine.events import AuditEvent
+from workbench.engine.plans import Plan
+from workbench.engine.variants import Variant, get_variant
 from workbench.models import GenerationRequest, Runner
 from workbench.robustness.parsers import parse_cfv_verdict, parse_direction, parse_flags
 from workbench.robustness.plan import (
@@ -55,25 +50,11 @@ from workbench.robustness.prompts import (
 from workbench.robustness.spec import BLOCKS, ROLE_BLOCK, RobustnessSpec
 
 JUDGE_KIND_OF_ROLE: dict[str, tuple[str, str]] = {
-    ROLE_JUDGE_CFV: (KIND_CFV, CFV_JUDGE_TEMPLATE),
-    ROLE_JUDGE_DIRECTION: (KIND_DIRECTION, DIRECTION_TEMPLATE),
-    ROLE_JUDGE_FLAGS: (KIND_FLAGS, FLAGS_TEMPLATE),
+    Role.JUDGE_CFV: (KIND_CFV, CFV_JUDGE_TEMPLATE),
+    Role.JUDGE_DIRECTION: (KIND_DIRECTION, DIRECTION_TEMPLATE),
+    Role.JUDGE_FLAGS: (KIND_FLAGS, FLAGS_TEMPLATE),
 }
 """The `judgements.kind` and rubric of each judge role."""
-
-
-@dataclass(frozen=True)
-class RobustnessOutcome:
-    """What `run_robustness` did."""
-
-    audit: str
-    audit_id: int
-    generated: int
-    job_counts: dict[str, int]
-    judgements: int
-    embedded: int
-    elapsed_s: float
-    stopped: bool
 
 
 def _folded(text: str) -> str:
@@ -104,23 +85,23 @@ def robustness_request(ctx: StudyContext, job: Job) -> GenerationRequest:
     """The generation a robustness job asks for (its key is computed from this)."""
     item, config = ctx.items[job.item_id], ctx.config
     variant = _variant(ctx, job.variant_id)
-    if job.role == ROLE_BASELINE:
+    if job.role == Role.BASELINE:
         return answer_request(item, ctx.arm(job.arm_id), config)
-    if job.role in (ROLE_DEMOGRAPHIC, ROLE_CFV_ANSWER):
+    if job.role in (Role.DEMOGRAPHIC, Role.CFV_ANSWER):
         assert variant is not None, f"role {job.role} needs a variant"
         return answer_request(item, ctx.arm(job.arm_id), config, variant)
-    if job.role == ROLE_CFV_PROPOSE:
+    if job.role == Role.CFV_PROPOSE:
         return propose_request(item, config)
     assert variant is not None, f"role {job.role} needs a variant"
-    if job.role == ROLE_JUDGE_CFV:
+    if job.role == Role.JUDGE_CFV:
         return cfv_judge_request(item, variant, config)
     answers = _answers(ctx)
     base = answers.baseline(job.arm_id, job.item_id)
     prefixed = answers.prefixed(job.arm_id, job.item_id, job.variant_id)
     assert base is not None and prefixed is not None, "judge job planned without its answers"
-    if job.role == ROLE_JUDGE_DIRECTION:
+    if job.role == Role.JUDGE_DIRECTION:
         return direction_request(item, variant, base, prefixed, config)
-    if job.role == ROLE_JUDGE_FLAGS:
+    if job.role == Role.JUDGE_FLAGS:
         return flags_request(item, variant, base, prefixed, config)
     raise ValueError(f"unknown job role {job.role!r}")
 
@@ -148,16 +129,16 @@ def store_judgements(ctx: StudyContext) -> int:
             continue
         kind, template = JUDGE_KIND_OF_ROLE[job.role]
         output = gen.output or ""
-        if job.role == ROLE_JUDGE_CFV:
+        if job.role == Role.JUDGE_CFV:
             subject = variant.source_generation_id
             parsed = parse_cfv_verdict(output)
             verdict = parsed.verdict
-            evidence = {"plausible": parsed.plausible, "limited": parsed.limited,
-                        "problem": parsed.problem}
+            evidence: dict[str, Any] = {"plausible": parsed.plausible,
+                                        "limited": parsed.limited, "problem": parsed.problem}
         else:
             prefixed = answers.prefixed(job.arm_id, job.item_id, job.variant_id)
             subject = None if prefixed is None else prefixed.id
-            if job.role == ROLE_JUDGE_DIRECTION:
+            if job.role == Role.JUDGE_DIRECTION:
                 verdict, problem = parse_direction(output)
                 evidence = {"problem": problem, "option_probs": gen.option_probs}
             else:
@@ -210,7 +191,7 @@ def run_robustness(db: sqlite_utils.Database, spec: RobustnessSpec, *,
                    embed: Callable[[sqlite_utils.Database, Plan,
                                     Callable[[AuditEvent], None]], int] | None = None,
                    on_event: Callable[[AuditEvent], None] | None = None,
-                   should_stop: Callable[[], bool] | None = None) -> RobustnessOutcome:
+                   should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
     """Plan (or find) the run and do everything still missing.
 
     Args:
@@ -251,9 +232,8 @@ def run_robustness(db: sqlite_utils.Database, spec: RobustnessSpec, *,
     finally:
         if owns_engine:
             engine.close()
-    return RobustnessOutcome(staged.audit, staged.audit_id, staged.generated,
-                             staged.job_counts, counts.get("judgements", 0),
-                             counts.get("embedded", 0), staged.elapsed_s, staged.stopped)
+    return replace(staged, judgements=counts.get("judgements", 0),
+                   embedded=counts.get("embedded", 0))
 
 
 def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
@@ -281,7 +261,7 @@ def spec_of(db: sqlite_utils.Database, audit_id: int) -> RobustnessSpec:
 
 def resume_robustness(db: sqlite_utils.Database, audit_id: int, *, engine: AuditEngine,
                       on_event: Callable[[AuditEvent], None] | None = None,
-                      should_stop: Callable[[], bool] | None = None) -> RobustnessOutcome:
-    """Continue stored seed-003 tests (`workbench.kinds.RESUMERS`): what is missing runs."""
+                      should_stop: Callable[[], bool] | None = None) -> StagedOutcome:
+    """Continue stored seed-003 tests (`workbench.kinds.KINDS`): what is missing runs."""
     return run_robustness(db, spec_of(db, audit_id), engine=engine, on_event=on_event,
                           should_stop=should_stop)

@@ -22,13 +22,7 @@ from analysis.robustness.definitions import (
     CFV_OPERATOR,
     MODE_PREFIX,
     MODE_SUBSTITUTE,
-    ROLE_BASELINE,
-    ROLE_CFV_ANSWER,
-    ROLE_CFV_PROPOSE,
-    ROLE_DEMOGRAPHIC,
-    ROLE_JUDGE_CFV,
-    ROLE_JUDGE_DIRECTION,
-    ROLE_JUDGE_FLAGS,
+    RobustnessRole as Role,
     demographic_key,
     mode_operator,
 )
@@ -37,9 +31,10 @@ from store.errors import UserError
 from store.generations import Generation, get_generations
 from store.jobs import Arm, Job, JobSpec, add_arm, add_jobs, create_audit, list_jobs, mark_status
 from store.records import Item, ModelRecord
-from workbench.audit.plan import Plan, question_variant, select_items
-from workbench.audit.spec import arm_label
-from workbench.audit.variants import Variant, find_variant, store_variant, variant_key
+from workbench.engine.plans import Plan, select_items
+from workbench.engine.variants import question_variant
+from workbench.engine.plans import arm_label
+from workbench.engine.variants import Variant, find_variant, store_variant, variant_key
 from workbench.models import GenerationRequest, Runner, Sampler
 from workbench.perturb import PerturbResult, get_operator, strip_final_answer
 from workbench.perturb.base import Context, Edit, Operator
@@ -177,7 +172,7 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
                             f"GGUF file (sha256 {model.sha256[:12]}…); name distinct models")
         files[model.sha256] = model.name
     resolve_model(db, spec.judge)  # a missing judge fails now, not after hours of answers
-    items = select_items(db, spec)  # type: ignore[arg-type]  # reads dataset/limit/item_ids
+    items = select_items(db, spec)
     audit = create_audit(db, spec.audit_name, "robustness", ds_id, spec.config())
     config = audit.config
     arms = [add_arm(db, audit.id, arm_label(m.name, spec.template), m.id, spec.template)
@@ -189,14 +184,14 @@ def create_plan(db: sqlite_utils.Database, spec: RobustnessSpec, runner_for: Run
         variants = [question_variant(db, op, item, int(config["seed"])) for op in prefix_ops]
         for arm in arms:
             runner = runner_for(by_id[arm.model_id])
-            specs.append(JobSpec(arm.id, item.id or 0, ROLE_BASELINE, 1, generation_key=runner.key(
+            specs.append(JobSpec(arm.id, item.id or 0, Role.BASELINE, 1, generation_key=runner.key(
                 answer_request(item, arm, config))))
             for variant in variants:
-                specs.append(JobSpec(arm.id, item.id or 0, ROLE_DEMOGRAPHIC, 1, variant.id,
+                specs.append(JobSpec(arm.id, item.id or 0, Role.DEMOGRAPHIC, 1, variant.id,
                                      generation_key=runner.key(
                                          answer_request(item, arm, config, variant))))
             if "cfv" in config["tests"] and len(item.options) > 1:
-                specs.append(JobSpec(arm.id, item.id or 0, ROLE_CFV_PROPOSE, 1,
+                specs.append(JobSpec(arm.id, item.id or 0, Role.CFV_PROPOSE, 1,
                                      generation_key=runner.key(propose_request(item, config))))
     add_jobs(db, audit.id, specs)
     return Plan(audit, tuple(arms), by_id, tuple(items))
@@ -245,9 +240,9 @@ def plan_cfv_answers(db: sqlite_utils.Database, plan: Plan, arms: Sequence[Arm],
     items = {item.id: item for item in plan.items}
     added = 0
     for arm in arms:
-        planned = {job.item_id for job in list_jobs(db, plan.audit.id, role=ROLE_CFV_ANSWER,
+        planned = {job.item_id for job in list_jobs(db, plan.audit.id, role=Role.CFV_ANSWER,
                                                     arm_id=arm.id)}
-        proposals = [job for job in list_jobs(db, plan.audit.id, role=ROLE_CFV_PROPOSE,
+        proposals = [job for job in list_jobs(db, plan.audit.id, role=Role.CFV_PROPOSE,
                                               arm_id=arm.id, status="done")
                      if job.item_id not in planned and job.generation_key]
         generations = get_generations(db, [job.generation_key or "" for job in proposals])
@@ -263,11 +258,11 @@ def plan_cfv_answers(db: sqlite_utils.Database, plan: Plan, arms: Sequence[Arm],
                 key = runner.key(answer_request(item, arm, config, variant))
             else:
                 not_fired.add(variant.id)
-            specs.append(JobSpec(arm.id, job.item_id, ROLE_CFV_ANSWER, 2, variant.id,
+            specs.append(JobSpec(arm.id, job.item_id, Role.CFV_ANSWER, 2, variant.id,
                                  generation_key=key))
         added += add_jobs(db, plan.audit.id, specs)
         if not_fired:
-            mark_status(db, [j.id for j in list_jobs(db, plan.audit.id, role=ROLE_CFV_ANSWER,
+            mark_status(db, [j.id for j in list_jobs(db, plan.audit.id, role=Role.CFV_ANSWER,
                                                      arm_id=arm.id, status="pending")
                              if j.variant_id in not_fired], "not_fired")
     return added
@@ -281,7 +276,7 @@ class Answers:
 
     def __init__(self, db: sqlite_utils.Database, audit_id: int) -> None:
         jobs = [j for j in list_jobs(db, audit_id, status="done")
-                if j.role in (ROLE_BASELINE, ROLE_DEMOGRAPHIC) and j.generation_key]
+                if j.role in (Role.BASELINE, Role.DEMOGRAPHIC) and j.generation_key]
         gens = get_generations(db, [j.generation_key or "" for j in jobs])
         self.jobs: dict[tuple[int, int, str, int | None], Job] = {}
         self.generations: dict[tuple[int, int, str, int | None], Generation] = {}
@@ -294,18 +289,18 @@ class Answers:
 
     def baseline(self, arm_id: int, item_id: int) -> Generation | None:
         """The baseline answer of (arm, item)."""
-        return self.generations.get((arm_id, item_id, ROLE_BASELINE, None))
+        return self.generations.get((arm_id, item_id, Role.BASELINE, None))
 
     def prefixed(self, arm_id: int, item_id: int, variant_id: int | None) -> Generation | None:
         """The answer of (arm, item) under one prefix."""
-        return self.generations.get((arm_id, item_id, ROLE_DEMOGRAPHIC, variant_id))
+        return self.generations.get((arm_id, item_id, Role.DEMOGRAPHIC, variant_id))
 
     def pairs(self) -> list[tuple[Job, Generation, Generation]]:
         """(prefixed job, baseline generation, prefixed generation) for every stored pair."""
         out = []
         for (arm_id, item_id, role, variant_id), gen in self.generations.items():
             base = self.baseline(arm_id, item_id)
-            if role == ROLE_DEMOGRAPHIC and base is not None:
+            if role == Role.DEMOGRAPHIC and base is not None:
                 out.append((self.jobs[(arm_id, item_id, role, variant_id)], base, gen))
         return sorted(out, key=lambda t: t[0].id)
 
@@ -326,10 +321,10 @@ def plan_judges(db: sqlite_utils.Database, plan: Plan, judge: Runner,
     config = plan.audit.config
     items = {item.id: item for item in plan.items}
     specs: list[JobSpec] = []
-    for job in list_jobs(db, plan.audit.id, role=ROLE_CFV_ANSWER):
+    for job in list_jobs(db, plan.audit.id, role=Role.CFV_ANSWER):
         variant = variant_of(job.variant_id or 0)
         if variant is not None and variant.fired:
-            specs.append(JobSpec(job.arm_id, job.item_id, ROLE_JUDGE_CFV, 3, variant.id,
+            specs.append(JobSpec(job.arm_id, job.item_id, Role.JUDGE_CFV, 3, variant.id,
                                  generation_key=judge.key(cfv_judge_request(
                                      items[job.item_id], variant, config))))
     answers = Answers(db, plan.audit.id)
@@ -339,11 +334,11 @@ def plan_judges(db: sqlite_utils.Database, plan: Plan, judge: Runner,
         if variant is None:
             continue
         if is_change(base, prefixed):
-            specs.append(JobSpec(job.arm_id, job.item_id, ROLE_JUDGE_DIRECTION, 3, variant.id,
+            specs.append(JobSpec(job.arm_id, job.item_id, Role.JUDGE_DIRECTION, 3, variant.id,
                                  generation_key=judge.key(direction_request(
                                      item, variant, base, prefixed, config))))
         if explanation(base) and explanation(prefixed):
-            specs.append(JobSpec(job.arm_id, job.item_id, ROLE_JUDGE_FLAGS, 3, variant.id,
+            specs.append(JobSpec(job.arm_id, job.item_id, Role.JUDGE_FLAGS, 3, variant.id,
                                  generation_key=judge.key(flags_request(
                                      item, variant, base, prefixed, config))))
     return add_jobs(db, plan.audit.id, specs)

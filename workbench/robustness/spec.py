@@ -17,13 +17,7 @@ from analysis.robustness.definitions import (
     DEMOGRAPHIC_MODES,
     EDD_DEFAULT_EMBEDDER,
     MODE_PREFIX,
-    ROLE_BASELINE,
-    ROLE_CFV_ANSWER,
-    ROLE_CFV_PROPOSE,
-    ROLE_DEMOGRAPHIC,
-    ROLE_JUDGE_CFV,
-    ROLE_JUDGE_DIRECTION,
-    ROLE_JUDGE_FLAGS,
+    RobustnessRole as Role,
 )
 from store.db import dumps
 from store.errors import UserError
@@ -41,9 +35,9 @@ BLOCKS: tuple[str, ...] = ("baseline", "demographic", "CFV", "CFV answer", "judg
 """Progress blocks, in the order the CLI prints them."""
 
 ROLE_BLOCK: dict[str, str] = {
-    ROLE_BASELINE: "baseline", ROLE_DEMOGRAPHIC: "demographic", ROLE_CFV_PROPOSE: "CFV",
-    ROLE_CFV_ANSWER: "CFV answer", ROLE_JUDGE_CFV: "judge", ROLE_JUDGE_DIRECTION: "judge",
-    ROLE_JUDGE_FLAGS: "judge",
+    Role.BASELINE: "baseline", Role.DEMOGRAPHIC: "demographic", Role.CFV_PROPOSE: "CFV",
+    Role.CFV_ANSWER: "CFV answer", Role.JUDGE_CFV: "judge", Role.JUDGE_DIRECTION: "judge",
+    Role.JUDGE_FLAGS: "judge",
 }
 """Which progress block each job role counts in."""
 

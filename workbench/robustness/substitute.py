@@ -48,7 +48,8 @@ def substitute(text: str, sex: str, race: str) -> Edit:
     if fixed is not None and fixed != sex:
         return Edit.not_fired(f"sex-specific findings ({words!r}) fix the patient as {fixed}")
     stated = stated_demographics(text)
-    out, swaps = text, []
+    out = text
+    swaps: list[list[str]] = []
     if stated.sex is not None and stated.sex != sex:
         out, swaps = gender_swap(text)
     word = RACE_WORD[race]

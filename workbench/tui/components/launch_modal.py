@@ -54,7 +54,7 @@ def field_problem(field: str, value: str) -> str:
 
     text = value.strip()
     if field == "operators":
-        from workbench.audit import resolve_operators
+        from workbench.perturb import resolve_operators
 
         if not text:
             return "--operators: expected all, F, M, shuffle, families or ids, got nothing"
@@ -185,7 +185,9 @@ class LaunchModal(ModalScreen[Any]):
             UserError: a field is invalid (the message names it).
         """
         from store.errors import UserError
-        from workbench.audit import AuditSpec, resolve_operators, resolve_templates
+        from workbench.audit import AuditSpec
+        from workbench.engine import resolve_templates
+        from workbench.perturb import resolve_operators
 
         dataset = self.query_one("#dataset", Select).value
         if dataset is Select.BLANK or not dataset:

@@ -326,7 +326,8 @@ class RunsScreen(Screen[None]):
         """Run (or resume) in this thread with its own connection; events go to `LiveRun`."""
         from store.db import open_db
         from store.errors import UserError
-        from workbench.audit import AuditEngine, run_audit
+        from workbench.audit import run_audit
+        from workbench.engine import AuditEngine
         from workbench.kinds import resume_run
 
         live = self.paw.live
@@ -380,8 +381,7 @@ def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]]) -> str:
         lines.append("interrupted: press r to resume (finished generations are stored)")
     elif session.get("status") == "running" and run.status == "running":
         lines.append(f"running in process {session.get('pid')} on {session.get('host')}")
-    from workbench.kinds import REPORT_FLAG
+    from workbench.kinds import kind_spec
 
-    flag = REPORT_FLAG.get(run.kind, "--audit")
-    lines.append(f"report: paw report {flag} {run.name}")
+    lines.append(f"report: {kind_spec(run.kind).report_line(run.name)}")
     return "\n".join(lines)

@@ -1,7 +1,7 @@
 """The Statistics screen: any run's report sections as tables and its figures as plots.
 
 Built around `Report.sections` and `Report.figures`, not one paper: the worker calls the
-same `analysis.reports.build_run_report` as `paw report` (plus, for a coordinator signed in at the
+same `workbench.kinds.build_run_report` as `paw report` (plus, for a coordinator signed in at the
 gate, the clinician sections of any annotation set drawn from the run), so a section or a figure a builder adds shows up here
 with no change to this screen. A figure is listed when it carries `plot` data
 (`analysis.common.plotdata`) and is drawn with plotext (`widgets/figure_plot.py`).
@@ -133,8 +133,8 @@ class StatisticsScreen(Screen[None]):
           name="report computation")
     def compute(self, audit_id: int | None) -> None:
         """Build the run's report from the store (own connection) and post it."""
-        from analysis.reports import build_run_report
         from annotate.report.sections import add_clinician_parts
+        from workbench.kinds import build_run_report
         from store.db import open_db
         from store.runs import list_runs
 

@@ -47,10 +47,6 @@ class BlockProgress:
     done: int
     total: int
 
-    def can_replace(self, other: object) -> bool:
-        """A newer progress of the same block supersedes an older one (UI coalescing)."""
-        return isinstance(other, BlockProgress) and other.block == self.block
-
 
 @dataclass(frozen=True)
 class RunnerProgress:

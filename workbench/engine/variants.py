@@ -14,7 +14,9 @@ from typing import Any
 import sqlite_utils
 
 from store.db import dumps, loads, utcnow
-from workbench.perturb.base import Operator, PerturbResult
+from store.records import Item
+from workbench.perturb.base import Context, Edit, Operator, PerturbResult
+from workbench.perturb.battery import SHUFFLE_OPERATOR
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,13 @@ class Variant:
     new: str | None
     token_change_fraction: float | None
     details: dict[str, Any]
+
+
+def never_applied(text: str, ctx: Context) -> Edit:
+    """The edit function of an operator built only to carry its tags onto a stored variant
+    whose text was made elsewhere (an imported text, a dose level, a subgroup's vignette):
+    `store_variant` copies the tags and never applies it."""
+    raise TypeError("an operator that only tags a stored variant is never applied")
 
 
 def variant_key(item_id: int, operator_id: str, seed: int,
@@ -133,3 +142,19 @@ def store_variant(
     stored = find_variant(db, key)
     assert stored is not None  # inserted just now, or by a concurrent planner
     return stored
+
+
+def question_variant(db: sqlite_utils.Database, op: Operator, item: Item, seed: int) -> Variant:
+    """The stored variant of a question operator (stem) or the option shuffle (options) on an
+    item: every kind that edits the question asks for it here, so they share the rows."""
+    existing = find_variant(db, variant_key(item.id or 0, op.id, seed))
+    if existing is not None:
+        return existing
+    if op.id == SHUFFLE_OPERATOR and item.kind == "binary":
+        # Appendix D leaves out yes/no items: their labels are the option texts.
+        result = PerturbResult(op.id, False, None, None, None,
+                               "binary item: yes/no labels cannot be permuted (App. D)")
+    else:
+        result = op.apply(item.question, seed=seed, item_key=item.source_id,
+                          options=item.options, gold=item.gold)
+    return store_variant(db, op, result, item_id=item.id or 0, seed=seed)

@@ -4,7 +4,7 @@ A piece of work (an `audits` row of any kind) is arms × items × jobs. What dif
 the seed-002 audit, the seed-000 study, DBPA and the seed-003 tests is only *which* jobs
 exist and *what each job asks the model*; how they run is shared and lives here:
 
-- `AuditEngine` keeps one runner per model (loaded lazily, freed on request);
+- `AuditEngine` (`runners.py`) keeps one runner per model (loaded lazily, freed on request);
 - a `Stage` says which jobs it plans (after the earlier stages' generations exist: the
   F-block edits the arm's own chain, a CFV re-answer needs the proposed change) and which
   `GenerationRequest` each job is; stages run per model, in order, and `judge` stages run
@@ -45,141 +45,19 @@ from store.jobs import (
     sync_done,
 )
 from store.records import Item, ModelRecord
-from workbench.audit.events import (
+from workbench.engine.events import (
     AuditEvent,
     AuditFinished,
     AuditPlanned,
-    BlockProgress,
     RunnerProgress,
     StageStarted,
 )
+from workbench.engine.progress import Progress
+from workbench.engine.runners import AuditEngine
 from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
-from workbench.models.backend import Backend
-
-BackendFactory = Callable[[ModelRecord], Backend]
 
 HEARTBEAT_EVERY_S = 10.0
 """How often a working session refreshes `sessions.heartbeat_at`."""
-
-
-class AuditEngine:
-    """The runners of a piece of work, one per model, created on first use and freed on request.
-
-    Args:
-        db: the store.
-        threads: CPU threads per model (default: the runner's, idle cores).
-        gpu_layers: layers offloaded to a GPU.
-        ctx: context size in tokens (default: the runner's).
-        backend_factory: builds a ready backend for a model (tests pass a fake one);
-            by default the runner loads llama.cpp lazily, only if something is generated.
-        batch_size: sequences per llama.cpp batch (default: the runner's; 1: one at a
-            time); batching needs the runner's bit-exactness self-check to pass.
-        servers: a server pool (`PoolSettings`, or its base URLs; default: `PAW_SERVERS`);
-            every model decodes there, and a model the pool does not serve is a
-            `UserError` (never a silent in-process run).
-    """
-
-    def __init__(self, db: sqlite_utils.Database, *, threads: int | None = None,
-                 gpu_layers: int = 0, ctx: int | None = None,
-                 backend_factory: BackendFactory | None = None,
-                 batch_size: int | None = None, servers: Any = None) -> None:
-        from workbench.models.server import PoolSettings, servers_from_env
-
-        self.db = db
-        if servers is None:
-            servers = servers_from_env()
-        if servers and not isinstance(servers, PoolSettings):
-            servers = PoolSettings(tuple(servers), ctx=ctx)
-        self.servers = servers or None
-        self.threads = threads
-        self.gpu_layers = gpu_layers
-        self.ctx = ctx
-        self.backend_factory = backend_factory
-        self.batch_size = batch_size
-        self._runners: dict[int, Runner] = {}
-
-    def runner(self, model: ModelRecord) -> Runner:
-        """The runner of `model` (created once; its backend loads on first generation)."""
-        runner = self._runners.get(model.id)
-        if runner is None:
-            backend = self.backend_factory(model) if self.backend_factory else None
-            if backend is None and self.servers:
-                from workbench.models.server import ServerPoolBackend
-
-                backend = ServerPoolBackend(model, self.servers)
-            runner = Runner(self.db, model, threads=self.threads, gpu_layers=self.gpu_layers,
-                            ctx=self.ctx, backend=backend, batch_size=self.batch_size)
-            self._runners[model.id] = runner
-        return runner
-
-    def release(self, model: ModelRecord) -> None:
-        """Free a model's backend (the runner is rebuilt if needed again)."""
-        runner = self._runners.pop(model.id, None)
-        if runner is not None:
-            runner.close()
-
-    def close(self) -> None:
-        """Free every loaded model."""
-        for runner in self._runners.values():
-            runner.close()
-        self._runners.clear()
-
-
-class Progress:
-    """Counts done/total per block from the jobs table and emits `BlockProgress`.
-
-    Args:
-        db: the store.
-        audit_id: whose jobs.
-        emit: receives the events.
-        role_block: which block each job role counts in (a role not listed is its own).
-        blocks: the order blocks are reported in.
-    """
-
-    def __init__(self, db: sqlite_utils.Database, audit_id: int,
-                 emit: Callable[[AuditEvent], None], role_block: Mapping[str, str],
-                 blocks: Sequence[str] = ()) -> None:
-        self.db = db
-        self.audit_id = audit_id
-        self.emit = emit
-        self.role_block = dict(role_block)
-        self.blocks = tuple(blocks)
-        self.done: dict[str, int] = {}
-        self.total: dict[str, int] = {}
-        self.not_fired: dict[str, int] = {}
-
-    def block_of(self, role: str) -> str:
-        """The progress block a job role counts in."""
-        return self.role_block.get(role, role)
-
-    def refresh(self, emit: bool = True) -> None:
-        """Recount from the jobs table and (unless `emit` is False) emit every block's
-        progress."""
-        self.done, self.total, self.not_fired = {}, {}, {}
-        for role, status, n in self.db.execute(
-                "SELECT role, status, COUNT(*) FROM jobs WHERE audit_id = ? "
-                "GROUP BY role, status", [self.audit_id]):
-            block = self.block_of(role)
-            if status == "not_fired":
-                self.not_fired[block] = self.not_fired.get(block, 0) + n
-                continue
-            self.total[block] = self.total.get(block, 0) + n
-            if status == "done":
-                self.done[block] = self.done.get(block, 0) + n
-        if emit:
-            self.emit_all()
-
-    def emit_all(self) -> None:
-        """Emit every block's current progress, in block order."""
-        order = list(self.blocks) + sorted(b for b in self.total if b not in self.blocks)
-        for block in order:
-            if block in self.total:
-                self.emit(BlockProgress(block, self.done.get(block, 0), self.total[block]))
-
-    def finished(self, block: str, n: int = 1) -> None:
-        """`n` jobs of `block` got their generation."""
-        self.done[block] = self.done.get(block, 0) + n
-        self.emit(BlockProgress(block, self.done[block], self.total.get(block, 0)))
 
 
 RequestOf = Callable[[Job], GenerationRequest]
@@ -322,7 +200,19 @@ class Stage:
 
 @dataclass(frozen=True)
 class StagedOutcome:
-    """What `run_staged` did."""
+    """What a run on the engine did (`run_staged`, and the seed-002 and seed-003 runs that
+    add their judge's verdicts and their embeddings).
+
+    Attributes:
+        audit: the run's name.
+        audit_id: its id.
+        generated: generations made now.
+        job_counts: the run's jobs per status.
+        elapsed_s: wall time of this call.
+        stopped: stopped early (resumable).
+        judgements: judge verdicts stored now (kinds with a judge that writes them).
+        embedded: vectors embedded now (kinds that embed, e.g. seed 003's EDD).
+    """
 
     audit: str
     audit_id: int
@@ -330,6 +220,8 @@ class StagedOutcome:
     job_counts: dict[str, int]
     elapsed_s: float
     stopped: bool
+    judgements: int = 0
+    embedded: int = 0
 
 
 def model_order(arms: Sequence[Arm], models: Mapping[int, ModelRecord],
