@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from workbench.tui.widgets.figure_plot import FigurePlot
 
@@ -83,6 +84,10 @@ class StatisticsScreen(Screen[None]):
         self.audit_id: int | None = None
         """Which run it is for."""
         self.run_ids: list[int] = []
+        self.requested: int | None = None
+        """The run last asked for (None: the latest); a report built for any other is
+        superseded and dropped, as the coordinator screen drops one for a dimension it has
+        left."""
         self.plots: dict[int, Any] = {}
         """Figure index -> its `PlotData`."""
         self.shown: str | None = None
@@ -125,9 +130,10 @@ class StatisticsScreen(Screen[None]):
         elif target != self.audit_id or self.report is None:
             self._load(target)
 
-    def _load(self, audit_id: int | None, force: bool = False) -> None:
+    def _load(self, audit_id: int | None) -> None:
+        self.requested = audit_id
         self.query_one("#status", Static).update("computing the report…")
-        self.compute(audit_id)
+        self.compute(audit_id)  # exclusive: cancels a build still running for another run
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats",
           name="report computation")
@@ -151,10 +157,15 @@ class StatisticsScreen(Screen[None]):
             db.conn.close()
         plots = {i: figure.plot() for i, figure in enumerate(report.figures)
                  if figure.plot is not None}
-        self.post_message(ReportBuilt(report, runs, plots))
+        # A cancelled thread still runs to its end: its report is for a run the screen has
+        # since left (the handler drops one that slips through between check and post).
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReportBuilt(report, runs, plots, requested=audit_id))
 
     @on(ReportBuilt)
     def _show_report(self, message: ReportBuilt) -> None:
+        if message.requested != self.requested:
+            return  # superseded: another run was asked for while this one was built
         report: Report = message.report
         self.report = report
         self.run_ids = list(message.runs)
