@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from store.errors import UserError
-from workbench.models.decoded import Decoded, Watched, read_watched
+from workbench.models.decoded import Decoded, Watched, common_prefix, read_watched
 from workbench.models.request import Sampler
 
 DEFAULT_CTX = 4096
@@ -313,12 +313,7 @@ class LlamaCppBackend:
         return Decoded(tuple(tokens), finish, tuple(steps))
 
     def _common_prefix(self, ids: Sequence[int]) -> int:
-        common = 0
-        for a, b in zip(self.llm._input_ids.tolist(), ids):
-            if a != b:
-                break
-            common += 1
-        return common
+        return common_prefix(self.llm._input_ids.tolist(), ids)
 
     def _cut_cache(self, keep: int) -> None:
         """Keep the first `keep` cached positions (or none, when cutting is unsafe)."""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.models.decoded import Decoded, Watched, read_watched
+from workbench.models.decoded import Decoded, Watched, common_prefix, read_watched
 from workbench.models.request import Sampler
 
 PENALTY_LAST_N = 64
@@ -100,19 +100,10 @@ class Slot:
         batch of this sequence alone.
         """
         ids = list(context_ids)
-        keep = max(min(_common(self.ids, ids), len(ids) - 2), 0)
+        keep = max(min(common_prefix(self.ids, ids), len(ids) - 2), 0)
         self.decoder._truncate(self, keep)
         index = self.decoder._evaluate(self, ids[keep:])
         return read_watched(self.decoder.ctx, index, self.decoder.n_vocab, watch_ids)
-
-
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class BatchDecoder:
@@ -252,12 +243,12 @@ class BatchDecoder:
         if not self.prefix_reuse:
             self._truncate(slot, 0)
             return
-        own = min(_common(slot.ids, context), slot.reusable, limit)
+        own = min(common_prefix(slot.ids, context), slot.reusable, limit)
         best, source = own, None
         for other in self.slots:
             if other is slot:
                 continue
-            shared = min(_common(other.ids, context), other.reusable, limit)
+            shared = min(common_prefix(other.ids, context), other.reusable, limit)
             if shared >= best + COPY_MIN_TOKENS:
                 best, source = shared, other
         if source is not None:

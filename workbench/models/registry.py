@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import sqlite_utils
 from store.db import dumps
 from store.errors import UserError
 from store.models import add_model, find_model, get_model, model_metadata
+from store.memo import read_json_memo, write_json_memo
 from store.records import ModelRecord
 from workbench.models.gguf import read_gguf, sha256_file
 
@@ -126,24 +126,14 @@ def _state(file: Path) -> str:
 
 
 def _known(state: str) -> str | None:
-    if state not in _VERIFIED:
-        try:
-            _VERIFIED.update(json.loads(_memo_file().read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            pass  # no memo yet, or unreadable: the file is hashed instead
+    if state not in _VERIFIED:  # no memo yet, or unreadable: the file is hashed instead
+        _VERIFIED.update(read_json_memo(_memo_file()))
     return _VERIFIED.get(state)
 
 
 def _remember(state: str, digest: str) -> None:
     _VERIFIED[state] = digest
-    memo = _memo_file()
-    try:  # best effort: without the memo the next process hashes again
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        partial = memo.with_name(f"{memo.name}.{os.getpid()}")
-        partial.write_text(json.dumps(_VERIFIED, sort_keys=True), encoding="utf-8")
-        partial.replace(memo)
-    except OSError:
-        pass
+    write_json_memo(_memo_file(), _VERIFIED)  # without it the next process hashes again
 
 
 def check_model_file(model: ModelRecord) -> None:
