@@ -59,10 +59,6 @@ class LocalPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def alive(self) -> bool:
-        """Whether every process is still running."""
-        return all(p.poll() is None for p in self.processes)
-
     def close(self) -> None:
         """Stop every server (SIGTERM, then SIGKILL after 10 s)."""
         for process in self.processes:
