@@ -11,7 +11,8 @@ Two llama.cpp details this module relies on (llama-cpp-python 0.3.36):
   `Llama.generate` those are, at every yielded token, the logits that produced it.
 - `Llama.generate(reset=True)` keeps the longest common token prefix of the previous
   call in the KV cache and evaluates only the rest. For models where that is unsafe
-  (sliding-window or recurrent state) we `reset()` first, so each prompt is fresh.
+  (sliding-window or recurrent state, as the loaded model itself tells:
+  `llama_facts.prefix_cache_verdict`) we `reset()` first, so each prompt is fresh.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, Protocol
 
 from store.errors import UserError
 from workbench.models.decoded import Decoded, Watched, common_prefix, read_watched
+from workbench.models.llama_facts import prefix_cache_verdict
 from workbench.models.request import Sampler
 
 DEFAULT_CTX = 4096
@@ -171,7 +173,8 @@ class LlamaCppBackend:
             gpu_layers: layers to offload to a GPU (0: CPU only; -1: all).
             ctx: context size in tokens (default: min(trained context, 4096)).
             context_length: the model's trained context (from its metadata).
-            prefix_cache_safe: False to evaluate every prompt fresh.
+            prefix_cache_safe: False to evaluate every prompt fresh (also off when the
+                loaded model reports sliding-window or recurrent state).
             extra_buffers: allow weight repacking buffers (default: `use_extra_buffers()`).
 
         Raises:
@@ -186,7 +189,6 @@ class LlamaCppBackend:
         threads = threads or default_threads()
         n_ctx = ctx or min(context_length or DEFAULT_CTX, DEFAULT_CTX)
         self.path = path
-        self.prefix_cache_safe = prefix_cache_safe
         self.threads = threads
         self.batch_threads = batch_threads or threads
         self.extra_buffers = use_extra_buffers() if extra_buffers is None else extra_buffers
@@ -199,6 +201,9 @@ class LlamaCppBackend:
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(f"{path}: llama.cpp could not load the model ({exc})") from None
+        # The registered flag came from llama.cpp at `paw models add` (or, for a model
+        # registered before that, from a list of architectures): the loaded model decides.
+        self.prefix_cache_safe = prefix_cache_safe and prefix_cache_verdict(self.llm.model)[0]
         # llama.cpp may pad the context it allocates, but Llama's token buffer has the
         # size asked for: the smaller of the two is the real limit.
         self.n_ctx = min(n_ctx, self.llm.n_ctx())

@@ -28,7 +28,7 @@ from itertools import pairwise
 from typing import Any, TypeVar
 
 from workbench.models.batch import BatchDecoder, BatchJob, Slot
-from workbench.models.decoded import Decoded
+from workbench.models.decoded import Decoded, common_prefix
 
 Row = TypeVar("Row")
 
@@ -38,21 +38,12 @@ the reference machine: prompt ≈ 150 tok/s, decode steps ≈ 50–90 tok/s per 
 used to balance the shares, never in a result."""
 
 
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def job_costs(jobs: Sequence[BatchJob]) -> list[float]:
     """Estimated cost of each job in the given order: its decode budget plus the prompt
     tokens it does not share with the job before it, weighted by `PROMPT_COST`."""
     costs, previous = [], ()
     for job in jobs:
-        new = len(job.context_ids) - _shared(previous, job.context_ids)
+        new = len(job.context_ids) - common_prefix(previous, job.context_ids)
         costs.append(job.max_tokens + PROMPT_COST * new)
         previous = job.context_ids
     return costs
