@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from analysis.common.options import choices
 from analysis.common.png import png_bytes
 from analysis.counterfactual import definitions as cfd
-
 from analysis.counterfactual import statistics as cfs
+from analysis.counterfactual.definitions import Sides
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,17 +61,25 @@ def _binary(p: np.ndarray) -> np.ndarray:
     return np.stack([p, 1.0 - p], axis=-1)
 
 
-ORIGINALS: tuple[str, ...] = ("redraw", "fixed")
-"""How the original prompts' binary answers are drawn: 'redraw' (default) draws y ~
-Bernoulli(σ(z)) anew in every simulation, as Appendix F reads ("we draw discrete binary
-answers y ∼ Bernoulli(p)", for every arm); 'fixed' draws them once per cell and keeps them
-for every simulation, as the authors' released simulation code does (issue 23's review)."""
+class Originals(StrEnum):
+    """How the original prompts' binary answers are drawn."""
+
+    REDRAW = "redraw"
+    """Default: y ~ Bernoulli(σ(z)) anew in every simulation, as Appendix F reads ("we draw
+    discrete binary answers y ∼ Bernoulli(p)", for every arm)."""
+    FIXED = "fixed"
+    """Drawn once per cell and kept for every simulation, as the authors' released
+    simulation code does (issue 23's review)."""
+
+
+ORIGINALS: tuple[str, ...] = tuple(choices(Originals))
+"""The values of `Originals`."""
 
 
 def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int = SIMS,
                   n_boot: int = cfd.N_BOOT, alpha: float = cfd.ALPHA,
-                  rng: np.random.Generator | None = None, sides: str = "one",
-                  originals: str = "redraw") -> dict[str, tuple[int, int]]:
+                  rng: np.random.Generator | None = None, sides: Sides = Sides.ONE,
+                  originals: Originals = Originals.REDRAW) -> dict[str, tuple[int, int]]:
     """Run `sims` simulations of one (σ, σ_pert) cell.
 
     Args:
@@ -89,11 +99,12 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
     rng = rng if rng is not None else np.random.default_rng(0)
     if originals not in ORIGINALS:
         raise ValueError(f"originals must be one of {ORIGINALS}, got {originals!r}")
+    originals, sides = Originals(originals), Sides(sides)
     z = np.asarray(z, dtype=float)
     n = z.size
     p0 = _sigmoid(z)
     original = _binary(p0)
-    kept = (rng.random(n) < p0).astype(int) if originals == "fixed" else None
+    kept = (rng.random(n) < p0).astype(int) if originals is Originals.FIXED else None
     out = {test: [0, 0] for test in TESTS}
     for start in range(0, sims, CHUNK):
         s = min(CHUNK, sims - start)
@@ -122,8 +133,8 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
 def power_grid(conditions: Mapping[str, np.ndarray], sigmas: Sequence[float] = SIGMAS,
                sigma_perts: Sequence[float] = SIGMA_PERTS, *, sims: int = SIMS,
                n_boot: int = cfd.N_BOOT, alpha: float = cfd.ALPHA, seed: int = 0,
-               on_cell: Callable[[int, int], None] | None = None, sides: str = "one",
-               originals: str = "redraw") -> pd.DataFrame:
+               on_cell: Callable[[int, int], None] | None = None, sides: Sides = Sides.ONE,
+               originals: Originals = Originals.REDRAW) -> pd.DataFrame:
     """Power of the five tests over every condition × σ × σ_pert.
 
     Each cell's generator is seeded by (seed, condition index, σ index, σ_pert index), so a

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analysis.counterfactual.definitions import ALPHA
+from analysis.counterfactual.definitions import ALPHA, Sides
 from analysis.counterfactual.statistics import adjust, paired_t_test
 
 if TYPE_CHECKING:
@@ -87,17 +87,17 @@ def pairwise_tests(data: StudyData) -> pd.DataFrame:
         orig, other_p = p_no(widest, widest.p_orig), p_no(widest, widest.p_target)
         p_a, p_b = (orig, other_p) if original == a else (other_p, orig)
         rows.append(_row(widest, "demographic", f"{a} vs {b}",
-                         paired_t_test("p_no", p_a, p_b, sides="two"), original))
+                         paired_t_test("p_no", p_a, p_b, sides=Sides.TWO), original))
         c = by_baseline.get("adjusted paraphrase")
         if c is not None:
-            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides="two")
+            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides=Sides.TWO)
             rows.append(_row(c, "adjusted paraphrase",
                              f"{original} vs paraphrase (toward {other})", result, original))
         c = by_baseline.get("fixed sentence")
         if c is not None and (model, task, original) not in fixed_seen:
             # The same prompts as any other pair with this original: one test per subgroup.
             fixed_seen.add((model, task, original))
-            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides="two")
+            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides=Sides.TWO)
             rows.append(_row(c, "fixed sentence", f"{original} vs fixed sentence", result,
                              original))
     columns = ["model", "task", "family", "comparison", "original", "delta", "statistic",
