@@ -37,8 +37,6 @@ def parse_option(kind: type[Option], value: object, *, field: str, where: str) -
     """
     if isinstance(value, kind):
         return value
-    try:
+    if isinstance(value, str) and value in choices(kind):
         return kind(value)
-    except ValueError:
-        raise UserError(f"{where}: {field} {value!r} is not one of "
-                        f"{', '.join(choices(kind))}") from None
+    raise UserError(f"{where}: {field} {value!r} is not one of {', '.join(choices(kind))}")

@@ -210,9 +210,11 @@ def _comparisons(prompts: pd.DataFrame, targets: dict) -> list[Comparison]:
                                                            sort=False)
     for (model, target, task), frame in groups:
         for role, baseline in BASELINE_NAMES.items():
-            triples = [(by_unit.get((model, u, "original")), by_unit.get((model, u, "target")),
-                        by_unit.get((model, u, role))) for u in frame["unit"]]
-            triples = [t for t in triples if all(x is not None for x in t)]
+            # Units with all three prompts (original, targeted, this baseline's).
+            triples = [(o, t, b) for u in frame["unit"]
+                       if (o := by_unit.get((model, u, "original"))) is not None
+                       and (t := by_unit.get((model, u, "target"))) is not None
+                       and (b := by_unit.get((model, u, role))) is not None]
             if not triples:
                 continue
             # Every label any of the three prompts offers, the targeted prompt's first: an

@@ -3,6 +3,7 @@ and as a terminal plot, and the paraphrase agreement scatter."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -122,8 +123,7 @@ def dose_figures(frame: pd.DataFrame) -> list[Figure]:
             return "\n\n".join(blocks)
 
         figures.append(Figure(name, title, render, text,
-                              plot=lambda metric=metric, title=title, y_label=y_label:
-                              dose_data(frame, metric, title, y_label)))
+                              plot=functools.partial(dose_data, frame, metric, title, y_label)))
     return figures
 
 

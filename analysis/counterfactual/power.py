@@ -18,6 +18,7 @@ Vectorised over simulations: every simulation's bootstrap is a multinomial draw 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
@@ -290,8 +291,8 @@ def power_report(grid: pd.DataFrame, meta: dict, conditions: Mapping[str, np.nda
                 "the paired t-test on Δᵢ; MI, φ, FR by the paired bootstrap.", "power"),
     ]
     figures = [Figure(f"power_{i}", f"power curves: {name}",
-                      (lambda name=name: power_png(grid, name)),
-                      plot=(lambda name=name: power_data(grid, name)))
+                      functools.partial(power_png, grid, name),
+                      plot=functools.partial(power_data, grid, name))
                for i, name in enumerate(conditions)]
     return Report("PAW power simulation (seed 000, Appendix F)", meta, sections, figures)
 

@@ -99,8 +99,9 @@ def jsd_many(pairs: Sequence[tuple[list[float], list[float]] | None]) -> list[fl
         if pair is not None:
             by_k.setdefault(len(pair[0]), []).append(n)
     for rows in by_k.values():
-        p = np.array([pairs[n][0] for n in rows], dtype=float)  # type: ignore[index]
-        q = np.array([pairs[n][1] for n in rows], dtype=float)  # type: ignore[index]
+        chosen = [pair for n in rows if (pair := pairs[n]) is not None]  # all of them
+        p = np.array([before for before, _ in chosen], dtype=float)
+        q = np.array([after for _, after in chosen], dtype=float)
         for n, value in zip(rows, js_divergence(p, q)):
             out[n] = None if np.isnan(value) else float(value)
     return out

@@ -185,7 +185,8 @@ def _in(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
 
 def _where(db: sqlite_utils.Database, audit_ids: list[int],
            flt: FlipFilter) -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
 
     def add(clause: str, values: Sequence[Any] = ()) -> None:
         clauses.append(clause)

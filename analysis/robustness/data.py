@@ -216,10 +216,10 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
     judge = f"llm_judge:{audit['config'].get('judge')}|"
     for role, kind in KIND_OF_ROLE.items():
         if role == ROLE_JUDGE_CFV:
-            rows = db.execute(_CFV_VERDICTS_SQL, [kind, aid, role])
+            found = db.execute(_CFV_VERDICTS_SQL, [kind, aid, role])
         else:
-            rows = db.execute(_ANSWER_VERDICTS_SQL, [ROLE_DEMOGRAPHIC, kind, aid, role])
-        for r in rows:
+            found = db.execute(_ANSWER_VERDICTS_SQL, [ROLE_DEMOGRAPHIC, kind, aid, role])
+        for r in found:
             if not str(r[8]).startswith(judge):
                 continue  # another judge name over the same file: not this run's verdict
             verdict_rows.append({"role": r[0], "arm_id": r[1], "item_id": r[2],

@@ -158,7 +158,8 @@ def demo_lines(db) -> list[str]:
     out = [f"demo set: {report.n_new} new items ({report.n_valid} in the package)", ""]
     out += dataset_lines(db)
     out += ["", f"{DEMO_DATASET!r} by subject:"]
-    out += table(["subject", "items"], sorted(subjects.items(), key=lambda kv: (-kv[1], kv[0])))
+    by_count = sorted(subjects.items(), key=lambda kv: (-kv[1], kv[0]))
+    out += table(["subject", "items"], by_count)
     example = items[0] if items else None
     if example is not None:
         out += ["", f"first item ({example.source_id}, {example.kind}): {example.question}"]

@@ -154,4 +154,4 @@ def split_pair(text: str) -> tuple[str, str]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if len(names) != 2 or names[0] == names[1]:
         raise UserError(f"--raters: expected two different names as A,B, got {text!r}")
-    return names  # type: ignore[return-value]
+    return names

@@ -72,7 +72,7 @@ def _medmcqa(value: Any, line: int, first_index: int) -> Item:
         index = cop
     elif isinstance(cop, str) and cop.strip().lstrip("-").isdigit():
         index = int(cop)
-    if index not in valid:
+    if index is None or index not in valid:
         hint = ""
         if first_index == 1 and index == 0:
             hint = " (a 0-based export? import it as medmcqa0)"

@@ -188,7 +188,7 @@ def _gold(mapping: Mapping, value: Any, options: dict[str, Any]) -> Any:
     index = value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(value, str) and value.strip().isdigit():
         index = int(value)
-    if index not in valid:
+    if index is None or index not in valid:
         raise RowError(mapping.answer, f"an option number {valid.start}..{valid.stop - 1} "
                        f"({mapping.answer_format})", shown(value),
                        reason="gold not among options")

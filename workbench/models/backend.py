@@ -21,7 +21,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from store.errors import UserError
 from workbench.models.decoded import Decoded, Watched, common_prefix, read_watched
@@ -32,8 +32,10 @@ DEFAULT_CTX = 4096
 """Context size when `--ctx` is not given (capped by the model's trained context)."""
 
 
-class Backend(Protocol):
-    """What the runner needs from a model."""
+class Tokenizing(Protocol):
+    """What planning a request and reading its answer need of a model: its context and its
+    tokenizer. The server pool (`workbench.models.server`) offers this much and decodes
+    through its own `run_pool`."""
 
     n_ctx: int
 
@@ -43,15 +45,20 @@ class Backend(Protocol):
     def piece(self, token_id: int) -> bytes:
         """The bytes a token stands for."""
 
+    def close(self) -> None:
+        """Free the model."""
+
+
+@runtime_checkable
+class Backend(Tokenizing, Protocol):
+    """What the runner needs from a model it decodes with in this process."""
+
     def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
                  watch_ids: Sequence[int]) -> Decoded:
         """Decode from `prompt_ids` until end of generation or `max_tokens`."""
 
     def next_logits(self, context_ids: Sequence[int], watch_ids: Sequence[int]) -> Watched:
         """Logits of `watch_ids` for the token after `context_ids`."""
-
-    def close(self) -> None:
-        """Free the model."""
 
 
 def default_threads() -> int:

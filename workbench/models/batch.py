@@ -106,6 +106,13 @@ class Slot:
         return read_watched(self.decoder.ctx, index, self.decoder.n_vocab, watch_ids)
 
 
+def _next_token(slot: Slot) -> int:
+    """The token an active slot decodes next (set by every sample that did not stop it)."""
+    if slot.next_token is None:
+        raise RuntimeError("an active batch slot has no next token")
+    return slot.next_token
+
+
 class BatchDecoder:
     """A llama.cpp context with `n_seq` KV streams on a loaded `Llama`'s model.
 
@@ -338,7 +345,7 @@ class BatchDecoder:
                 for busy in active:
                     self.reset_slot(busy)
                 return True
-            self._fill([(s.next_token, len(s.ids), s.seq_id, True) for s in active])
+            self._fill([(_next_token(s), len(s.ids), s.seq_id, True) for s in active])
             self.stats["steps"] += 1
             self.stats["step_tokens"] += len(active)
             self.stats["widest"] = max(self.stats["widest"], len(active))
@@ -351,6 +358,7 @@ class BatchDecoder:
             except Exception as exc:  # noqa: BLE001 - every sequence of the batch failed
                 for slot in active:
                     job = slot.job
+                    assert job is not None  # an active slot decodes a job
                     self.reset_slot(slot)
                     on_finished(job, exc, slot)
                 active = []
@@ -358,7 +366,7 @@ class BatchDecoder:
             # Sample every row before any finished sequence appends its cue: that is a
             # new llama_decode, which overwrites the logits of this step.
             for row, slot in enumerate(active):
-                slot.ids.append(slot.next_token)
+                slot.ids.append(_next_token(slot))
                 self._sample(slot, row)
             for slot in active:
                 if slot.finish is not None:

@@ -103,7 +103,7 @@ def measure_verdict(runner: Runner, arrangement: Arrangement, *, reuse: bool | N
     probes = _probes(runner, arrangement.width)
     need = decoder_cells(max(len(p.context_ids) + p.sampler.max_tokens + len(p.cue_ids) + 2
                              for p in probes), backend.n_ctx)
-    decoders = backend.batch_decoders(  # type: ignore[attr-defined]
+    decoders = backend.batch_decoders(
         _decoder_count(backend, arrangement, need), arrangement.width, need,
         threads=arrangement.threads, prefix_reuse=reuse)
     return check_batching(backend, decoders, probes)

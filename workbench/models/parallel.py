@@ -41,7 +41,8 @@ used to balance the shares, never in a result."""
 def job_costs(jobs: Sequence[BatchJob]) -> list[float]:
     """Estimated cost of each job in the given order: its decode budget plus the prompt
     tokens it does not share with the job before it, weighted by `PROMPT_COST`."""
-    costs, previous = [], ()
+    costs: list[float] = []
+    previous: Sequence[int] = ()
     for job in jobs:
         new = len(job.context_ids) - common_prefix(previous, job.context_ids)
         costs.append(job.max_tokens + PROMPT_COST * new)
@@ -110,7 +111,7 @@ Finish = Callable[[BatchJob, Decoded | BaseException, Slot], Row]
 
 
 def run_decoders(decoders: Sequence[BatchDecoder], jobs: Sequence[BatchJob],
-                 finish: Finish, deliver: Callable[[Row], None],
+                 finish: Finish[Row], deliver: Callable[[Row], None],
                  should_stop: Callable[[], bool] | None = None,
                  poll_s: float = 0.1) -> bool:
     """Decode `jobs` on every decoder at once; `deliver` each finished row on this thread.

@@ -52,7 +52,7 @@ class Decision:
 class AdjudicateScreen(Screen[None]):
     """The coordinator's queue of disagreements, one decision at a time."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     CSS_PATH = "adjudicate.tcss"
     AUTO_FOCUS = ""  # nothing: keys choose a value first; then the reason input has focus
 

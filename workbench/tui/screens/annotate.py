@@ -55,7 +55,7 @@ class AnnotateScreen(Screen[None]):
     """A rater's queue of cases; see docs/tui.md for the keys."""
 
     CSS_PATH = "annotate.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "digit('1')", "label", key_display="1…"),
