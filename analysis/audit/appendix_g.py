@@ -104,7 +104,8 @@ def mfc_under(cell: ArmResult, weights: tuple[float, float, float]) -> float:
 
 
 def _pairs(a: list[float], b: list[float]) -> tuple[np.ndarray, np.ndarray]:
-    keep = [i for i, (x, y) in enumerate(zip(a, b)) if not (math.isnan(x) or math.isnan(y))]
+    keep = [i for i, (x, y) in enumerate(zip(a, b, strict=True))
+            if not (math.isnan(x) or math.isnan(y))]
     return np.array([a[i] for i in keep]), np.array([b[i] for i in keep])
 
 
@@ -235,7 +236,7 @@ def summary_table(units: list[Unit], chs_table: pd.DataFrame,
     shift = float(np.median(no_f4) - np.median(deltas)) if len(deltas) else math.nan
     add("F4 left out of Δ: shift of the median Δ (pp)", shift, len(deltas), "≈ 0.1")
     add("F4 left out of Δ: units whose Δ changes sign",
-        int(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4))) if len(deltas)
+        int(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4, strict=True))) if len(deltas)
         else math.nan, len(deltas), "0")
     tau, n = kendall(col["fcs_fm"], col["fcs_no_m6"])
     add("M6 left out (F+M reading, the only one M6 enters): Kendall τ of the FCS ranking",

@@ -164,7 +164,8 @@ def chs_edits(ctx: ArmContext, obs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndar
         rows = rows[rows["family"].isin(d.CHS_FAMILIES)]
         classes = np.array([d.chs_class(base, after) if flip else None
                             for base, after, flip in zip(rows["base_text"],
-                                                         rows["answer_text"], rows["flip"])],
+                                                         rows["answer_text"], rows["flip"],
+                                                         strict=True)],
                            dtype=object)
         return rows, classes
 

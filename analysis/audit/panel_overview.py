@@ -80,7 +80,7 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     fblock = fblock_table(panel)
     triples = [(v, lo, hi) for v, lo, hi in zip(_column(fblock, "delta_pp"),
                                                  _column(fblock, "delta_pp_low"),
-                                                 _column(fblock, "delta_pp_high"))
+                                                 _column(fblock, "delta_pp_high"), strict=True)
                if not math.isnan(v)]
     band = Decimal(repr(d.DELTA_BAND_PP))
     within = sum(abs(rounded(v, d.PP_DECIMALS)) <= band for v, _, _ in triples)

@@ -267,7 +267,7 @@ def mark_significant_gains(frame: pd.DataFrame, column: str = "delta_pp") -> pd.
     values = [(frame.loc[i, column], frame.loc[i, f"{column}_low"],
                frame.loc[i, f"{column}_high"]) for i in frame.index]
     frame["ci_excludes_0"] = [ci_excludes_zero(*v) for v in values]
-    frame.attrs["row_marks"] = {i: "∗" for i, v in zip(frame.index, values)
+    frame.attrs["row_marks"] = {i: "∗" for i, v in zip(frame.index, values, strict=True)
                                 if significant_gain(*v)}
     return frame
 

@@ -228,7 +228,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
     header = ([shown.index.name] if _index_shown(frame) else []) + list(shown.columns)
     lines = ["| " + " | ".join(_md_escape(str(h)) for h in header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
-    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False))):
+    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
         values = [f"**{c}**" if (i, j) in bold else str(c) for j, c in enumerate(row)]
         cells = ([label] if _index_shown(frame) else []) + values
         lines.append("| " + " | ".join(_md_escape(str(c)) for c in cells) + " |")
@@ -299,7 +299,7 @@ def html_table(frame: pd.DataFrame) -> str:
     header = ([shown.index.name] if named else []) + [str(c) for c in shown.columns]
     lines = ['<table class="dataframe">', "<thead><tr>"
              + "".join(f"<th>{esc(str(h))}</th>" for h in header) + "</tr></thead>", "<tbody>"]
-    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False))):
+    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
         cells = [f"<th>{esc(str(label))}</th>"] if named else []
         cells += [f"<td><b>{esc(str(c))}</b></td>" if (i, j) in bold else
                   f"<td>{esc(str(c))}</td>" for j, c in enumerate(row)]

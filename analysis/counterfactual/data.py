@@ -244,7 +244,7 @@ def _comparison(model: str, target: str, task: str, baseline: str, check: bool,
         for row, t in enumerate(triples):
             if t[i].probs is not None:
                 out[row] = 0.0
-                for label, value in zip(t[i].labels, t[i].probs):
+                for label, value in zip(t[i].labels, t[i].probs, strict=True):
                     out[row, labels.index(label)] = value
         return out
 

@@ -9,8 +9,8 @@ synthetic set) and each (σ, σ_pert):
 Logits become probabilities by the sigmoid. JSD and KL compare the original distribution
 (p, 1 − p) with each arm's, and are tested with the one-sided paired t-test; MI, φ and the
 flip rate use binary answers drawn y ~ Bernoulli(p) for the original and both arms, and are
-tested with the paired bootstrap — the very functions of `analysis.counterfactual.definitions`. Power
-is the share of simulations rejecting at α; at σ_pert = 0 it is the false-positive rate.
+tested with the paired bootstrap — the very functions of `analysis.counterfactual.definitions`.
+Power is the share of simulations rejecting at α; at σ_pert = 0 it is the false-positive rate.
 
 Vectorised over simulations: every simulation's bootstrap is a multinomial draw over the
 8 joint answer cells, so a cell of 1,000 simulations × B = 1,000 costs a few hundred ms.
@@ -234,7 +234,7 @@ def power_png(grid: pd.DataFrame, condition: str) -> bytes:
                              sharey=True, squeeze=False)
     try:
         alpha = None
-        for ax, sigma in zip(axes[0], sigmas):
+        for ax, sigma in zip(axes[0], sigmas, strict=True):
             cell = part[part["sigma"] == sigma]
             for test in TESTS:
                 line = cell[cell["test"] == test].sort_values("sigma_pert")

@@ -1,4 +1,4 @@
-"""The Q-Pain subgroup analysis of seed 000 Appendix H (Table 10) and its regression layout (App. I).
+"""The Q-Pain subgroup analysis of seed 000 Appendix H (Table 10), its regressions' layout (App. I).
 
 A subgroup study (`paw study --subgroups …`) has one comparison unit per (template item,
 pair of subgroups); the pair's designated original is the unit's original prompt, the other

@@ -1,4 +1,4 @@
-"""Seed 001 (DBPA): the constants of the test, read by the statistics, the planner and the report."""
+"""Seed 001 (DBPA): the test's constants, read by the statistics, the planner and the report."""
 
 from __future__ import annotations
 

@@ -152,7 +152,8 @@ def sensitivity(frame: pd.DataFrame, configs: list[str]) -> tuple[pd.DataFrame, 
         cells = {row["config"]: _cell(row) for _, row in group.iterrows()}
         decisions = {bool(s) for s in group["significant"] if s is not None}
         flip = len(decisions) > 1
-        rows.append({**dict(zip(index, key)), **{c: cells.get(c, "–") for c in configs},
+        rows.append({**dict(zip(index, key, strict=True)),
+                     **{c: cells.get(c, "–") for c in configs},
                      "flip": "FLIP" if flip else ""})
     table = pd.DataFrame(rows)
     if table.empty:

@@ -280,7 +280,8 @@ def list_flips(db: sqlite_utils.Database, audit: str | int | None = None,
         "LIMIT ? OFFSET ?", [*params, limit, offset])]
     rows = {}
     if ids:
-        sql = _PAGE_SQL.format(judge=_JUDGE_METHODS, judgements=_JUDGEMENTS, ids=", ".join("?" for _ in ids))
+        sql = _PAGE_SQL.format(judge=_JUDGE_METHODS, judgements=_JUDGEMENTS,
+                               ids=", ".join("?" for _ in ids))
         rows = {r["job_id"]: r for r in db.query(sql, ids)}
     return FlipPage(tuple(_row(rows[i]) for i in ids), int(total), offset, limit,
                     tuple(audit_ids))

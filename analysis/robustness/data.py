@@ -355,7 +355,7 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
                 for r in data.verdicts.itertuples()}
     flag_jobs = {(r.arm_id, r.item_id, r.variant_id) for r in data.judge_jobs.itertuples()
                  if r.role == ROLE_JUDGE_FLAGS}
-    questions = dict(zip(data.items["item_id"], data.items["question"]))
+    questions = dict(zip(data.items["item_id"], data.items["question"], strict=True))
     checks: dict[tuple[int, str], Any] = {}
     rows = []
     for r in answers[answers["role"] == ROLE_DEMOGRAPHIC].itertuples():

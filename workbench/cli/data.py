@@ -20,7 +20,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
     def fmt(row: list[str]) -> str:
         parts = [c.rjust(w) if numeric[i] else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths))]
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
         return "  ".join(parts).rstrip()
 
     return [fmt(cells[0]), "  ".join("-" * w for w in widths)] + [fmt(r) for r in cells[1:]]

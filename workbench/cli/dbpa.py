@@ -49,7 +49,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
                    "(docs/dbpa.md).")
 @click.option("--perms", type=whole(1), default=1000, show_default=True,
               help="Permutations B of each test; p = (1 + count)/(1 + B).")
-@click.option("--alpha", type=real(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+@click.option("--alpha", type=real(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True,
               help="Significance level after family-wise correction.")
 @click.option("--correction", type=click.Choice(choices(Correction)),
               default=Correction.HOLM.value, show_default=True,

@@ -150,6 +150,7 @@ def parse_mmlu(value: Any, line: int, source: Source) -> Item:
     question, *options, answer = cells
     return make_item(
         source_id=source.line_id(line), question=question,
-        options=dict(zip("ABCD", options)), gold=answer, gold_field="answer", line=line,
+        options=dict(zip("ABCD", options, strict=True)), gold=answer, gold_field="answer",
+        line=line,
         subject=_MMLU_SPLIT.sub("", source.stem),
     )

@@ -165,7 +165,7 @@ def _options(mapping: Mapping, record: dict[str, Any], from_csv: bool) -> dict[s
     # Trailing empty columns are allowed (e.g. opE blank on four-option rows); a gap is not.
     while values and values[-1] is MISSING:
         values.pop()
-    for column, value in zip(spec, values):
+    for column, value in zip(spec, values, strict=False):  # the trailing empties are gone
         if value is MISSING:
             raise RowError(column, "option text (only trailing options may be empty)",
                            "nothing", reason="missing field")

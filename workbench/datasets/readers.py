@@ -209,7 +209,7 @@ def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
                 "line", f"{len(columns)} cells (one per header column)", f"{len(cells)}",
                 reason="invalid CSV"))
         else:
-            yield RawRow(start, value=dict(zip(columns, cells)))
+            yield RawRow(start, value=dict(zip(columns, cells, strict=True)))
 
 
 

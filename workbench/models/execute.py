@@ -197,7 +197,7 @@ def finish_generation(backend: Tokenizing, tok: Tokenized, model_id: int, plan: 
                 position = "appended"
         pieces_of = {t: backend.piece(t).decode("utf-8", errors="replace") for t in watch_ids}
         probs, details = _distribution(tok, watched, watch_ids, pieces_of, position)
-    except Exception as exc:  # stored as status 'error' and retried on the next run
+    except Exception as exc:  # noqa: BLE001 - stored as status 'error', retried next run
         if reset is not None:
             reset()
         return error_row(tok, model_id, exc, started)
@@ -217,7 +217,7 @@ def execute(backend: Backend, tok: Tokenized, model_id: int) -> NewGeneration:
         plan = plan_decode(backend, tok)
         decoded = backend.generate(tok.context_ids, tok.prepared.request.sampler, plan.max_new,
                                    plan.watch_ids)
-    except Exception as exc:  # stored as status 'error' and retried on the next run
+    except Exception as exc:  # noqa: BLE001 - stored as status 'error', retried next run
         if reset is not None:
             reset()
         return error_row(tok, model_id, exc, started)

@@ -1,4 +1,4 @@
-"""Several batch decoders at once, one per core: the work split between them, rows stored by the caller.
+"""Several batch decoders at once, one per core: the work split among them, the caller stores rows.
 
 On a CPU the engine runs one 1-thread `BatchDecoder` per core rather than one context with
 every thread (measured in docs/runner.md: llama.cpp's threads meet at a barrier after each

@@ -96,7 +96,7 @@ class FlipsListed(Message):
 
     request: int
     page: Any
-    """`analysis.flips.listing.FlipPage`, or None when there is nothing to list (`error` says why)."""
+    """`analysis.flips.listing.FlipPage`, or None with nothing to list (`error` says why)."""
     values: Any
     """What the filters can take (arms, families, intents, datasets), when asked for."""
     error: str

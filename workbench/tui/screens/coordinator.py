@@ -223,12 +223,12 @@ class CoordinatorScreen(Screen[None]):
 
     def help_notes(self) -> list[str]:
         """Extra lines for the `?` help."""
-        return ["k: κ after the first n paired labels of the highlighted field (n = 1..N, "
-                "ordered by when each pair got its current values); its last point is the "
-                "live κ. ↑↓ change the field in the plot, k goes back to the tables.",
-                "At 80 columns the agreement table scrolls sideways (field and form stay "
-                "put); the line under the confusion matrix repeats κ, CI, AC1, band and "
-                "note of the highlighted row in full."]
+        return [("k: κ after the first n paired labels of the highlighted field (n = 1..N, "
+                 "ordered by when each pair got its current values); its last point is the "
+                 "live κ. ↑↓ change the field in the plot, k goes back to the tables."),
+                ("At 80 columns the agreement table scrolls sideways (field and form stay "
+                 "put); the line under the confusion matrix repeats κ, CI, AC1, band and "
+                 "note of the highlighted row in full.")]
 
     def action_recompute(self) -> None:
         """Recompute now, even if no new label arrived."""

@@ -1,10 +1,11 @@
 """The Statistics screen: any run's report sections as tables and its figures as plots.
 
 Built around `Report.sections` and `Report.figures`, not one paper: the worker calls the
-same `analysis.reports.build_run_report` as `paw report` (plus, for a coordinator signed in at the
-gate, the clinician sections of any annotation set drawn from the run), so a section or a figure a builder adds shows up here
-with no change to this screen. A figure is listed when it carries `plot` data
-(`analysis.common.plotdata`) and is drawn with plotext (`widgets/figure_plot.py`).
+same `analysis.reports.build_run_report` as `paw report` (plus, for a coordinator signed in
+at the gate, the clinician sections of any annotation set drawn from the run), so a section
+or a figure a builder adds shows up here with no change to this screen. A figure is listed
+when it carries `plot` data (`analysis.common.plotdata`) and is drawn with plotext
+(`widgets/figure_plot.py`).
 
 Wide tables at 80 columns: the identifying first column stays put (`fixed_columns`) and the
 rest scroll with ←/→ once the table has focus (`t`); `v` turns the highlighted row into a
@@ -48,7 +49,7 @@ def section_table(frame: Any) -> tuple[list[str], list[list[str]]]:
     named = frame.index.name is not None
     header = ([str(shown.index.name)] if named else []) + [str(c) for c in shown.columns]
     rows = [([str(label)] if named else []) + [str(c) for c in row]
-            for label, row in zip(shown.index, shown.itertuples(index=False))]
+            for label, row in zip(shown.index, shown.itertuples(index=False), strict=True)]
     return header, rows
 
 
@@ -241,7 +242,7 @@ class StatisticsScreen(Screen[None]):
         at = min(self.query_one("#section-table", DataTable).cursor_row, len(rows) - 1)
         width = max(len(h) for h in header)
         lines = [f"row {at + 1} of {len(rows)} · ↑↓ other rows · v table"]
-        lines += [f"{h:<{width}}  {cell}" for h, cell in zip(header, rows[at])]
+        lines += [f"{h:<{width}}  {cell}" for h, cell in zip(header, rows[at], strict=True)]
         self.query_one("#record", Static).update("\n".join(lines))
 
     def action_record(self) -> None:
@@ -280,10 +281,10 @@ class StatisticsScreen(Screen[None]):
 
     def help_notes(self) -> list[str]:
         """Extra lines for the `?` help."""
-        return ["Wide tables: the first column stays put, ←→ scroll the rest (t focuses "
-                "the table); v shows the highlighted row as a record.",
-                "Plots are the report's figures drawn with plotext; the note under a plot "
-                "gives each point's exact value."]
+        return [("Wide tables: the first column stays put, ←→ scroll the rest (t focuses "
+                 "the table); v shows the highlighted row as a record."),
+                ("Plots are the report's figures drawn with plotext; the note under a plot "
+                 "gives each point's exact value.")]
 
     def action_recompute(self) -> None:
         """Recompute the report from the store now."""
