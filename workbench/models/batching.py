@@ -138,7 +138,8 @@ def settle_verdict(runner: Runner, backend: Any, arrangement: Arrangement) -> Ba
     Returns:
         The verdict (`identical` False: decode one at a time).
     """
-    safe = backend.prefix_cache_safe  # the registered flag, and the loaded model's own
+    # Both must allow it: the registered flag and the loaded model's own answer.
+    safe = runner.model.prefix_cache_safe and backend.prefix_cache_safe
     if not safe and swa_prefix_reuse_requested():
         verdict = _verdict(runner, backend, arrangement, reuse=True)
         if verdict.identical:
