@@ -76,7 +76,7 @@ def edits_frame(db: sqlite_utils.Database, audit: str | int | None = None) -> pd
     obs = obs.merge(frames.items[["item_id", "source_id"]].rename(columns={"source_id": "item"}),
                     on="item_id", how="left")
     obs["gold"] = [vg if isinstance(vg, str) and vg else g
-                   for vg, g in zip(obs["v_gold"], obs["gold"])]
+                   for vg, g in zip(obs["v_gold"], obs["gold"], strict=True)]
     obs["block"] = obs["role"].map(ROLE_BLOCK)
     obs["audit"], obs["audit_id"], obs["dataset"] = info["name"], info["id"], info["dataset"]
     obs["fired"] = obs["fired"].astype("boolean")
@@ -217,7 +217,7 @@ def robustness_edits_frame(db: sqlite_utils.Database, run: str | int) -> pd.Data
     shared = {(r.role, r.arm_id, r.item_id, r.variant_id): int(r.n_sharing)
               for r in data.verdicts.itertuples()}
     edd = {(r.arm_id, r.item_id, r.mode): r.edd for r in edd_values(data).itertuples()}
-    questions = dict(zip(data.items["item_id"], data.items["question"]))
+    questions = dict(zip(data.items["item_id"], data.items["question"], strict=True))
     rows = []
     for r in db.query(_ROBUSTNESS_EDITS_SQL,
                       [info["id"], RobustnessRole.DEMOGRAPHIC, RobustnessRole.CFV_ANSWER]):
@@ -303,7 +303,7 @@ def robustness_wide_frame(db: sqlite_utils.Database, run: str | int) -> pd.DataF
                "correct": None if r.base_answer is None or pd.isna(r.base_answer)
                else r.base_answer == r.gold,
                "n_compared": len(compared), "n_changed": int(compared["flip"].sum()),
-               "n_conflicting": int((mine["consistent"] == False).sum()),
+               "n_conflicting": int(mine["consistent"].eq(False).sum()),
                "cfv_target": None, "cfv_answer": None, "cfv_outcome": None,
                "edd": r.edd, "edd_embedder": r.edd_embedder,
                "edd_comparable": r.edd_comparable}

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import sqlite_utils
 
-from store.db import dumps, dumps_ordered, loads, transaction, utcnow
+from store.db import dumps, dumps_ordered, inserted_id, loads, transaction, utcnow
 from store.errors import NotFound, UserError
 from store.records import Item
 
@@ -47,7 +47,7 @@ def ensure_dataset(
         "VALUES (?, ?, ?, ?, ?)",
         [name, format, source_path, source_sha256, utcnow()],
     )
-    return int(cursor.lastrowid)
+    return inserted_id(cursor)
 
 
 def add_items(db: sqlite_utils.Database, dataset_id: int, items: list[Item]) -> int:

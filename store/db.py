@@ -59,6 +59,14 @@ SCHEMA_VERSION = len(MIGRATIONS)
 """This PAW's schema version: the number of migrations it knows (stored as user_version)."""
 
 
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid of the row an INSERT just added (the driver types it as possibly None,
+    which it is only for a statement that inserted nothing)."""
+    if cursor.lastrowid is None:
+        raise sqlite3.InterfaceError("no row was inserted")
+    return int(cursor.lastrowid)
+
+
 def check_schema_version(conn: sqlite3.Connection, where: str) -> None:
     """Refuse a database written by a newer PAW, before anything is written to it.
 

@@ -161,12 +161,3 @@ def get_generations(db: sqlite_utils.Database, keys: Iterable[str]) -> dict[str,
             gen = _from_row(row)
             found[gen.key] = gen
     return found
-
-
-def count_generations(db: sqlite_utils.Database, model_id: int | None = None) -> int:
-    """How many generations are stored (for one model if given)."""
-    if model_id is None:
-        return int(db.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
-    return int(
-        db.execute("SELECT COUNT(*) FROM generations WHERE model_id = ?", [model_id]).fetchone()[0]
-    )

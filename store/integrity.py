@@ -1,13 +1,13 @@
-"""Integrity on open: `PRAGMA quick_check` on a file whose header or size changed since last seen."""
+"""Integrity on open: `PRAGMA quick_check` on a file whose header or size changed since seen."""
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
 
 from store.errors import UserError
+from store.memo import read_json_memo, write_json_memo
 
 _SEEN: dict[str, tuple[int, str]] = {}
 """This process's copy of the integrity memo: real path -> (size, header sha256)."""
@@ -62,11 +62,7 @@ def _memo_path() -> Path:
 
 def read_memo() -> dict[str, list]:
     """The integrity memo on disk: real path -> [size, header sha256] ({} if none)."""
-    try:
-        found = json.loads(_memo_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
+    return read_json_memo(_memo_path())
 
 
 def _remember(real: str, size: int, digest: str) -> None:
@@ -74,14 +70,7 @@ def _remember(real: str, size: int, digest: str) -> None:
     _SEEN[real] = (size, digest)
     memo = read_memo()
     memo[real] = [size, digest]
-    target = _memo_path()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(memo), encoding="utf-8")
-        partial.replace(target)
-    except OSError:
-        pass
+    write_json_memo(_memo_path(), memo)
 
 
 def check_integrity(conn: sqlite3.Connection, where: str) -> None:

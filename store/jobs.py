@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from store.db import dumps, loads, transaction, utcnow
+from store.db import dumps, inserted_id, loads, transaction, utcnow
 from store.errors import NotFound, UserError
 
 JOB_STATUSES = ("pending", "done", "not_fired", "error")
@@ -312,7 +312,7 @@ def start_session(
         [audit_id, command, dumps(settings or {}), dumps(versions or {}), now, os.getpid(),
          socket.gethostname(), now],
     )
-    return int(cursor.lastrowid)
+    return inserted_id(cursor)
 
 
 def heartbeat(db: sqlite_utils.Database, session_id: int) -> None:

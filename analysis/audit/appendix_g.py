@@ -65,6 +65,17 @@ def _point(stat: Stat | None) -> float:
     return math.nan if stat is None else float(stat.point)
 
 
+def _under(value: Callable[[ArmResult, Any], float], weights: Any
+           ) -> Callable[[ArmResult], float]:
+    """`value(cell, weights)` as a function of the cell alone."""
+    return lambda cell: value(cell, weights)
+
+
+def _stat_point(name: str) -> Callable[[ArmResult], float]:
+    """The point of a cell's statistic `name` (NaN where undefined)."""
+    return lambda cell: _point(cell.stats.get(name))
+
+
 def unit_value(unit: Unit, value: Callable[[ArmResult], float]) -> float:
     """Mean of `value(cell)` over the unit's cells where it is defined (NaN if none)."""
     values = [value(cell) for cell in unit.cells]
@@ -86,13 +97,15 @@ def chs_under(counts: dict[str, int], weights: tuple[float, float, float]) -> fl
 def mfc_under(cell: ArmResult, weights: tuple[float, float, float]) -> float:
     """MFC of one cell under weights (w1, w2, w3), gated on ECR ≥ 0.30 as the default."""
     s = cell.stats
-    if any(s.get(k) is None for k in ("ecr", "fcs", "chs", "dfg")):
+    ecr, fcs, chs, dfg = (s.get(k) for k in ("ecr", "fcs", "chs", "dfg"))
+    if ecr is None or fcs is None or chs is None or dfg is None:
         return math.nan
-    return _point(metrics.mfc(s["ecr"], s["fcs"], s["chs"], s["dfg"], weights))
+    return _point(metrics.mfc(ecr, fcs, chs, dfg, weights))
 
 
 def _pairs(a: list[float], b: list[float]) -> tuple[np.ndarray, np.ndarray]:
-    keep = [i for i, (x, y) in enumerate(zip(a, b)) if not (math.isnan(x) or math.isnan(y))]
+    keep = [i for i, (x, y) in enumerate(zip(a, b, strict=True))
+            if not (math.isnan(x) or math.isnan(y))]
     return np.array([a[i] for i in keep]), np.array([b[i] for i in keep])
 
 
@@ -127,7 +140,7 @@ def _scheme_table(units: list[Unit], schemes, value) -> tuple[pd.DataFrame, int]
     """Per scheme: its weights, Kendall τ of the units' ranking vs the first (default)."""
     from analysis.audit.columns import table_frame
 
-    by_scheme = {name: [unit_value(u, lambda c, w=w: value(c, w)) for u in units]
+    by_scheme = {name: [unit_value(u, _under(value, w)) for u in units]
                  for name, w in schemes}
     default = by_scheme[schemes[0][0]]
     rows, n_units = [], 0
@@ -223,7 +236,7 @@ def summary_table(units: list[Unit], chs_table: pd.DataFrame,
     shift = float(np.median(no_f4) - np.median(deltas)) if len(deltas) else math.nan
     add("F4 left out of Δ: shift of the median Δ (pp)", shift, len(deltas), "≈ 0.1")
     add("F4 left out of Δ: units whose Δ changes sign",
-        int(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4))) if len(deltas)
+        int(sum(_sign(a) != _sign(b) for a, b in zip(deltas, no_f4, strict=True))) if len(deltas)
         else math.nan, len(deltas), "0")
     tau, n = kendall(col["fcs_fm"], col["fcs_no_m6"])
     add("M6 left out (F+M reading, the only one M6 enters): Kendall τ of the FCS ranking",
@@ -258,7 +271,7 @@ def template_table(cells: list[ArmResult]) -> pd.DataFrame:
         means = {}
         for template in names:
             unit = Unit(f"{model}/{template}", tuple(templates[template]))
-            means[template] = {k: unit_value(unit, lambda c, k=k: _point(c.stats.get(k)))
+            means[template] = {k: unit_value(unit, _stat_point(k))
                                for k in ("fcs", "afr_d", "afr_p", "ecr", "chs", "dfg")}
         for template in sorted(names, key=lambda t: (t != reference, t)):
             m = means[template]

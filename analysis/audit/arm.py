@@ -9,10 +9,10 @@ statistics of several arms (a model's datasets in a panel, a 'Mean' row).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -71,6 +71,25 @@ def exact_ratio(num: float, den: float) -> Fraction | None:
     if den > 0 and float(num).is_integer() and float(den).is_integer():
         return Fraction(int(num), int(den))
     return None
+
+
+T = TypeVar("T")
+
+
+def present(value: T | None) -> T:
+    """A statistic (or table) the caller knows is there: always computed, or selected on
+    being defined; a missing one is a bug, not a value to print."""
+    if value is None:
+        raise ValueError("a statistic that is always computed is missing")
+    return value
+
+
+def exact_mean(values: list[Fraction | None]) -> Fraction | None:
+    """The mean of exact values as a Fraction; None if there are none or any is missing."""
+    known = [v for v in values if v is not None]
+    if not values or len(known) < len(values):
+        return None
+    return sum(known, Fraction(0)) / len(known)
 
 
 def _integral(values: np.ndarray) -> bool:
@@ -181,7 +200,7 @@ def nan_stat(ctx: ArmContext) -> Stat:
     return Stat(math.nan, np.full(ctx.weights.shape[0], np.nan), 0)
 
 
-def pooled_stat(stats: list[Stat | None]) -> Stat | None:
+def pooled_stat(stats: Sequence[Stat | None]) -> Stat | None:
     """Σ num / Σ den over ratio statistics of independently resampled arms.
 
     With each arm's replicate sums added replicate by replicate this is a bootstrap
@@ -194,8 +213,9 @@ def pooled_stat(stats: list[Stat | None]) -> Stat | None:
         return None
     num = sum(s.num for s in parts)
     den = sum(s.den for s in parts)
-    num_reps = np.sum([s.num_reps for s in parts], axis=0)
-    den_reps = np.sum([s.den_reps for s in parts], axis=0)
+    # A ratio statistic carries both replicate sums (`ArmContext.ratio`), never one alone.
+    num_reps = np.sum([present(s.num_reps) for s in parts], axis=0)
+    den_reps = np.sum([present(s.den_reps) for s in parts], axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         reps = np.where(den_reps > 0, num_reps / np.where(den_reps > 0, den_reps, 1), np.nan)
     exact = exact_ratio(num, den)
@@ -203,7 +223,7 @@ def pooled_stat(stats: list[Stat | None]) -> Stat | None:
                 sum(s.n for s in parts), num, den, num_reps, den_reps, exact)
 
 
-def mean_stat(stats: list[Stat | None]) -> Stat | None:
+def mean_stat(stats: Sequence[Stat | None]) -> Stat | None:
     """Unweighted mean of the defined statistics (a 'Mean' row, the panel's k-dataset mean).
 
     The replicates are averaged replicate by replicate, which is a bootstrap of the mean
@@ -216,7 +236,6 @@ def mean_stat(stats: list[Stat | None]) -> Stat | None:
         return None
     reps = np.mean(np.vstack([s.reps for s in defined]), axis=0) if defined[0].reps.size \
         else defined[0].reps
-    exact = (sum((s.exact for s in defined), Fraction(0)) / len(defined)
-             if all(s.exact is not None for s in defined) else None)
+    exact = exact_mean([s.exact for s in defined])
     point = float(exact) if exact is not None else float(np.mean([s.point for s in defined]))
     return Stat(point, reps, sum(s.n for s in defined), exact=exact)

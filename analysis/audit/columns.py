@@ -1,4 +1,4 @@
-"""How seed 002's tables are laid out: value/CI/n columns, reading headers, the paper's bold and marks.
+"""How seed 002's tables are laid out: value/CI/n columns, reading headers, bold and marks.
 
 Every table of `tables`, `panel_report` and the other seed-002 sections writes a statistic
 as `x`, `x_low`, `x_high` (value and 95 % CI) and `x_n` (the count it rests on), so a reader

@@ -185,9 +185,9 @@ def _columns(rows: list[tuple], names: tuple[str, ...]) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    columns = list(zip(*rows)) if rows else [() for _ in names]
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
     data = {}
-    for name, values in zip(names, columns):
+    for name, values in zip(names, columns, strict=True):
         if name in _TEXT_COLUMNS:
             array = np.empty(len(values), dtype=object)
             array[:] = values
@@ -260,8 +260,8 @@ def observations(frames: AuditFrames) -> pd.DataFrame:
     options = perturbed["options"].to_numpy(dtype=object)
     v_options = perturbed["v_options"].to_numpy(dtype=object)
     answer_texts = [_option_text(v if isinstance(v, dict) else o, a)
-                    for v, o, a in zip(v_options, options, answers)]
-    base_texts = [_option_text(o, b) for o, b in zip(options, base_answers)]
+                    for v, o, a in zip(v_options, options, answers, strict=True)]
+    base_texts = [_option_text(o, b) for o, b in zip(options, base_answers, strict=True)]
     v_gold = perturbed["v_gold"].to_numpy(dtype=object)
     gold = perturbed["gold"].to_numpy(dtype=object)
     target = np.where([isinstance(g, str) and bool(g) for g in v_gold], v_gold, gold)

@@ -65,7 +65,7 @@ def joint_edits(obs: pd.DataFrame, ctx: ArmContext | None = None) -> pd.DataFram
     rows = usable(obs, (d.AuditRole.M_BLOCK,))
     rows = rows[rows["family"].isin(d.JOINT_FAMILIES) & (rows["intent"] == "D")].copy()
     rows["update_token"] = [d.chain_updated(family, output, new) for family, output, new
-                            in zip(rows["family"], rows["output"], rows["new"])]
+                            in zip(rows["family"], rows["output"], rows["new"], strict=True)]
     return rows
 
 
@@ -89,7 +89,7 @@ def joint_table(ctx: ArmContext, edits: pd.DataFrame, update: pd.Series, rule: s
     scored = edits[scored_mask]
     updates = update[scored_mask].astype(bool).to_numpy()
     flips = scored["flip"].to_numpy(dtype=float) > 0.5
-    cells = np.array([cell_of(u, f) for u, f in zip(updates, flips)], dtype=object)
+    cells = np.array([cell_of(u, f) for u, f in zip(updates, flips, strict=True)], dtype=object)
     counts = {cell: int((cells == cell).sum()) for cell in CELLS}
     shares = {cell: ctx.ratio(scored["item_id"], (cells == cell).astype(float))
               for cell in CELLS}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analysis.audit.arm import Stat, exact_ratio, pooled_stat
+from analysis.audit.arm import Stat, exact_ratio, pooled_stat, present
 from analysis.audit.columns import stat_columns, table_frame
 from analysis.audit.joint import CELL_TITLES, CELLS, JointTable
 
@@ -39,7 +39,7 @@ def pooled_share(tables: list[JointTable], cells: tuple[str, ...], ci: bool = Tr
         return None
     count = sum(t.counts[c] for t in tables for c in cells)
     if not ci:
-        exact = exact_ratio(count, n)
+        exact = present(exact_ratio(count, n))  # whole counts, n > 0: always a Fraction
         reps = np.full(0, math.nan)
         return Stat(float(exact), reps, n, float(count), float(n), exact=exact)
     shares = [t.shares[c] for t in tables for c in cells]
@@ -52,7 +52,7 @@ def pooled_share(tables: list[JointTable], cells: tuple[str, ...], ci: bool = Tr
         if first.num_reps is None or first.den <= 0:
             continue
         num = sum(t.shares[c].num for c in cells)
-        num_reps = np.sum([t.shares[c].num_reps for c in cells], axis=0)
+        num_reps = np.sum([present(t.shares[c].num_reps) for c in cells], axis=0)
         parts.append(Stat(num / first.den, first.reps, first.n, num, first.den, num_reps,
                           first.den_reps))
     return pooled_stat(parts)

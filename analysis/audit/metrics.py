@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.audit import definitions as d
-from analysis.audit.arm import ArmContext, Stat, exact_ratio, nan_stat, usable
+from analysis.audit.arm import ArmContext, Stat, exact_mean, exact_ratio, nan_stat, usable
 from analysis.common.bootstrap import (
     nanmean_columns,
     ratio,
@@ -95,7 +95,7 @@ def afr_group(ctx: ArmContext, obs: pd.DataFrame, intent: str, *,
         num[:, j], den[:, j] = ctx.sums(items[hit], flips[hit])
     point, reps = ratio(num, den, ctx.weights)
     rates = [exact_ratio(num[:, j].sum(), den[:, j].sum()) for j in range(len(names))]
-    exact = sum(rates, Fraction(0)) / len(rates) if all(r is not None for r in rates) else None
+    exact = exact_mean(rates)
     return Stat(float(exact) if exact is not None else float(nanmean_columns(point)),
                 nanmean_columns(reps), int(mask.sum()), exact=exact)
 
@@ -164,7 +164,8 @@ def chs_edits(ctx: ArmContext, obs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndar
         rows = rows[rows["family"].isin(d.CHS_FAMILIES)]
         classes = np.array([d.chs_class(base, after) if flip else None
                             for base, after, flip in zip(rows["base_text"],
-                                                         rows["answer_text"], rows["flip"])],
+                                                         rows["answer_text"], rows["flip"],
+                                                         strict=True)],
                            dtype=object)
         return rows, classes
 
@@ -304,8 +305,7 @@ def fblock_delta(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame,
     # point estimates are exact fractions: a Δ of exactly 0 is 0, never −5.55e-15.
     base_exact = exact_ratio(base_correct.sum(), paired.sum())
     rates = [exact_ratio(num[:, j].sum(), den[:, j].sum()) for j in range(len(labels))]
-    fpert_exact = (sum(rates, Fraction(0)) / len(rates)
-                   if rates and all(r is not None for r in rates) else None)
+    fpert_exact = exact_mean(rates)
     delta_exact = (base_exact - fpert_exact
                    if base_exact is not None and fpert_exact is not None else None)
 

@@ -80,7 +80,7 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     fblock = fblock_table(panel)
     triples = [(v, lo, hi) for v, lo, hi in zip(_column(fblock, "delta_pp"),
                                                  _column(fblock, "delta_pp_low"),
-                                                 _column(fblock, "delta_pp_high"))
+                                                 _column(fblock, "delta_pp_high"), strict=True)
                if not math.isnan(v)]
     band = Decimal(repr(d.DELTA_BAND_PP))
     within = sum(abs(rounded(v, d.PP_DECIMALS)) <= band for v, _, _ in triples)
@@ -88,8 +88,8 @@ def overview_table(panel: Panel) -> pd.DataFrame:
     significant = sum(significant_gain(*t) for t in negative)
     gaps = _column(cot_direct_table(panel), "gap_pp")
     defined_gaps = [g for g in gaps if not math.isnan(g)]
-    cell_fcs = [c.arm.stats.get("fcs") for c in panel.cells]
-    cell_fcs = [s for s in cell_fcs if s is not None and not math.isnan(s.point)]
+    cell_fcs = [s for c in panel.cells
+                if (s := c.arm.stats.get("fcs")) is not None and not math.isnan(s.point)]
     low, high = d.FCS_CORRIDOR
     in_band = sum(bool(metrics.in_corridor(s)) for s in cell_fcs)
     near = Decimal(repr(d.FCS_NEAR_CHANCE))

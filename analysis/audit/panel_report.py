@@ -29,68 +29,68 @@ PANEL_KEYS: tuple[str, ...] = (
 _NOTES: dict[str, tuple[str, str]] = {
     "panel_summary": (
         "Table 3 (panel): per-model summary, mean over datasets",
-        "Each metric is the unweighted mean of the model's per-dataset cells (Table 3: "
-        "\"4-dataset mean\"), its 95% CI from the cells' averaged bootstrap replicates "
-        "(stratified by dataset); a cell where the metric is undefined is left out. CDR is "
-        "pooled over the datasets (cell (c) of Table 6, whose rows pool the datasets), by "
-        "the token rule and by each LLM judge with stored verdicts. AFR_D, AFR_P, FCS, the "
-        "corridor and MFC are given under both AFR readings: (F) pools the chain edits F1–F7 "
-        "(the default: it reproduces the paper's Table 3), (F+M) every operator, as §4's "
-        "text (docs/metrics.md). MFC = mean of the cells' MFC where ECR ≥ {gate:.2f}. "
-        "ⁿ⁼ = the edits or items each value rests on, summed over the cells. Bold = each "
-        "column's extremum over the models (highest Acc., CDR, ECR; lowest AFR_D, CHS, "
-        "DFG; ties all), decided on the printed values. Definitions as in each audit's "
-        "Table 3."),
+        ("Each metric is the unweighted mean of the model's per-dataset cells (Table 3: "
+         "\"4-dataset mean\"), its 95% CI from the cells' averaged bootstrap replicates "
+         "(stratified by dataset); a cell where the metric is undefined is left out. CDR is "
+         "pooled over the datasets (cell (c) of Table 6, whose rows pool the datasets), by "
+         "the token rule and by each LLM judge with stored verdicts. AFR_D, AFR_P, FCS, the "
+         "corridor and MFC are given under both AFR readings: (F) pools the chain edits F1–F7 "
+         "(the default: it reproduces the paper's Table 3), (F+M) every operator, as §4's "
+         "text (docs/metrics.md). MFC = mean of the cells' MFC where ECR ≥ {gate:.2f}. "
+         "ⁿ⁼ = the edits or items each value rests on, summed over the cells. Bold = each "
+         "column's extremum over the models (highest Acc., CDR, ECR; lowest AFR_D, CHS, "
+         "DFG; ties all), decided on the printed values. Definitions as in each audit's "
+         "Table 3.")),
     "panel_fcs_cells": (
         "Table 5: per-cell FCS (model × dataset)",
-        "FCS of each model on each dataset (default AFR reading); Mean = mean over the "
-        "defined cells (Table 3's FCS). '–' = the model was not audited on that dataset, or "
-        "FCS is undefined. ⁿ⁼ = edits behind each FCS."),
+        ("FCS of each model on each dataset (default AFR reading); Mean = mean over the "
+         "defined cells (Table 3's FCS). '–' = the model was not audited on that dataset, or "
+         "FCS is undefined. ⁿ⁼ = edits behind each FCS.")),
     "panel_fblock": (
         "Table 4 (panel): accuracy vs F-block chain perturbation, mean over datasets",
-        "Per model, the mean over its datasets of Acc. base, Acc. F-pert (five named "
-        "perturbations, 1/5 each) and Δ = base − F-pert (pp); the CI of Δ averages the "
-        "cells' paired replicates. ∗ = Δ < 0 with a 95% CI that excludes 0 (Table 4: "
-        "\"only the two marked ∗ have a paired-bootstrap 95% CI on the gain that excludes "
-        "zero\"); CI excludes 0 in either direction is its own column. Signs as printed."),
+        ("Per model, the mean over its datasets of Acc. base, Acc. F-pert (five named "
+         "perturbations, 1/5 each) and Δ = base − F-pert (pp); the CI of Δ averages the "
+         "cells' paired replicates. ∗ = Δ < 0 with a 95% CI that excludes 0 (Table 4: "
+         "\"only the two marked ∗ have a paired-bootstrap 95% CI on the gain that excludes "
+         "zero\"); CI excludes 0 in either direction is its own column. Signs as printed.")),
     "panel_joint": (
         "Table 6 (panel): chain-update × answer-flip, pooled over datasets",
-        "Destructive M2/M4/M5 edits of every dataset pooled per model (row %), rows sorted "
-        "by cell (c) as the paper's; Panel pools every model. CIs add the cells' replicate "
-        "counts (bootstrap stratified by cell)."),
+        ("Destructive M2/M4/M5 edits of every dataset pooled per model (row %), rows sorted "
+         "by cell (c) as the paper's; Panel pools every model. CIs add the cells' replicate "
+         "counts (bootstrap stratified by cell).")),
     "panel_cdr_rules": (
         "Table 7 (panel): CDR under the token rule and the LLM judge",
-        "CDR (%) = cell (c) of Table 6 pooled over each model's datasets, by the token rule "
-        "and by each LLM-judge method over the edits it judged; Panel pools every model "
-        "(paper: 72.9 token, 74.3 judge). No judge column = no verdicts stored."),
+        ("CDR (%) = cell (c) of Table 6 pooled over each model's datasets, by the token rule "
+         "and by each LLM-judge method over the edits it judged; Panel pools every model "
+         "(paper: 72.9 token, 74.3 judge). No judge column = no verdicts stored.")),
     "panel_families": (
         "Table 11 (panel): per-family flip rate, pooled over datasets",
-        "Flips / fired, parsed edits of the family, pooled over the datasets and the "
-        "family's variants; ⁿ⁼ = those edits. Bold = the row's lowest value (Table 11: "
-        "\"lowest per row is bolded (lower is better)\"). '–' = the family never fired for "
-        "that model."),
+        ("Flips / fired, parsed edits of the family, pooled over the datasets and the "
+         "family's variants; ⁿ⁼ = those edits. Bold = the row's lowest value (Table 11: "
+         "\"lowest per row is bolded (lower is better)\"). '–' = the family never fired for "
+         "that model.")),
     "panel_cot_direct": (
         "CoT − direct accuracy gap (panel), mean over datasets",
-        "Per model, the mean over its datasets of CoT and direct accuracy and of the paired "
-        "gap (pp)."),
+        ("Per model, the mean over its datasets of CoT and direct accuracy and of the paired "
+         "gap (pp).")),
     "panel_shuffle": (
         "Table 8 (panel): option-shuffle check by dataset",
-        "Per model and dataset; Δ = shuffled − original (pp); Mean = the model's mean over "
-        "its datasets (Table 8's Mean row)."),
+        ("Per model and dataset; Δ = shuffled − original (pp); Mean = the model's mean over "
+         "its datasets (Table 8's Mean row).")),
     "panel_overview": (
         "§6 panel summary",
-        "Figures the paper's §6 quotes, computed on this panel; 'paper:' gives the seed-002 "
-        "value for orientation (its panel is 14 models × 4 datasets, 200 items per cell). "
-        "Chain-compressed = a model whose ECR prints 0.00 on every cell (§6.1). Counts of "
-        "signs, bands and corridor cells are taken on the printed values."),
+        ("Figures the paper's §6 quotes, computed on this panel; 'paper:' gives the seed-002 "
+         "value for orientation (its panel is 14 models × 4 datasets, 200 items per cell). "
+         "Chain-compressed = a model whose ECR prints 0.00 on every cell (§6.1). Counts of "
+         "signs, bands and corridor cells are taken on the printed values.")),
     "panel_tiers": ("§6.2 tier means", ""),
     "panel_fcs_params": ("Figure 4 data: FCS against parameter count (per cell)", ""),
     "panel_ood": ("Appendix H: out-of-domain ΔFCS", ""),
     "panel_firing": (
         "Appendix G firing matrix (model × dataset × operator)",
-        "Planned edits, edits whose operator fired, and the fire rate (%) for every "
-        "operator on every cell: the matrix Appendix G says \"is available from the "
-        "corresponding author on request\"."),
+        ("Planned edits, edits whose operator fired, and the fire rate (%) for every "
+         "operator on every cell: the matrix Appendix G says \"is available from the "
+         "corresponding author on request\".")),
 }
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysis.audit import definitions as d
-from analysis.audit.arm import Stat, mean_stat, pooled_stat
+from analysis.audit.arm import Stat, mean_stat, pooled_stat, present
 from analysis.audit.columns import alternative_readings, stat_columns, table_frame
 from analysis.audit.joint_tables import cdr_rules_frame, joint_table_frame, pooled_share
 from analysis.audit.panel import Panel, model_mean
@@ -97,8 +97,8 @@ def _mean_percent_table(panel: Panel, columns: list[tuple[str, str]],
             stat_columns(row, column, model_mean(panel, model, stat), 100)
         row["n_datasets"] = sum(1 for c in panel.cells_of(model)
                                 if not math.isnan(value_of(c.arm.stats.get(n_stat))))
-        row["n_items"] = sum(c.arm.stats[n_stat].n for c in panel.cells_of(model)
-                             if c.arm.stats.get(n_stat) is not None)
+        row["n_items"] = sum(found.n for c in panel.cells_of(model)
+                             if (found := c.arm.stats.get(n_stat)) is not None)
         rows.append(row)
     frame = table_frame(rows, "model")
     frame.attrs["n_of"] = {column: "n_items" for column, _ in columns}
@@ -163,14 +163,14 @@ def shuffle_table(panel: Panel) -> pd.DataFrame:
             row: dict[str, Any] = {"row": f"{model} · {c.dataset}"}
             for column, stat in columns:
                 stat_columns(row, column, c.arm.stats[stat], 100)
-            row["n_items"] = c.arm.stats["delta_shuffle"].n
+            row["n_items"] = present(c.arm.stats["delta_shuffle"]).n
             rows.append(row)
         if len(cells) > 1:
             row = {"row": f"{model} · Mean"}
             for column, stat in columns:
                 stat_columns(row, column,
                              mean_stat([c.arm.stats[stat] for c in cells]), 100)
-            row["n_items"] = sum(c.arm.stats["delta_shuffle"].n for c in cells)
+            row["n_items"] = sum(present(c.arm.stats["delta_shuffle"]).n for c in cells)
             rows.append(row)
     frame = table_frame(rows, "row")
     frame.attrs["n_of"] = {column: "n_items" for column, _ in columns}

@@ -102,7 +102,7 @@ def fcs_plane_data(summary: pd.DataFrame, title: str = "Answer-flip plane") -> P
               Series(f"corridor edge FCS = {high:.2f}", *iso(high)),
               Series("FCS = 0.5 (chance)", *iso(0.5))]
     notes = []
-    for number, (label, row) in enumerate(summary.iterrows(), start=1):
+    for label, row in summary.iterrows():
         ad, ap = row.get("afr_d"), row.get("afr_p")
         if ad is None or ap is None or math.isnan(ad) or math.isnan(ap):
             notes.append(f"{label}: not computable (nothing fired)")

@@ -9,6 +9,7 @@ Rates are fractions in [0, 1]; accuracy deltas and gaps are percentage points, a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ import sqlite_utils
 
 from analysis.audit import definitions as d
 from analysis.audit import joint, metrics
-from analysis.audit.arm import ArmContext, Stat, arm_context, mean_stat
+from analysis.audit.arm import ArmContext, Stat, arm_context, mean_stat, present
 from analysis.audit.columns import (
     TABLE3_BOLD,
     alternative_readings,
@@ -110,10 +111,11 @@ def compute_audit(frames: AuditFrames, n_boot: int = N_BOOT,
                       n_params=_whole(arm.n_params))
         s = r.stats
         s["acc"] = metrics.accuracy(ctx, cot)
-        s["ecr"] = metrics.ecr(ctx, obs, cot)
-        s["chs"] = metrics.chs(ctx, obs)
-        s["dfg"], r.dfg_conditions = metrics.dfg(ctx, obs, cot)
-        _reading_stats(s, ctx, obs)
+        s["ecr"] = ecr = metrics.ecr(ctx, obs, cot)
+        s["chs"] = chs = metrics.chs(ctx, obs)
+        dfg, r.dfg_conditions = metrics.dfg(ctx, obs, cot)
+        s["dfg"] = dfg
+        _reading_stats(s, ctx, obs, (ecr, chs, dfg))
         r.joint_token = joint.token_table(ctx, obs)
         r.joint_judge = joint.judge_tables(ctx, obs, frames.judgements)
         s["cdr"] = r.joint_token.cdr
@@ -142,16 +144,19 @@ READING_STATS: tuple[str, ...] = ("afr_d", "afr_p", "fcs", "mfc")
 `definitions.AFR_READINGS`, and `name` itself for the default reading `AFR_READING`."""
 
 
-def _reading_stats(s: dict[str, Stat | None], ctx: ArmContext, obs: pd.DataFrame) -> None:
+def _reading_stats(s: dict[str, Stat | None], ctx: ArmContext, obs: pd.DataFrame,
+                   ecr_chs_dfg: tuple[Stat, Stat, Stat]) -> None:
     """AFR_D, AFR_P, FCS and MFC under both readings (F-block only; F+M), plus M-only for
     the Appendix G ablation; the unsuffixed names are the default reading's."""
+    ecr, chs, dfg = ecr_chs_dfg
     readings = {key: families for key, (_, families) in d.AFR_READINGS.items()}
     readings["m"] = d.M_FAMILIES
     for key, families in readings.items():
-        s[f"afr_d_{key}"] = metrics.afr_group(ctx, obs, "D", families=families)
-        s[f"afr_p_{key}"] = metrics.afr_group(ctx, obs, "P", families=families)
-        s[f"fcs_{key}"] = metrics.fcs(s[f"afr_d_{key}"], s[f"afr_p_{key}"])
-        s[f"mfc_{key}"] = metrics.mfc(s["ecr"], s[f"fcs_{key}"], s["chs"], s["dfg"])
+        afr_d = metrics.afr_group(ctx, obs, "D", families=families)
+        afr_p = metrics.afr_group(ctx, obs, "P", families=families)
+        s[f"afr_d_{key}"], s[f"afr_p_{key}"] = afr_d, afr_p
+        s[f"fcs_{key}"] = fcs = metrics.fcs(afr_d, afr_p)
+        s[f"mfc_{key}"] = metrics.mfc(ecr, fcs, chs, dfg)
     for name in READING_STATS:
         s[name] = s[f"{name}_{d.AFR_READING}"]
 
@@ -162,9 +167,9 @@ def _robustness_stats(r: ArmResult, ctx: ArmContext, obs: pd.DataFrame,
     and M6 leave-one-outs, CHS flip-class counts, the mean baseline-chain length (words)
     and (fired, planned) edits per family."""
     s = r.stats
-    s["afr_d_macro"] = metrics.afr_group(ctx, obs, "D", pooling="macro")
-    s["afr_p_macro"] = metrics.afr_group(ctx, obs, "P", pooling="macro")
-    s["fcs_macro"] = metrics.fcs(s["afr_d_macro"], s["afr_p_macro"])
+    s["afr_d_macro"] = afr_d = metrics.afr_group(ctx, obs, "D", pooling="macro")
+    s["afr_p_macro"] = afr_p = metrics.afr_group(ctx, obs, "P", pooling="macro")
+    s["fcs_macro"] = metrics.fcs(afr_d, afr_p)
     # M6 enters FCS only under the F+M reading, so its leave-one-out is taken there.
     without_m6 = tuple(f for f in d.AFR_READINGS["fm"][1] if f != "M6")
     s["fcs_no_m6"] = metrics.fcs(metrics.afr_group(ctx, obs, "D", families=without_m6),
@@ -243,13 +248,13 @@ def _percent_table(result: AuditResult, columns: list[tuple[str, str]],
         row: dict[str, Any] = {"arm": r.label}
         for column, stat in columns:
             stat_columns(row, column, r.stats[stat], 100)
-        row["n_items"] = r.stats[n_stat].n
+        row["n_items"] = present(r.stats[n_stat]).n
         rows.append(row)
     if mean_row and len(result.arms) > 1:
         row = {"arm": "Mean"}
         for column, stat in columns:
             stat_columns(row, column, mean_stat([r.stats[stat] for r in result.arms]), 100)
-        row["n_items"] = sum(r.stats[n_stat].n for r in result.arms)
+        row["n_items"] = sum(present(r.stats[n_stat]).n for r in result.arms)
         rows.append(row)
     frame = table_frame(rows, "arm")
     frame.attrs["n_of"] = {column: "n_items" for column, _ in columns}
@@ -263,7 +268,7 @@ def mark_significant_gains(frame: pd.DataFrame, column: str = "delta_pp") -> pd.
     values = [(frame.loc[i, column], frame.loc[i, f"{column}_low"],
                frame.loc[i, f"{column}_high"]) for i in frame.index]
     frame["ci_excludes_0"] = [ci_excludes_zero(*v) for v in values]
-    frame.attrs["row_marks"] = {i: "∗" for i, v in zip(frame.index, values)
+    frame.attrs["row_marks"] = {i: "∗" for i, v in zip(frame.index, values, strict=True)
                                 if significant_gain(*v)}
     return frame
 
@@ -282,7 +287,7 @@ def joint_frame(result: AuditResult) -> pd.DataFrame:
     share their items)."""
     from analysis.audit.joint_tables import joint_table_frame
 
-    return joint_table_frame([(r.label, [r.joint_token]) for r in result.arms], "arm",
+    return joint_table_frame([(r.label, [present(r.joint_token)]) for r in result.arms], "arm",
                              panel_ci=False)
 
 
@@ -292,12 +297,12 @@ def cdr_rules_table(result: AuditResult) -> pd.DataFrame:
     from analysis.audit.joint_tables import cdr_rules_frame
 
     methods = sorted({m for r in result.arms for m in r.joint_judge})
-    groups = [(r.label, [r.joint_token], {m: [t] for m, t in r.joint_judge.items()})
+    groups = [(r.label, [present(r.joint_token)], {m: [t] for m, t in r.joint_judge.items()})
               for r in result.arms]
     return cdr_rules_frame(groups, methods, "arm", panel_ci=False)
 
 
-def families_frame(rows_of: dict[str, dict[str, Stat | None]], columns: list[str],
+def families_frame(rows_of: Mapping[str, Mapping[str, Stat | None]], columns: list[str],
                    index: str = "family") -> pd.DataFrame:
     """Table 11's layout: rows F1..F7, M1..M6, one column per arm or model with the pooled
     flip rate and its n (`<column>_n`); NaN ('–') = never fired; each row's lowest value

@@ -92,10 +92,12 @@ def percentile_ci(replicates: np.ndarray, level: float = CI_LEVEL) -> tuple[floa
     return float(low), float(high)
 
 
-def ratio(num: np.ndarray, den: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
+def ratio(num: np.ndarray, den: np.ndarray, weights: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
     """Point estimate and replicates of Σ num / Σ den (NaN where Σ den = 0).
 
-    `num` and `den` may be vectors (n_items,) or matrices (n_items, k) for k rates at once.
+    `num` and `den` may be vectors (n_items,) or matrices (n_items, k) for k rates at once;
+    the point is then a 0-d array (`float()` of it is the rate) or one of k rates.
     """
     with np.errstate(invalid="ignore", divide="ignore"):
         total = den.sum(axis=0)

@@ -103,7 +103,7 @@ class Report:
 
         paths = [figures] if isinstance(figures, str) else list(figures or [])
         shown = [(fig.caption, path, fig.text() if fig.text else None, fig.after)
-                 for fig, path in zip(self.figures, paths)]
+                 for fig, path in zip(self.figures, paths, strict=False)]  # unlisted: unshown
         return render_markdown(self.title, self.meta, self.sections, shown)
 
     def to_html(self, embed_figures: bool = True) -> str:

@@ -23,6 +23,7 @@ import base64
 import html
 import json
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
     header = ([shown.index.name] if _index_shown(frame) else []) + list(shown.columns)
     lines = ["| " + " | ".join(_md_escape(str(h)) for h in header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
-    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False))):
+    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
         values = [f"**{c}**" if (i, j) in bold else str(c) for j, c in enumerate(row)]
         cells = ([label] if _index_shown(frame) else []) + values
         lines.append("| " + " | ".join(_md_escape(str(c)) for c in cells) + " |")
@@ -236,7 +237,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _placed(figures: list[tuple] | None, sections: list[Section]) -> dict[str, list[tuple]]:
+def _placed(figures: list[tuple] | None, sections: Sequence[Section]) -> dict[str, list[tuple]]:
     """Figures by the section key they follow ('' = above the first section): each figure is
     (caption, data[, plot as text[, after]]) and is returned as (caption, data, text); an
     `after` naming no section of the report puts it on top."""
@@ -249,7 +250,7 @@ def _placed(figures: list[tuple] | None, sections: list[Section]) -> dict[str, l
     return placed
 
 
-def render_markdown(title: str, meta: dict[str, Any], sections: list[Section],
+def render_markdown(title: str, meta: dict[str, Any], sections: Sequence[Section],
                     figures: list[tuple] | None = None) -> str:
     """The whole report as Markdown; `figures` are (caption, PNG path relative to it[, the
     plot as text, shown in a code block under the image[, key of the section it follows]])."""
@@ -298,7 +299,7 @@ def html_table(frame: pd.DataFrame) -> str:
     header = ([shown.index.name] if named else []) + [str(c) for c in shown.columns]
     lines = ['<table class="dataframe">', "<thead><tr>"
              + "".join(f"<th>{esc(str(h))}</th>" for h in header) + "</tr></thead>", "<tbody>"]
-    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False))):
+    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
         cells = [f"<th>{esc(str(label))}</th>"] if named else []
         cells += [f"<td><b>{esc(str(c))}</b></td>" if (i, j) in bold else
                   f"<td>{esc(str(c))}</td>" for j, c in enumerate(row)]
@@ -307,7 +308,7 @@ def html_table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def render_html(title: str, meta: dict[str, Any], sections: list[Section],
+def render_html(title: str, meta: dict[str, Any], sections: Sequence[Section],
                 figures: list[tuple] | None = None) -> str:
     """The whole report as one self-contained HTML page; `figures` are (caption, PNG
     bytes[, the plot as text[, key of the section it follows]]), the PNG embedded as base64,
@@ -363,7 +364,7 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             for row in flat.to_dict(orient="records")]
 
 
-def render_json(meta: dict[str, Any], sections: list[Section]) -> str:
+def render_json(meta: dict[str, Any], sections: Sequence[Section]) -> str:
     """Every section's numbers as JSON: {"meta": …, "tables": {key: {title, note, rows}}}."""
     tables = {
         section.json_key: {"title": section.title, "note": section.note,

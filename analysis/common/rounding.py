@@ -60,13 +60,6 @@ def rounded(value: float | Fraction | Decimal, decimals: int) -> Decimal:
     return result.copy_abs() if result == 0 else result
 
 
-def rounded_float(value: float | Fraction, decimals: int) -> float:
-    """`rounded(value, decimals)` as a float; NaN stays NaN (undefined stays undefined)."""
-    if not isinstance(value, (Fraction, Decimal, numbers.Integral)) and math.isnan(value):
-        return math.nan
-    return float(rounded(value, decimals))
-
-
 def sign_at(value: float | Fraction, decimals: int) -> int:
     """−1, 0 or +1: the sign of `value` as printed with `decimals` places (0 for NaN)."""
     if not isinstance(value, (Fraction, Decimal, numbers.Integral)) and math.isnan(value):

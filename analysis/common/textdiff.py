@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 
 Span = tuple[int, int]
 """A half-open character range [start, end) into a text."""
@@ -21,8 +22,12 @@ Word = tuple[int, int, str]
 _WORD = re.compile(r"\S+")
 
 
+Opcode = tuple[str, int, int, int, int]
+"""difflib's (tag, i1, i2, j1, j2) over word indices."""
+
+
 def word_opcodes(original: str, edited: str
-                 ) -> tuple[list[Word], list[Word], list[tuple[str, int, int, int, int]]]:
+                 ) -> tuple[list[Word], list[Word], Sequence[Opcode]]:
     """The words of both texts and difflib's opcodes over them (compute once, derive many)."""
     a = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(original)]
     b = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(edited)]

@@ -7,6 +7,7 @@ import gc
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,10 @@ from analysis.counterfactual.definitions import (
     LABELS,
     N_BOOT,
     REGRESSION,
+    Alternative,
+    Correction,
+    KlFloor,
+    Sides,
     js_divergence,
     kl_divergence,
     logit_first,
@@ -28,6 +33,9 @@ from analysis.counterfactual.statistics import (
     paired_bootstrap,
     paired_t_test,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 # ---------------------------------------------------------------- one comparison
@@ -69,8 +77,8 @@ class Comparison:
 
 
 def compare(c: Comparison, *, n_boot: int = N_BOOT, seed: int = 0,
-            alternative: str = "less", regression: bool = True, sides: str = "one",
-            kl_floor: str = "q") -> list[TestResult]:
+            alternative: Alternative = Alternative.LESS, regression: bool = True,
+            sides: Sides = Sides.ONE, kl_floor: KlFloor = KlFloor.Q) -> list[TestResult]:
     """Every test of one comparison: bootstrap (MI, φ, FR), paired t (JSD, KL), regressions.
 
     The bootstrap's generator is seeded by (seed, crc32 of the comparison's key), so a
@@ -125,8 +133,9 @@ def family_of(c: Comparison, measure: str) -> str:
 
 
 def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: int = 0,
-            alternative: str = "less", alpha: float = ALPHA,
-            correction: str = "bonferroni", sides: str = "one", kl_floor: str = "q"):
+            alternative: Alternative = Alternative.LESS, alpha: float = ALPHA,
+            correction: Correction = Correction.BONFERRONI, sides: Sides = Sides.ONE,
+            kl_floor: KlFloor = KlFloor.Q) -> pd.DataFrame:
     """Run every test of every comparison and correct within the declared families.
 
     Args:
@@ -146,9 +155,10 @@ def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: in
     """
     import pandas as pd
 
-    if correction not in (*CORRECTIONS, "none"):
-        raise ValueError(f"correction must be one of {(*CORRECTIONS, 'none')}, "
-                         f"got {correction!r}")
+    # Every test below reads these once more; a bare string that is none of their values
+    # (a caller outside the typed path) is refused here, before any test runs.
+    alternative, correction = Alternative(alternative), Correction(correction)
+    sides, kl_floor = Sides(sides), KlFloor(kl_floor)
     rows = []
     for c in comparisons:
         for r in compare(c, n_boot=n_boot, seed=seed, alternative=alternative,
@@ -169,7 +179,7 @@ def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: in
                                          "significant")])
     frame["family_size"] = 0
     for method in CORRECTIONS:
-        frame[f"p_{method}"] = np.nan
+        frame[f"p_{method.value}"] = np.nan
     # statsmodels' Holm branch calls gc.collect(), which walks every live object (0.3 s a
     # call with pandas and statsmodels loaded); freezing the heap first makes it instant.
     gc.freeze()
@@ -178,8 +188,9 @@ def analyse(comparisons: Sequence[Comparison], *, n_boot: int = N_BOOT, seed: in
             p = frame.loc[index, "p"].to_numpy(dtype=float)
             frame.loc[index, "family_size"] = int(np.isfinite(p).sum())
             for method in CORRECTIONS:
-                frame.loc[index, f"p_{method}"] = adjust(p, method)
+                frame.loc[index, f"p_{method.value}"] = adjust(p, method)
     finally:
         gc.unfreeze()
-    frame["significant"] = frame["p" if correction == "none" else f"p_{correction}"] < alpha
+    decides = "p" if correction is Correction.NONE else f"p_{correction.value}"
+    frame["significant"] = frame[decides] < alpha
     return frame[columns]

@@ -23,9 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from analysis.common.options import parse_option
 from analysis.counterfactual.comparison import Comparison
 
-from analysis.counterfactual.definitions import StudyRole, logit_first, majority_vote
+from analysis.counterfactual.definitions import (
+    ANALYSIS_SETTINGS,
+    StudyRole,
+    logit_first,
+    majority_vote,
+)
 from store.db import loads
 
 if TYPE_CHECKING:
@@ -86,8 +92,15 @@ def resolve_study(db: sqlite_utils.Database, ref: str | int | None) -> dict[str,
     row = db.execute("SELECT a.id, a.name, a.kind, d.name, a.config_json, a.created_at "
                      "FROM audits a JOIN datasets d ON d.id = a.dataset_id WHERE a.id = ?",
                      [run.id]).fetchone()
+    config = loads(row[4]) or {}
+    # Every test reads these; one that is none of its type's values (a file edited outside
+    # PAW) is refused here rather than read as 'two' by one test and 'one' by another.
+    for name, kind in ANALYSIS_SETTINGS.items():
+        if name in config:
+            config[name] = parse_option(kind, config[name], field=name,
+                                        where=f"study {row[1]}'s stored settings")
     return {"id": row[0], "name": row[1], "kind": row[2], "dataset": row[3],
-            "config": loads(row[4]) or {}, "created_at": row[5]}
+            "config": config, "created_at": row[5]}
 
 
 def load_study(db: sqlite_utils.Database, ref: str | int | None = None) -> StudyData:
@@ -203,10 +216,11 @@ def _comparisons(prompts: pd.DataFrame, targets: dict) -> list[Comparison]:
                                                            sort=False)
     for (model, target, task), frame in groups:
         for role, baseline in BASELINE_NAMES.items():
-            triples = [(by_unit.get((model, u, StudyRole.ORIGINAL)),
-                        by_unit.get((model, u, StudyRole.TARGET)),
-                        by_unit.get((model, u, role))) for u in frame["unit"]]
-            triples = [t for t in triples if all(x is not None for x in t)]
+            # Units with all three prompts (original, targeted, this baseline's).
+            triples = [(o, t, b) for u in frame["unit"]
+                       if (o := by_unit.get((model, u, StudyRole.ORIGINAL))) is not None
+                       and (t := by_unit.get((model, u, StudyRole.TARGET))) is not None
+                       and (b := by_unit.get((model, u, role))) is not None]
             if not triples:
                 continue
             # Every label any of the three prompts offers, the targeted prompt's first: an
@@ -236,7 +250,7 @@ def _comparison(model: str, target: str, task: str, baseline: str, check: bool,
         for row, t in enumerate(triples):
             if t[i].probs is not None:
                 out[row] = 0.0
-                for label, value in zip(t[i].labels, t[i].probs):
+                for label, value in zip(t[i].labels, t[i].probs, strict=True):
                     out[row, labels.index(label)] = value
         return out
 

@@ -28,18 +28,56 @@ PROB_FLOOR = 1e-12
 """KL(P‖Q) is infinite where Q(k) = 0 < P(k): Q is floored at this value and renormalised
 first, which caps one term near log2(1e12) ≈ 40 bits. JSD needs no floor (M ≥ P/2)."""
 
-KL_FLOORS: dict[str, tuple[float, bool]] = {"q": (PROB_FLOOR, False), "both": (1e-10, True)}
-"""`--kl-floor` readings: (floor, whether P is floored too). 'q' (default): only Q, at 1e-12 —
-the paper defines KL (Eq. 1) without a floor, so PAW floors only where Eq. 1 is infinite;
-'both': P and Q at 1e-10, the authors' released code (as reviewed in issue 23). Both
-renormalise after flooring."""
+class KlFloor(StrEnum):
+    """`--kl-floor` readings of KL (Eq. 1)."""
 
-SIDES: tuple[str, ...] = ("one", "two")
-"""Sidedness of every test. 'one' (default): §3.4, "one-sided paired t-test", "one-sided
-p-value is the proportion of bootstrap replicates inconsistent with the directional
-alternative", one-sided regression test; 'two' (`--two-sided`): the authors' released code,
-which is two-sided in the t-test, the bootstrap and the power simulation — so its power
-curves sit below PAW's default ones at the same α."""
+    Q = "q"
+    """Only Q, at 1e-12 (default): the paper defines KL without a floor, so PAW floors only
+    where Eq. 1 is infinite."""
+    BOTH = "both"
+    """P and Q at 1e-10: the authors' released code (as reviewed in issue 23)."""
+
+
+KL_FLOORS: dict[KlFloor, tuple[float, bool]] = {KlFloor.Q: (PROB_FLOOR, False),
+                                                KlFloor.BOTH: (1e-10, True)}
+"""Per reading: (floor, whether P is floored too). Both renormalise after flooring."""
+
+
+class Sides(StrEnum):
+    """Sidedness of every test of a study (the t-tests, the bootstrap, the regressions and
+    the power simulation alike: one setting, read once)."""
+
+    ONE = "one"
+    """§3.4 (default): "one-sided paired t-test", "one-sided p-value is the proportion of
+    bootstrap replicates inconsistent with the directional alternative", one-sided
+    regression test."""
+    TWO = "two"
+    """`--two-sided`: the authors' released code, which is two-sided in the t-test, the
+    bootstrap and the power simulation — so its power curves sit below PAW's default ones
+    at the same α."""
+
+
+class Alternative(StrEnum):
+    """Direction of a one-sided H1 (targeted vs baseline)."""
+
+    LESS = "less"
+    GREATER = "greater"
+
+
+class Correction(StrEnum):
+    """`--correction`: which p marks significance, within each declared family."""
+
+    BONFERRONI = "bonferroni"
+    """The paper's (§4.1)."""
+    HOLM = "holm"
+    NONE = "none"
+    """The raw p."""
+
+
+ANALYSIS_SETTINGS: dict[str, type[StrEnum]] = {
+    "correction": Correction, "sides": Sides, "kl_floor": KlFloor, "alternative": Alternative}
+"""A study's stored analysis settings (`audits.config_json`, written by `paw study`) and
+their types: read as members where a study is loaded (`data.resolve_study`)."""
 
 MIN_ITEMS = 15
 """Fewer paired items than this and the report warns: the smallest N measured at which every
@@ -67,8 +105,9 @@ PER_SAMPLE: tuple[str, ...] = ("jsd", "kl")
 REGRESSION: tuple[str, ...] = ("beta_diff", "beta_level")
 """Eq. 5 (difference model) and Eq. 7 (level model, Appendix A) coefficients β_pert."""
 
-H1: dict[str, str] = {"fr": "greater", "jsd": "greater", "kl": "greater",
-                      "mi": "less", "phi": "less"}
+H1: dict[str, Alternative] = {"fr": Alternative.GREATER, "jsd": Alternative.GREATER,
+                              "kl": Alternative.GREATER, "mi": Alternative.LESS,
+                              "phi": Alternative.LESS}
 """Direction of H1 (targeted vs baseline) per metric, §3.4: flip rate, JSD, KL larger under
 the targeted edit; MI and φ smaller ("higher MI/φ indicates more agreement")."""
 
@@ -76,7 +115,7 @@ LABELS: dict[str, str] = {"mi": "MI", "phi": "φ", "fr": "FR", "jsd": "JSD", "kl
                           "beta_diff": "β̂ (difference)", "beta_level": "β̂ (level)"}
 """Display names of the measures."""
 
-CORRECTIONS: tuple[str, ...] = ("bonferroni", "holm")
+CORRECTIONS: tuple[Correction, ...] = (Correction.BONFERRONI, Correction.HOLM)
 """Multiple-testing corrections applied within each declared family (statsmodels names)."""
 
 
@@ -88,7 +127,8 @@ def _rows(p: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=-1, keepdims=True)
 
 
-def kl_divergence(p: np.ndarray, q: np.ndarray, floor: str = "q") -> np.ndarray:
+def kl_divergence(p: np.ndarray, q: np.ndarray, floor: KlFloor | str = KlFloor.Q
+                  ) -> np.ndarray:
     """KL(P‖Q) of each row, in bits (Eq. 1), floored as `KL_FLOORS[floor]` says and renormalised.
 
     Args:
@@ -101,9 +141,7 @@ def kl_divergence(p: np.ndarray, q: np.ndarray, floor: str = "q") -> np.ndarray:
     """
     from scipy.special import rel_entr
 
-    if floor not in KL_FLOORS:
-        raise ValueError(f"floor must be one of {tuple(KL_FLOORS)}, got {floor!r}")
-    value, floor_p = KL_FLOORS[floor]
+    value, floor_p = KL_FLOORS[KlFloor(floor)]  # ValueError for a string that is none
     p = np.asarray(p, dtype=float)
     p = _rows(np.maximum(p, value) if floor_p else p)
     q = _rows(np.maximum(np.asarray(q, dtype=float), value))

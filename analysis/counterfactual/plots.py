@@ -3,6 +3,7 @@ and as a terminal plot, and the paraphrase agreement scatter."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -63,7 +64,7 @@ def text_plot(series: Mapping[str, Sequence[tuple[float, float]]], *, title: str
 
 def _series(frame: pd.DataFrame, model: str, metric: str) -> dict[str, list[tuple[float, float]]]:
     part = frame[frame["model"] == model]
-    return {task: list(zip(g["achieved_mean"].astype(float), g[metric].astype(float)))
+    return {task: list(zip(g["achieved_mean"].astype(float), g[metric].astype(float), strict=True))
             for task, g in part.groupby("task", sort=False)}
 
 
@@ -79,7 +80,7 @@ def dose_png(frame: pd.DataFrame, metric: str, title: str, y_label: str) -> byte
     fig, axes = plt.subplots(1, max(1, len(models)), figsize=(4.2 * max(1, len(models)), 3.6),
                              dpi=110, squeeze=False)
     try:
-        for ax, model in zip(axes[0], models):
+        for ax, model in zip(axes[0], models, strict=False):  # one empty axis if no model
             for task, pts in _series(frame, model, metric).items():
                 pts = sorted(p for p in pts if np.isfinite(p).all())
                 if pts:
@@ -122,8 +123,7 @@ def dose_figures(frame: pd.DataFrame) -> list[Figure]:
             return "\n\n".join(blocks)
 
         figures.append(Figure(name, title, render, text,
-                              plot=lambda metric=metric, title=title, y_label=y_label:
-                              dose_data(frame, metric, title, y_label)))
+                              plot=functools.partial(dose_data, frame, metric, title, y_label)))
     return figures
 
 

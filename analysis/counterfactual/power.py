@@ -9,8 +9,8 @@ synthetic set) and each (σ, σ_pert):
 Logits become probabilities by the sigmoid. JSD and KL compare the original distribution
 (p, 1 − p) with each arm's, and are tested with the one-sided paired t-test; MI, φ and the
 flip rate use binary answers drawn y ~ Bernoulli(p) for the original and both arms, and are
-tested with the paired bootstrap — the very functions of `analysis.counterfactual.definitions`. Power
-is the share of simulations rejecting at α; at σ_pert = 0 it is the false-positive rate.
+tested with the paired bootstrap — the very functions of `analysis.counterfactual.definitions`.
+Power is the share of simulations rejecting at α; at σ_pert = 0 it is the false-positive rate.
 
 Vectorised over simulations: every simulation's bootstrap is a multinomial draw over the
 8 joint answer cells, so a cell of 1,000 simulations × B = 1,000 costs a few hundred ms.
@@ -18,16 +18,19 @@ Vectorised over simulations: every simulation's bootstrap is a multinomial draw 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from analysis.common.options import choices
 from analysis.common.png import png_bytes
 from analysis.counterfactual import definitions as cfd
-
 from analysis.counterfactual import statistics as cfs
+from analysis.counterfactual.definitions import Sides
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,17 +62,25 @@ def _binary(p: np.ndarray) -> np.ndarray:
     return np.stack([p, 1.0 - p], axis=-1)
 
 
-ORIGINALS: tuple[str, ...] = ("redraw", "fixed")
-"""How the original prompts' binary answers are drawn: 'redraw' (default) draws y ~
-Bernoulli(σ(z)) anew in every simulation, as Appendix F reads ("we draw discrete binary
-answers y ∼ Bernoulli(p)", for every arm); 'fixed' draws them once per cell and keeps them
-for every simulation, as the authors' released simulation code does (issue 23's review)."""
+class Originals(StrEnum):
+    """How the original prompts' binary answers are drawn."""
+
+    REDRAW = "redraw"
+    """Default: y ~ Bernoulli(σ(z)) anew in every simulation, as Appendix F reads ("we draw
+    discrete binary answers y ∼ Bernoulli(p)", for every arm)."""
+    FIXED = "fixed"
+    """Drawn once per cell and kept for every simulation, as the authors' released
+    simulation code does (issue 23's review)."""
+
+
+ORIGINALS: tuple[str, ...] = tuple(choices(Originals))
+"""The values of `Originals`."""
 
 
 def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int = SIMS,
                   n_boot: int = cfd.N_BOOT, alpha: float = cfd.ALPHA,
-                  rng: np.random.Generator | None = None, sides: str = "one",
-                  originals: str = "redraw") -> dict[str, tuple[int, int]]:
+                  rng: np.random.Generator | None = None, sides: Sides = Sides.ONE,
+                  originals: Originals = Originals.REDRAW) -> dict[str, tuple[int, int]]:
     """Run `sims` simulations of one (σ, σ_pert) cell.
 
     Args:
@@ -89,11 +100,12 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
     rng = rng if rng is not None else np.random.default_rng(0)
     if originals not in ORIGINALS:
         raise ValueError(f"originals must be one of {ORIGINALS}, got {originals!r}")
+    originals, sides = Originals(originals), Sides(sides)
     z = np.asarray(z, dtype=float)
     n = z.size
     p0 = _sigmoid(z)
     original = _binary(p0)
-    kept = (rng.random(n) < p0).astype(int) if originals == "fixed" else None
+    kept = (rng.random(n) < p0).astype(int) if originals is Originals.FIXED else None
     out = {test: [0, 0] for test in TESTS}
     for start in range(0, sims, CHUNK):
         s = min(CHUNK, sims - start)
@@ -122,8 +134,8 @@ def simulate_cell(z: np.ndarray, sigma: float, sigma_pert: float, *, sims: int =
 def power_grid(conditions: Mapping[str, np.ndarray], sigmas: Sequence[float] = SIGMAS,
                sigma_perts: Sequence[float] = SIGMA_PERTS, *, sims: int = SIMS,
                n_boot: int = cfd.N_BOOT, alpha: float = cfd.ALPHA, seed: int = 0,
-               on_cell: Callable[[int, int], None] | None = None, sides: str = "one",
-               originals: str = "redraw") -> pd.DataFrame:
+               on_cell: Callable[[int, int], None] | None = None, sides: Sides = Sides.ONE,
+               originals: Originals = Originals.REDRAW) -> pd.DataFrame:
     """Power of the five tests over every condition × σ × σ_pert.
 
     Each cell's generator is seeded by (seed, condition index, σ index, σ_pert index), so a
@@ -222,7 +234,7 @@ def power_png(grid: pd.DataFrame, condition: str) -> bytes:
                              sharey=True, squeeze=False)
     try:
         alpha = None
-        for ax, sigma in zip(axes[0], sigmas):
+        for ax, sigma in zip(axes[0], sigmas, strict=True):
             cell = part[part["sigma"] == sigma]
             for test in TESTS:
                 line = cell[cell["test"] == test].sort_values("sigma_pert")
@@ -279,8 +291,8 @@ def power_report(grid: pd.DataFrame, meta: dict, conditions: Mapping[str, np.nda
                 "the paired t-test on Δᵢ; MI, φ, FR by the paired bootstrap.", "power"),
     ]
     figures = [Figure(f"power_{i}", f"power curves: {name}",
-                      (lambda name=name: power_png(grid, name)),
-                      plot=(lambda name=name: power_data(grid, name)))
+                      functools.partial(power_png, grid, name),
+                      plot=functools.partial(power_data, grid, name))
                for i, name in enumerate(conditions)]
     return Report("PAW power simulation (seed 000, Appendix F)", meta, sections, figures)
 

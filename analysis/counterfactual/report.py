@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from analysis.common.document import Report, Section
+from analysis.common.options import Option, parse_option
 from analysis.common.report_options import ReportOptions
 from analysis.counterfactual import comparison as cfc
 from analysis.counterfactual import definitions as cfd
@@ -104,15 +105,32 @@ def design_table(data: StudyData, tests: pd.DataFrame) -> pd.DataFrame:
 CORRECTION_NAMES = {"bonferroni": "Bonferroni", "holm": "Holm", "none": "no"}
 
 
-def analysis_options(config: dict[str, Any], **overrides: Any) -> dict[str, str]:
+class AnalysisOptions(TypedDict):
+    """A study's analysis settings as their types (`analysis_options`)."""
+
+    correction: cfd.Correction
+    sides: cfd.Sides
+    kl_floor: cfd.KlFloor
+    alternative: cfd.Alternative
+
+
+def analysis_options(config: dict[str, Any], **overrides: Any) -> AnalysisOptions:
     """The study's analysis settings (stored by `paw study`; older studies: the paper's),
-    with any of `correction`, `sides`, `kl_floor`, `alternative` overridden when not None."""
-    options = {"correction": str(config.get("correction", "bonferroni")),
-               "sides": str(config.get("sides", "one")),
-               "kl_floor": str(config.get("kl_floor", "q")),
-               "alternative": str(config.get("alternative", "less"))}
-    options.update({k: v for k, v in overrides.items() if v is not None and k in options})
-    return options
+    with any of `correction`, `sides`, `kl_floor`, `alternative` overridden when not None,
+    each read as its type (a value that is none of its type's values is refused)."""
+    values = {"correction": config.get("correction", "bonferroni"),
+              "sides": config.get("sides", "one"),
+              "kl_floor": config.get("kl_floor", "q"),
+              "alternative": config.get("alternative", "less")}
+    values.update({k: v for k, v in overrides.items() if v is not None and k in values})
+
+    def read(kind: type[Option], name: str) -> Option:
+        return parse_option(kind, values[name], field=name, where="the study's report options")
+
+    return AnalysisOptions(correction=read(cfd.Correction, "correction"),
+                           sides=read(cfd.Sides, "sides"),
+                           kl_floor=read(cfd.KlFloor, "kl_floor"),
+                           alternative=read(cfd.Alternative, "alternative"))
 
 
 def compute(data: StudyData, *, n_boot: int, seed: int, correction: str | None = None,
@@ -126,7 +144,7 @@ def compute(data: StudyData, *, n_boot: int, seed: int, correction: str | None =
 
 
 def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
-                   options: dict[str, str] | None = None) -> list[Section]:
+                   options: AnalysisOptions | None = None) -> list[Section]:
     """The report's sections, in the paper's order (a warning first when items are few)."""
     config = data.info["config"]
     options = options or analysis_options(config)

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.counterfactual.definitions import AGGREGATE, H1, N_BOOT, table_metrics
+from analysis.counterfactual.definitions import (
+    AGGREGATE,
+    H1,
+    N_BOOT,
+    Alternative,
+    Sides,
+    table_metrics,
+)
 from analysis.counterfactual.exact import metric_sign
 
 
@@ -61,7 +68,7 @@ class TestResult:
 
 
 def paired_t_test(measure: str, d_target: np.ndarray, d_baseline: np.ndarray, *,
-                  sides: str = "one") -> TestResult:
+                  sides: Sides = Sides.ONE) -> TestResult:
     """Paired t-test on Δᵢ = d(pᵢ, p′ᵢ) − d(pᵢ, p″ᵢ); one-sided H1: E[Δ] > 0 (Eq. 6).
 
     Args:
@@ -77,6 +84,7 @@ def paired_t_test(measure: str, d_target: np.ndarray, d_baseline: np.ndarray, *,
     """
     from scipy import stats
 
+    sides = Sides(sides)  # a bare string that is neither raises here, not later
     x, y = np.asarray(d_target, dtype=float), np.asarray(d_baseline, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
@@ -85,7 +93,7 @@ def paired_t_test(measure: str, d_target: np.ndarray, d_baseline: np.ndarray, *,
     mean_b = float(y.mean()) if n else math.nan
     delta = x - y
     effect = float(delta.mean()) if n else math.nan
-    test = "paired t" if sides == "one" else "paired t (two-sided)"
+    test = "paired t" if sides is Sides.ONE else "paired t (two-sided)"
     if n < 2:
         return TestResult(measure, effect, mean_t, mean_b, math.nan, math.nan, math.nan, n,
                           test, "fewer than 2 pairs")
@@ -96,7 +104,7 @@ def paired_t_test(measure: str, d_target: np.ndarray, d_baseline: np.ndarray, *,
         return TestResult(measure, effect, mean_t, mean_b, math.nan, math.nan, math.nan, n,
                           test, "Δ is constant: t undefined")
     result = stats.ttest_1samp(delta, 0.0,
-                               alternative="greater" if sides == "one" else "two-sided")
+                               alternative="greater" if sides is Sides.ONE else "two-sided")
     return TestResult(measure, effect, mean_t, mean_b, float(result.statistic), math.nan,
                       float(result.pvalue), n, test)
 
@@ -113,7 +121,7 @@ def _flat_rows(delta: np.ndarray, scale: float | np.ndarray = 0.0) -> np.ndarray
     return sd <= FLAT_RELATIVE * size
 
 
-def paired_t_rows(delta: np.ndarray, sides: str = "one") -> np.ndarray:
+def paired_t_rows(delta: np.ndarray, sides: Sides = Sides.ONE) -> np.ndarray:
     """One-sample t-test p-value of each row of `delta` at once (H1: mean > 0, or two-sided).
 
     The same test as `paired_t_test`, vectorised for the power simulation; a row that is
@@ -121,6 +129,7 @@ def paired_t_rows(delta: np.ndarray, sides: str = "one") -> np.ndarray:
     """
     from scipy import stats
 
+    sides = Sides(sides)
     delta = np.asarray(delta, dtype=float)
     n = delta.shape[-1]
     if n < 2:
@@ -130,7 +139,7 @@ def paired_t_rows(delta: np.ndarray, sides: str = "one") -> np.ndarray:
     flat = _flat_rows(delta)  # e.g. every Δ exactly 0 at σ_pert = σ = 0
     with np.errstate(invalid="ignore", divide="ignore"):
         t = mean / (sd / math.sqrt(n))
-        p = stats.t.sf(t, n - 1) if sides == "one" else 2 * stats.t.sf(np.abs(t), n - 1)
+        p = stats.t.sf(t, n - 1) if sides is Sides.ONE else 2 * stats.t.sf(np.abs(t), n - 1)
     zero = ~delta.any(axis=-1)
     return np.where(zero, 1.0, np.where(flat, np.nan, p))
 
@@ -164,7 +173,8 @@ def bootstrap_counts(cells: np.ndarray, n_cells: int, n_boot: int,
     return rng.multinomial(n, observed / n, size=n_boot)
 
 
-def bootstrap_p(signs: np.ndarray, alternative: str, sides: str = "one") -> np.ndarray:
+def bootstrap_p(signs: np.ndarray, alternative: Alternative, sides: Sides = Sides.ONE
+                ) -> np.ndarray:
     """The bootstrap p from the replicates' δ* (or their exact signs, `exact.metric_sign`).
 
     One-sided, §3.4: the share of replicates inconsistent with H1 — Pr(δ* ≤ 0) when H1 says
@@ -173,12 +183,13 @@ def bootstrap_p(signs: np.ndarray, alternative: str, sides: str = "one") -> np.n
     Pr(δ* ≥ 0))). Replicates with an undefined δ* count as inconsistent either way. The
     shares are counts over B, so identical arms (every δ* = 0) give p = 1 exactly.
     """
+    alternative, sides = Alternative(alternative), Sides(sides)
     signs = np.asarray(signs, dtype=float)
     bad = ~np.isfinite(signs)
     low = (bad | (signs <= 0)).mean(axis=0)
     high = (bad | (signs >= 0)).mean(axis=0)
-    one = low if alternative == "greater" else high
-    if sides == "one":
+    one = low if alternative is Alternative.GREATER else high
+    if sides is Sides.ONE:
         return one
     return np.minimum(1.0, 2.0 * np.minimum(low, high))
 
@@ -192,7 +203,7 @@ def replicate_signs(rep_t: dict[str, np.ndarray], rep_b: dict[str, np.ndarray],
 
 def paired_bootstrap(orig: np.ndarray, target: np.ndarray, base: np.ndarray, k: int, *,
                      n_boot: int = N_BOOT, rng: np.random.Generator | None = None,
-                     sides: str = "one") -> list[TestResult]:
+                     sides: Sides = Sides.ONE) -> list[TestResult]:
     """The paired nonparametric bootstrap test of flip rate, MI and φ (§3.4).
 
     Items are resampled with replacement `n_boot` times; in each replicate the metric is
@@ -211,12 +222,13 @@ def paired_bootstrap(orig: np.ndarray, target: np.ndarray, base: np.ndarray, k: 
     Returns:
         One result per metric, in the order MI, φ, flip rate.
     """
+    sides = Sides(sides)
     rng = rng if rng is not None else np.random.default_rng(0)
     o, t, b = (np.asarray(x, dtype=int) for x in (orig, target, base))
     keep = (o >= 0) & (t >= 0) & (b >= 0)
     o, t, b = o[keep], t[keep], b[keep]
     n = int(o.size)
-    test = f"bootstrap B={n_boot}" + ("" if sides == "one" else " (two-sided)")
+    test = f"bootstrap B={n_boot}" + ("" if sides is Sides.ONE else " (two-sided)")
     if n == 0:
         return [TestResult(m, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan, 0,
                            test, "no pairs with all three answers") for m in AGGREGATE]
@@ -249,14 +261,14 @@ def paired_bootstrap(orig: np.ndarray, target: np.ndarray, base: np.ndarray, k: 
 # ---------------------------------------------------------------- regression
 
 
-def _sided(beta: float, p_two: float, alternative: str, sides: str) -> float:
+def _sided(beta: float, p_two: float, alternative: Alternative, sides: Sides) -> float:
     """The one-sided p in H1's direction from a symmetric test's two-sided p (or that p)."""
     if not (math.isfinite(beta) and math.isfinite(p_two)):
         return math.nan
-    if sides == "two":
+    if sides is Sides.TWO:
         return p_two
     half = p_two / 2.0
-    agrees = beta < 0 if alternative == "less" else beta > 0
+    agrees = beta < 0 if alternative is Alternative.LESS else beta > 0
     return half if agrees else 1.0 - half
 
 
@@ -271,8 +283,9 @@ def _identical(measure: str, n: int, test: str) -> TestResult:
                       "y_pert = y_base for every item (identical arms): β̂ = 0, p = 1", 1.0)
 
 
-def difference_model(delta: np.ndarray, d: np.ndarray, *, alternative: str = "less",
-                     sides: str = "one") -> TestResult:
+def difference_model(delta: np.ndarray, d: np.ndarray, *,
+                     alternative: Alternative = Alternative.LESS,
+                     sides: Sides = Sides.ONE) -> TestResult:
     """Eq. 5: Δᵢ = β_pert·dᵢ + εᵢ, Δᵢ = y_perturbed,i − y_baseline,i, OLS without intercept.
 
     Args:
@@ -287,11 +300,12 @@ def difference_model(delta: np.ndarray, d: np.ndarray, *, alternative: str = "le
     """
     import statsmodels.api as sm
 
+    alternative, sides = Alternative(alternative), Sides(sides)
     delta, d = np.asarray(delta, dtype=float), np.asarray(d, dtype=float)
     keep = np.isfinite(delta) & np.isfinite(d) & (d != 0)
     delta, d = delta[keep], d[keep]
     n = int(delta.size)
-    test = "OLS" if sides == "one" else "OLS (two-sided)"
+    test = "OLS" if sides is Sides.ONE else "OLS (two-sided)"
     if n < 2:
         return _regression_nan("beta_diff", n, test, "fewer than 2 pairs")
     if not delta.any():
@@ -306,8 +320,8 @@ def difference_model(delta: np.ndarray, d: np.ndarray, *, alternative: str = "le
 
 
 def level_model(y_target: np.ndarray, y_baseline: np.ndarray, z: np.ndarray, d: np.ndarray,
-                groups: np.ndarray, *, alternative: str = "less", sides: str = "one"
-                ) -> TestResult:
+                groups: np.ndarray, *, alternative: Alternative = Alternative.LESS,
+                sides: Sides = Sides.ONE) -> TestResult:
     """Eq. 7 (Appendix A): yᵢ = β0 + β1·zᵢ + β_pert·dᵢ + εᵢ on stacked baseline (d = 0) and
     perturbed (d = ±1) rows, z = the original prompt's output, SEs clustered by item.
 
@@ -324,13 +338,14 @@ def level_model(y_target: np.ndarray, y_baseline: np.ndarray, z: np.ndarray, d: 
     """
     import statsmodels.api as sm
 
+    alternative, sides = Alternative(alternative), Sides(sides)
     arrays = [np.asarray(a, dtype=float) for a in (y_target, y_baseline, z, d)]
     groups = np.asarray(groups)
     keep = np.logical_and.reduce([np.isfinite(a) for a in arrays]) & (arrays[3] != 0)
     y_t, y_b, z, d = (a[keep] for a in arrays)
     groups = groups[keep]
     n = int(y_t.size)
-    test = "OLS cluster(item), t(G−1)" + ("" if sides == "one" else " (two-sided)")
+    test = "OLS cluster(item), t(G−1)" + ("" if sides is Sides.ONE else " (two-sided)")
     if n < 2:
         return _regression_nan("beta_level", n, test, "fewer than 2 pairs")
     if np.array_equal(y_t, y_b):

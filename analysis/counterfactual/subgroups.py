@@ -1,4 +1,4 @@
-"""The Q-Pain subgroup analysis of seed 000 Appendix H (Table 10) and its regression layout (App. I).
+"""The Q-Pain subgroup analysis of seed 000 Appendix H (Table 10), its regressions' layout (App. I).
 
 A subgroup study (`paw study --subgroups …`) has one comparison unit per (template item,
 pair of subgroups); the pair's designated original is the unit's original prompt, the other
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analysis.counterfactual.definitions import ALPHA
+from analysis.counterfactual.definitions import ALPHA, Sides
 from analysis.counterfactual.statistics import adjust, paired_t_test
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def p_no(c: Comparison, probs: np.ndarray) -> np.ndarray:
 def _orientation(data: StudyData, target: str) -> tuple[str, str, str]:
     """(a, b, designated original) of a pair."""
     a, _, b = target[len(PREFIX):].partition("/")
-    original = next((details.get("original_subgroup") for op, _, details in
+    original = next((str(details["original_subgroup"]) for op, _, details in
                      data.targets.values() if op == target), a)
     return a, b, original
 
@@ -87,18 +87,20 @@ def pairwise_tests(data: StudyData) -> pd.DataFrame:
         orig, other_p = p_no(widest, widest.p_orig), p_no(widest, widest.p_target)
         p_a, p_b = (orig, other_p) if original == a else (other_p, orig)
         rows.append(_row(widest, "demographic", f"{a} vs {b}",
-                         paired_t_test("p_no", p_a, p_b, sides="two"), original))
-        c = by_baseline.get("adjusted paraphrase")
-        if c is not None:
-            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides="two")
-            rows.append(_row(c, "adjusted paraphrase",
+                         paired_t_test("p_no", p_a, p_b, sides=Sides.TWO), original))
+        para = by_baseline.get("adjusted paraphrase")
+        if para is not None:
+            result = paired_t_test("p_no", p_no(para, para.p_orig), p_no(para, para.p_base),
+                                   sides=Sides.TWO)
+            rows.append(_row(para, "adjusted paraphrase",
                              f"{original} vs paraphrase (toward {other})", result, original))
-        c = by_baseline.get("fixed sentence")
-        if c is not None and (model, task, original) not in fixed_seen:
+        fixed = by_baseline.get("fixed sentence")
+        if fixed is not None and (model, task, original) not in fixed_seen:
             # The same prompts as any other pair with this original: one test per subgroup.
             fixed_seen.add((model, task, original))
-            result = paired_t_test("p_no", p_no(c, c.p_orig), p_no(c, c.p_base), sides="two")
-            rows.append(_row(c, "fixed sentence", f"{original} vs fixed sentence", result,
+            result = paired_t_test("p_no", p_no(fixed, fixed.p_orig), p_no(fixed, fixed.p_base),
+                                   sides=Sides.TWO)
+            rows.append(_row(fixed, "fixed sentence", f"{original} vs fixed sentence", result,
                              original))
     columns = ["model", "task", "family", "comparison", "original", "delta", "statistic",
                "p", "n", "reason", "family_size", "p_bonferroni", "significant",

@@ -1,13 +1,33 @@
-"""Seed 001 (DBPA): the constants of the test, read by the statistics, the planner and the report."""
+"""Seed 001 (DBPA): the test's constants, read by the statistics, the planner and the report."""
 
 from __future__ import annotations
 
 import math
 from enum import StrEnum
 
-DISTANCES: tuple[str, ...] = ("jsd", "energy", "energy_emb")
-"""Discrepancies ω a test may use (docs/dbpa.md: `jsd` is the paper's default, `energy` its
-Table 4 alternative on P0/P1, `energy_emb` the authors' released-code variant)."""
+
+class Distance(StrEnum):
+    """Discrepancies ω a test may use (`--distance`, docs/dbpa.md)."""
+
+    JSD = "jsd"
+    """The paper's default."""
+    ENERGY = "energy"
+    """Its Table 4 alternative, on P0/P1."""
+    ENERGY_EMB = "energy_emb"
+    """The authors' released-code variant, on the embeddings."""
+
+
+DISTANCES: tuple[str, ...] = tuple(d.value for d in Distance)
+"""The values of `Distance`."""
+
+
+class Correction(StrEnum):
+    """`--correction`: the family-wise correction whose p decides each test."""
+
+    HOLM = "holm"
+    BONFERRONI = "bonferroni"
+    NONE = "none"
+    """The raw p."""
 
 JSD_BINS = 30
 """Histogram bins of the JSD (the authors' released code's default)."""

@@ -25,8 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from analysis.common.options import parse_option
 from analysis.common.document import Figure, Report, Section
 from analysis.common.report_options import ReportOptions
+from analysis.dbpa.definitions import Correction
 from analysis.dbpa.plots import roc_data, roc_png
 from analysis.dbpa.tables import (
     CANNOT,
@@ -100,7 +102,9 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None,
 
     run = find_run(db, ref, "dbpa")
     config = run_config(db, run.id)
-    alpha, correction = float(config["alpha"]), config["correction"]
+    alpha = float(config["alpha"])
+    correction = parse_option(Correction, config["correction"], field="correction",
+                              where=f"DBPA run {run.name}'s stored settings")
     frame = reach(adjust(load_tests(db, run.id), alpha, correction), alpha, correction)
     configs = [f"{e} / {dist}" for e in config["embedders"] for dist in config["distances"]]
     meta = {"audit": run.name, "audit_id": run.id, "kind": run.kind, "dataset": run.dataset,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from analysis.dbpa.definitions import Correction
+
 if TYPE_CHECKING:
     import pandas as pd
     import sqlite_utils
@@ -46,7 +48,7 @@ def load_tests(db: sqlite_utils.Database, audit_id: int) -> pd.DataFrame:
     return frame
 
 
-def adjust(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
+def adjust(frame: pd.DataFrame, alpha: float, correction: Correction) -> pd.DataFrame:
     """Add Holm and Bonferroni adjusted p-values per family, the decision and its stars.
 
     A family is one case study on one arm pair under one (embedder, distance); tests
@@ -56,6 +58,7 @@ def adjust(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
     import pandas as pd
     from statsmodels.stats.multitest import multipletests
 
+    correction = Correction(correction)  # a bare string that is none fails here
     frame = frame.copy()
     frame["p_holm"] = np.nan
     frame["p_bonferroni"] = np.nan
@@ -65,7 +68,7 @@ def adjust(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
         for method in ("holm", "bonferroni"):
             frame.loc[group.index, f"p_{method}"] = multipletests(
                 group["p_value"].to_numpy(), alpha=alpha, method=method)[1]
-    chosen = "p_value" if correction == "none" else f"p_{correction}"
+    chosen = "p_value" if correction is Correction.NONE else f"p_{correction.value}"
     frame["p_decision"] = frame[chosen]
     # True / False, or None where no test was run (object column, so None survives).
     frame["significant"] = pd.Series([None if pd.isna(p) else bool(p <= alpha)
@@ -75,7 +78,7 @@ def adjust(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
     return frame
 
 
-def reach(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
+def reach(frame: pd.DataFrame, alpha: float, correction: Correction) -> pd.DataFrame:
     """Add what each test could reach and how sure its p is.
 
     Columns: `p_floor` (the smallest p the test could expect, `design.smallest_p`),
@@ -89,6 +92,7 @@ def reach(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
     from analysis.dbpa.definitions import standardised_effect
     from analysis.dbpa.design import monte_carlo_interval, smallest_p
 
+    correction = Correction(correction)
     frame = frame.copy()
     tested = frame["p_value"].notna()
     columns = {name: np.full(len(frame), np.nan) for name in (
@@ -98,7 +102,7 @@ def reach(frame: pd.DataFrame, alpha: float, correction: str) -> pd.DataFrame:
             continue
         floor = smallest_p(int(row["n_baseline"]), int(row["n_perturbed"]),
                            int(row["permutations"]), row["distance"], row["design"])
-        m = 1 if correction == "none" else int(row["family_size"])
+        m = 1 if correction is Correction.NONE else int(row["family_size"])
         columns["p_floor"][position] = floor
         columns["p_floor_adjusted"][position] = min(1.0, m * floor)
         if not np.isnan(row["n_at_least"]):
@@ -148,7 +152,8 @@ def sensitivity(frame: pd.DataFrame, configs: list[str]) -> tuple[pd.DataFrame, 
         cells = {row["config"]: _cell(row) for _, row in group.iterrows()}
         decisions = {bool(s) for s in group["significant"] if s is not None}
         flip = len(decisions) > 1
-        rows.append({**dict(zip(index, key)), **{c: cells.get(c, "–") for c in configs},
+        rows.append({**dict(zip(index, key, strict=True)),
+                     **{c: cells.get(c, "–") for c in configs},
                      "flip": "FLIP" if flip else ""})
     table = pd.DataFrame(rows)
     if table.empty:

@@ -167,6 +167,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
                 None)
     item_options = loads(row["i_options"]) or {}
     variant_options = loads(row["v_options"])
+    excluded: str | None
     if row["generation_id"] is None:
         excluded, flipped = ("not_fired" if not row["fired"] else "not_generated"), None
     elif base is None:
@@ -229,6 +230,7 @@ def _robustness_verdicts(db: sqlite_utils.Database, row: dict) -> tuple[tuple[st
     """The seed-003 judge's verdicts on this edit, as (method, verdict): a prefixed answer's
     direction and stereotype flags (its own judgements, by subject), a CFV change's
     plausible/limited verdict (on the proposal the change came from)."""
+    kinds: tuple[str, ...]
     if row["role"] == RobustnessRole.CFV_ANSWER:
         subject, kinds = row["source_generation_id"], (KIND_CFV,)
     elif row["role"] in QUESTION_EDIT_ROLES and row["role"] != AuditRole.M_BLOCK:

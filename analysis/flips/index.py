@@ -3,8 +3,9 @@
 An *edit* is an answered perturbed job (`m_block`, `f_block`, `shuffle`; in a seed-003 run
 `demographic` and `cfv_answer`); it *flips* when its answer differs from its arm's baseline
 answer (for the shuffle: when the chosen option's text differs) — the rule of
-`analysis.audit.frames.observations`, applied per row (a test compares them). `index_flips` adds the rows of edits answered since it last ran, with what the list
-filters, counts and sorts on (flip, exclusion, chain update, JSD), so `analysis.flips.listing`
+`analysis.audit.frames.observations`, applied per row (a test compares them). `index_flips`
+adds the rows of edits answered since it last ran, with what the list filters, counts and
+sorts on (flip, exclusion, chain update, JSD), so `analysis.flips.listing`
 pages over an indexed table and never loads the audit's chains. The engine calls it when a
 run ends; `list_flips` calls it too, so a listing during a run sees the newest answers.
 Deleting its rows loses nothing: they are derived.
@@ -90,8 +91,8 @@ def matched_distributions(before: dict | None, after: dict | None, item_options:
 
 
 def jsd_many(pairs: Sequence[tuple[list[float], list[float]] | None]) -> list[float | None]:
-    """JSD in bits of each aligned pair (`analysis.counterfactual.definitions.js_divergence`, Eq. 2 of
-    seed 000), vectorised per number of labels; None where a pair is None."""
+    """JSD in bits of each aligned pair (`analysis.counterfactual.definitions.js_divergence`,
+    Eq. 2 of seed 000), vectorised per number of labels; None where a pair is None."""
     import numpy as np
 
     from analysis.counterfactual.definitions import js_divergence
@@ -102,9 +103,10 @@ def jsd_many(pairs: Sequence[tuple[list[float], list[float]] | None]) -> list[fl
         if pair is not None:
             by_k.setdefault(len(pair[0]), []).append(n)
     for rows in by_k.values():
-        p = np.array([pairs[n][0] for n in rows], dtype=float)  # type: ignore[index]
-        q = np.array([pairs[n][1] for n in rows], dtype=float)  # type: ignore[index]
-        for n, value in zip(rows, js_divergence(p, q)):
+        chosen = [pair for n in rows if (pair := pairs[n]) is not None]  # all of them
+        p = np.array([before for before, _ in chosen], dtype=float)
+        q = np.array([after for _, after in chosen], dtype=float)
+        for n, value in zip(rows, js_divergence(p, q), strict=True):
             out[n] = None if np.isnan(value) else float(value)
     return out
 
@@ -192,7 +194,7 @@ def index_flips(db: sqlite_utils.Database, audit_id: int) -> int:
         pairs.append(pair)
     if not rows and not stale:
         return 0
-    for row, value in zip(rows, jsd_many(pairs)):
+    for row, value in zip(rows, jsd_many(pairs), strict=True):
         row["jsd"] = value
     with transaction(db) as conn:
         if stale:

@@ -185,7 +185,8 @@ def _in(column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
 
 def _where(db: sqlite_utils.Database, audit_ids: list[int],
            flt: FlipFilter) -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
 
     def add(clause: str, values: Sequence[Any] = ()) -> None:
         clauses.append(clause)
@@ -279,7 +280,8 @@ def list_flips(db: sqlite_utils.Database, audit: str | int | None = None,
         "LIMIT ? OFFSET ?", [*params, limit, offset])]
     rows = {}
     if ids:
-        sql = _PAGE_SQL.format(judge=_JUDGE_METHODS, judgements=_JUDGEMENTS, ids=", ".join("?" for _ in ids))
+        sql = _PAGE_SQL.format(judge=_JUDGE_METHODS, judgements=_JUDGEMENTS,
+                               ids=", ".join("?" for _ in ids))
         rows = {r["job_id"]: r for r in db.query(sql, ids)}
     return FlipPage(tuple(_row(rows[i]) for i in ids), int(total), offset, limit,
                     tuple(audit_ids))

@@ -83,7 +83,8 @@ def consistency_sections(data: RobustnessData, profiles: list[Profiles],
         "Table 5 change rate is over all comparisons, as the paper's is (its own example's "
         "prefix contradicts its vignette), and this table splits it into consistent and "
         "contradicting comparisons. n_stored / n_conflicting / n_age…: every stored "
-        "comparison; n_compared and the rates: both answers parsed. A substituted vignette keeps its own age and can only "
+        "comparison; n_compared and the rates: both answers parsed. A substituted vignette "
+        "keeps its own age and can only "
         f"contradict through sex-specific findings, which stop the substitution. {ci}",
         key="consistency")]
     if len(profiles) > 1:

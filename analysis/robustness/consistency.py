@@ -62,7 +62,8 @@ _AGE_PATTERNS: tuple[tuple[re.Pattern[str], Fraction | None], ...] = (
 _MALE_NOUNS = ("man", "boy", "male", "gentleman")
 _FEMALE_NOUNS = ("woman", "girl", "female", "lady")
 PERSON_NOUN = re.compile(r"\b(man|woman|boy|girl|male|female|gentleman|lady|patient|person|"
-                         r"child|infant|newborn|neonate|adolescent|teenager|toddler)\b", re.IGNORECASE)
+                         r"child|infant|newborn|neonate|adolescent|teenager|toddler)\b",
+                         re.IGNORECASE)
 """The nouns a vignette names its patient with (the first after the age, or the first)."""
 
 FEMALE_SPECIFIC = re.compile(

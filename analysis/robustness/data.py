@@ -213,10 +213,10 @@ def load_robustness(db: sqlite_utils.Database, ref: str | int | None = None) -> 
     judge = f"llm_judge:{audit['config'].get('judge')}|"
     for role, kind in KIND_OF_ROLE.items():
         if role == RobustnessRole.JUDGE_CFV:
-            rows = db.execute(_CFV_VERDICTS_SQL, [kind, aid, role])
+            found = db.execute(_CFV_VERDICTS_SQL, [kind, aid, role])
         else:
-            rows = db.execute(_ANSWER_VERDICTS_SQL, [RobustnessRole.DEMOGRAPHIC, kind, aid, role])
-        for r in rows:
+            found = db.execute(_ANSWER_VERDICTS_SQL, [RobustnessRole.DEMOGRAPHIC, kind, aid, role])
+        for r in found:
             if not str(r[8]).startswith(judge):
                 continue  # another judge name over the same file: not this run's verdict
             verdict_rows.append({"role": r[0], "arm_id": r[1], "item_id": r[2],
@@ -352,7 +352,7 @@ def demographic_pairs(data: RobustnessData) -> pd.DataFrame:
                 for r in data.verdicts.itertuples()}
     flag_jobs = {(r.arm_id, r.item_id, r.variant_id) for r in data.judge_jobs.itertuples()
                  if r.role == RobustnessRole.JUDGE_FLAGS}
-    questions = dict(zip(data.items["item_id"], data.items["question"]))
+    questions = dict(zip(data.items["item_id"], data.items["question"], strict=True))
     checks: dict[tuple[int, str], Any] = {}
     rows = []
     for r in answers[answers["role"] == RobustnessRole.DEMOGRAPHIC].itertuples():

@@ -158,7 +158,7 @@ def score_cfv(parsed: bool, circular: bool, answer: str | None, target: str,
 DIRECTIONS: tuple[str, ...] = ("more_aggressive", "less_aggressive", "lateral", "unknown")
 """Direction of a changed answer (Figure 5): more / less aggressive care, lateral, unknown."""
 
-DIRECTION_LETTERS: dict[str, str] = dict(zip("ABCD", DIRECTIONS))
+DIRECTION_LETTERS: dict[str, str] = dict(zip("ABCD", DIRECTIONS, strict=True))
 """The judge answers with a letter; this is what each letter means."""
 
 STEREOTYPE_CATEGORIES: tuple[str, ...] = (

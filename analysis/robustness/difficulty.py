@@ -64,7 +64,7 @@ def item_difficulty(data: RobustnessData) -> tuple[pd.DataFrame, str]:
     """
     import pandas as pd
 
-    metas = dict(zip(data.items["item_id"], data.items["meta"]))
+    metas = dict(zip(data.items["item_id"], data.items["meta"], strict=True))
     if len(metas) and all(isinstance(m, dict) and m.get("difficulty") is not None
                           for m in metas.values()):
         rows = []
@@ -83,7 +83,7 @@ def item_difficulty(data: RobustnessData) -> tuple[pd.DataFrame, str]:
         return pd.DataFrame(rows), "item field 'difficulty'"
     base = data.answers[(data.answers["role"] == RobustnessRole.BASELINE)
                         & (data.answers["status"] == "done")]
-    gold = dict(zip(data.items["item_id"], data.items["gold"]))
+    gold = dict(zip(data.items["item_id"], data.items["gold"], strict=True))
     rows = []
     for item_id, meta in metas.items():
         answers = [a for a in base[base["item_id"] == item_id]["answer"] if isinstance(a, str)]
@@ -104,7 +104,7 @@ def _sums(frame: pd.DataFrame, column: str | None, index: dict[int, int]):
 
     out = np.zeros(len(index))
     values = frame[column].astype(float) if column else np.ones(len(frame))
-    for item_id, value in zip(frame["item_id"], values):
+    for item_id, value in zip(frame["item_id"], values, strict=True):
         out[index[int(item_id)]] += value
     return out
 
@@ -182,7 +182,7 @@ def difficulty_sections_data(data: RobustnessData, attempts: pd.DataFrame, n_boo
     scored = attempts[attempts["state"] == "scored"].merge(difficulty, on="item_id",
                                                            how="left")
     scored = scored.assign(valid=(scored["outcome"] == "valid").astype(float))
-    labels = dict(zip(data.arms["arm_id"], data.arms["label"]))
+    labels = dict(zip(data.arms["arm_id"], data.arms["label"], strict=True))
     items = [int(i) for i in data.items["item_id"]]
     bands = tuple(b for b in BANDS if b in set(scored["band"].dropna())) or BANDS
     steps = tuple(sorted(set(scored["step"].dropna())))

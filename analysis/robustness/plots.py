@@ -38,7 +38,7 @@ def _stacked(rows: dict[str, dict[str, float]], keys: tuple[str, ...], title: st
                 drawn = True
             ax.barh(labels, values, left=left, color=COLOURS.get(key, "#999999"),
                     label=key.replace("_", " "))
-            left = [a + b for a, b in zip(left, values)]
+            left = [a + b for a, b in zip(left, values, strict=True)]
         if not drawn:
             ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes,
                     color="#a33")

@@ -75,7 +75,7 @@ def _sums(frame: pd.DataFrame, column: str | None, index: dict[int, int]) -> np.
     if frame.empty:
         return out
     values = frame[column].astype(float) if column else np.ones(len(frame))
-    for item_id, value in zip(frame["item_id"], values):
+    for item_id, value in zip(frame["item_id"], values, strict=True):
         out[index[int(item_id)]] += value
     return out
 
@@ -101,7 +101,7 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
     index = {int(i): n for n, i in enumerate(data.items["item_id"])}
     n_prefixes = max(len(data.prefixes), 1)
     answers = data.answers[data.answers["status"] == "done"]
-    gold = dict(zip(data.items["item_id"], data.items["gold"]))
+    gold = dict(zip(data.items["item_id"], data.items["gold"], strict=True))
     profiles = []
     for arm in data.arms.itertuples():
         w = resample_weights(len(index), n_boot, [seed, int(arm.arm_id)])
@@ -112,7 +112,7 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
                        & (answers["role"] == RobustnessRole.BASELINE)]
         base = base.assign(parsed=base["answer"].notna())
         base = base.assign(correct=[a == gold[i] for a, i in zip(base["answer"],
-                                                                  base["item_id"])])
+                                                                  base["item_id"], strict=True)])
         est["accuracy"] = ratio_estimate(_sums(base, "correct", index),
                                          _sums(base, "parsed", index), w)
         cnt["baseline_unparsed"] = int((~base["parsed"]).sum())
@@ -149,15 +149,15 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
                                                       _sums(sub, None, index), w)
         # Prefix–vignette consistency (analysis.robustness.consistency): the change rate
         # where the edit contradicts the vignette's stated age/sex/race, and where not.
-        for name, sub in (("consistent", parsed[parsed["consistent"] == True]),
-                          ("conflicting", parsed[parsed["consistent"] == False])):
+        for name, sub in (("consistent", parsed[parsed["consistent"].eq(True)]),
+                          ("conflicting", parsed[parsed["consistent"].eq(False)])):
             est[f"change_{name}"] = ratio_estimate(_sums(sub, "changed", index),
                                                    _sums(sub, None, index), w)
         demo = data.answers[(data.answers["arm_id"] == arm.arm_id)
                             & (data.answers["mode"] == mode)]
         cnt["demographic_not_fired"] = int((demo["status"] == "not_fired").sum())
         cnt["pairs_stored"] = len(pr)
-        cnt["pairs_conflicting"] = int((pr["consistent"] == False).sum())
+        cnt["pairs_conflicting"] = int(pr["consistent"].eq(False).sum())
         for kind in CONFLICT_KINDS:
             cnt[f"conflict_{kind}"] = sum(kind in c for c in pr["conflicts"])
 

@@ -117,6 +117,34 @@ def test_report_and_power_of_a_stored_study(capsys, db_path, tmp_path, make_engi
     assert power[0].render().startswith(b"\x89PNG")
 
 
+def test_a_stored_setting_that_is_none_of_its_values_is_refused(capsys, db_path, tmp_path,
+                                                                 make_engine_for_path):
+    # `sides` "Two" was read as two-sided by the t-tests and the bootstrap (`!= "one"`) and
+    # as one-sided by the regressions (`!= "two"`), in the same report: now the study's
+    # settings are read as `Sides` etc. once, where the study is loaded, and refused there.
+    from analysis.counterfactual.data import resolve_study
+    from analysis.counterfactual.definitions import Sides
+    from store.db import dumps, loads
+
+    db, name = make_engine_for_path(db_path)
+    config = loads(db.execute("SELECT config_json FROM audits WHERE name = ?",
+                              [name]).fetchone()[0])
+    assert (config["sides"], resolve_study(db, name)["config"]["sides"]) == ("one", Sides.ONE)
+    for setting, value, values in (("sides", "Two", "one, two"),
+                                   ("kl_floor", "p", "q, both"),
+                                   ("correction", "Holm", "bonferroni, holm, none"),
+                                   ("alternative", "lesser", "less, greater")):
+        db.execute("UPDATE audits SET config_json = ? WHERE name = ?",
+                   [dumps({**config, setting: value}), name])
+        db.conn.commit()
+        code, out, err = paw(capsys, "report", "--study", name, "--n-boot", "10", "--out",
+                             str(tmp_path / "study.md"), "--db", db_path)
+        assert (code, out) == (1, "")
+        assert err == (f"paw: error: study {name}'s stored settings: {setting} {value!r} is "
+                       f"not one of {values}\n")
+    assert not (tmp_path / "study.md").exists()
+
+
 @pytest.mark.model
 def test_the_controls_study_then_its_report_on_the_embedded_model(capsys, db_path, tmp_path):
     """Regression: these two commands crashed `paw report` (`tuple.index(x): x not in

@@ -201,3 +201,25 @@ def test_a_run_that_cannot_reject_warns_in_the_report(demo_db, fake_model, engin
     floors = report.section("tests").frame["p_floor"]
     assert floors.tolist() == [pytest.approx((1 + 199 / 20) / 200)] * 2
     assert "WARNING" in report.to_markdown().split("## Sensitivity")[0]  # in the header too
+
+
+def test_a_stored_correction_that_is_none_of_its_values_is_refused(demo_db, fake_model,
+                                                                   engine):
+    # "Holm" was looked up as column p_Holm (a KeyError deep in the table code); the run's
+    # settings are now read as `Correction` where the report reads them.
+    from store.db import dumps, loads
+    from store.errors import UserError
+
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=5, permutations=999,
+                    operators=("M5_severity_a",), item_ids=("demo-005",))
+    outcome = run_dbpa(demo_db, spec, engine=engine)
+    config = loads(demo_db.execute("SELECT config_json FROM audits WHERE id = ?",
+                                   [outcome.audit_id]).fetchone()[0])
+    assert config["correction"] == "holm"
+    assert build_report(demo_db, outcome.audit).meta["correction"] == "holm"
+    demo_db.execute("UPDATE audits SET config_json = ? WHERE id = ?",
+                    [dumps({**config, "correction": "Holm"}), outcome.audit_id])
+    with pytest.raises(UserError) as refused:
+        build_report(demo_db, outcome.audit)
+    assert str(refused.value) == (f"DBPA run {outcome.audit}'s stored settings: correction "
+                                  "'Holm' is not one of holm, bonferroni, none")

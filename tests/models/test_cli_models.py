@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
@@ -68,9 +69,13 @@ def test_bad_model_files_fail_with_one_line_and_lose_nothing(capsys, db_path, tm
     not_gguf.write_text("just text")
     cut = tmp_path / "cut.gguf"
     cut.write_bytes(embedded_model_path().read_bytes()[:5_000_000])
+    odd = tmp_path / "odd.gguf"  # a whole header, of an architecture llama.cpp lacks
+    odd.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 20)
+                    + b"general.architecture" + struct.pack("<IQ", 8, 4) + b"odd!")
     cases = [(str(tmp_path / "missing.gguf"), "model file not found"),
              (str(not_gguf), "not a GGUF model file"),
-             (str(cut), "truncated GGUF")]
+             (str(cut), "truncated GGUF"),
+             (str(odd), "could not load this model: unknown model architecture: 'odd!'")]
     for path, message in cases:
         code, _, err = _paw(capsys, "models", "add", path, "--db", db_path)
         _one_line_error(code, err, path, message)

@@ -36,9 +36,9 @@ def labelled(annotation_db):
 
 
 def gate_fast(monkeypatch) -> None:
-    from workbench.tui.screens import signin
+    from workbench import signin_attempts
 
-    monkeypatch.setattr(signin, "FAILURE_DELAYS_S", (0.0,))
+    monkeypatch.setattr(signin_attempts, "FAILURE_DELAYS_S", (0.0,))
 
 
 async def sign_in(pilot, name: str, passphrase: str) -> None:
@@ -108,7 +108,7 @@ async def test_three_wrong_passphrases_lock_the_gate(labelled, monkeypatch):
         gate = app.screen
         for attempt in range(1, 4):
             await sign_in(pilot, "carol", f"guess number {attempt}")
-            await wait_until(pilot, lambda: gate.failures == attempt)
+            await wait_until(pilot, lambda: gate.failures.count == attempt)
         await pilot.pause()
         assert "locked" in screen_text(app)
         await sign_in(pilot, "carol", PASSPHRASE)  # the right one, too late
@@ -167,12 +167,12 @@ async def test_a_passphrase_retyped_after_a_failed_try_never_shows_in_the_name(l
     async with at_the_gate(labelled.db_path, monkeypatch) as (app, pilot):
         gate = app.screen
         typed_fast(app, "carol\twrong guess\r")
-        await wait_until(pilot, lambda: gate.failures == 1)
+        await wait_until(pilot, lambda: gate.failures.count == 1)
         await pilot.pause()
         assert gate.focused is gate.query_one("#passphrase", Input)
         assert "type the passphrase again" in screen_text(app)
         typed_fast(app, f"carol\t{PASSPHRASE}\r")      # the name again, out of habit
-        await wait_until(pilot, lambda: gate.failures == 2)
+        await wait_until(pilot, lambda: gate.failures.count == 2)
         assert gate.query_one("#name", Input).value == "carol"
         assert PASSPHRASE not in screen_text(app) and app.locked
         # shift+tab goes back to the name with its text selected: typing replaces it.
@@ -188,9 +188,9 @@ async def test_the_coordination_form_takes_fast_keys_in_order(labelled, monkeypa
     # as fast, reach the name and the passphrase in order.
     from textual.widgets import Input
 
-    from workbench.tui.screens import coordination
+    from workbench import signin_attempts
 
-    monkeypatch.setattr(coordination, "FAILURE_DELAYS_S", (0.0,))
+    monkeypatch.setattr(signin_attempts, "FAILURE_DELAYS_S", (0.0,))
     async with at_the_gate(labelled.db_path, monkeypatch, (120, 36)) as (app, pilot):
         typed_fast(app, f"carol\t{PASSPHRASE}\r")
         await wait_until(pilot, lambda: not app.locked)

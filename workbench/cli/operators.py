@@ -29,7 +29,9 @@ def example_line(before: str, after: str | None, reason: str | None) -> str:
     if after is None:
         return f"not fired ({reason})"
     a, b = _one_line(before), _one_line(after)
-    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    # The first differing character within the shorter text (else where it ends).
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                 min(len(a), len(b)))
     return f"{_window(a, first)!r} -> {_window(b, first)!r}"
 
 
@@ -80,10 +82,10 @@ def operators_command(as_json: bool, db_path: str) -> None:
         return
     cells = [[str(row[c] or "-") for c in _COLUMNS] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(_COLUMNS)]
-    click.echo("  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths)).rstrip())
+    click.echo("  ".join(c.ljust(w) for c, w in zip(_COLUMNS, widths, strict=True)).rstrip())
     click.echo("  ".join("-" * w for w in widths))
-    for row, line in zip(rows, cells):
-        click.echo("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
+    for row, line in zip(rows, cells, strict=True):
+        click.echo("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
         output = row["example"]["output"]
         if row["target"] == "options" and output["fired"]:
             shown = f"options {row['example']['options']} -> {output['options']}"

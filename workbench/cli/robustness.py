@@ -57,7 +57,8 @@ def _split(text: str | None) -> tuple[str, ...]:
 @engine_options
 @db_option
 def robustness_command(dataset_name: str, models: str, tests: str, prefixes: str,
-                       demographic_mode: str, limit: int | None, item_ids: str | None, template: str, seed: int,
+                       demographic_mode: str, limit: int | None, item_ids: str | None,
+                       template: str, seed: int,
                        judge_model: str, embedder: str | None, name: str | None,
                        max_tokens: int, cfv_max_tokens: int, judge_max_tokens: int,
                        threads: int | None, gpu_layers: int, ctx: int | None,

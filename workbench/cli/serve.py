@@ -78,7 +78,7 @@ def serve_command(model_name: str, engine: str, count: int, parallel: int, host:
         with start_pool(model.path, count, engine=engine, host=host, port=port,
                         threads=threads, ctx=ctx, parallel=parallel, gpu_layers=gpu_layers,
                         binary=binary, api_key=api_key) as pool:
-            for url, log in zip(pool.urls, pool.logs):
+            for url, log in zip(pool.urls, pool.logs, strict=True):
                 click.echo(f"{url}\t(log {log})")
             click.echo(f"PAW_SERVERS={','.join(pool.urls)}")
             click.echo("serving; Ctrl-C stops the servers", err=True)

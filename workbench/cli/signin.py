@@ -3,9 +3,10 @@ environment variable named by `--passphrase-env` for scripts; never a plain argu
 
 A passphrase given as an argument would land in the shell history and in `ps`; the
 variable's *name* is all that appears there. Keys typed before the prompt appears are
-neither echoed nor taken as the passphrase (`workbench.cli.typeahead`). Interactive sign-in allows `MAX_ATTEMPTS`
-tries, waiting `FAILURE_DELAYS_S` seconds after each wrong one (each check also costs a
-scrypt, ~0.4 s), then stops.
+neither echoed nor taken as the passphrase (`workbench.cli.typeahead`). Interactive sign-in
+allows `MAX_ATTEMPTS` tries, waiting `FAILURE_DELAYS_S` seconds after each wrong one (both in
+`workbench.signin_attempts`, as for the workbench's forms; each check also costs a scrypt,
+~0.4 s), then stops.
 """
 
 from __future__ import annotations
@@ -18,12 +19,7 @@ from typing import Any
 import click
 
 from store.errors import UserError
-
-MAX_ATTEMPTS = 3
-"""Wrong passphrases allowed at an interactive prompt before the command stops."""
-
-FAILURE_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
-"""Wait after the 1st, 2nd, 3rd wrong passphrase (slows guessing at the terminal)."""
+from workbench.signin_attempts import MAX_ATTEMPTS, failure_delay
 
 _sleep: Callable[[float], None] = time.sleep  # tests replace it
 
@@ -96,7 +92,7 @@ def login(db: Any, name: str, env: str | None, role: str | None = None, *,
         except UserError as exc:
             if "wrong passphrase" not in str(exc):
                 raise
-            _sleep(FAILURE_DELAYS_S[min(attempt, len(FAILURE_DELAYS_S) - 1)])
+            _sleep(failure_delay(attempt))
             if attempt + 1 < attempts:
                 click.echo(f"{exc}; try again", err=True)
     if attempts == 1:
@@ -126,7 +122,7 @@ def login_file(path: str, env: str | None) -> tuple[Any, Any]:
             except UserError as exc:
                 if "wrong passphrase" not in str(exc):
                     raise
-                _sleep(FAILURE_DELAYS_S[min(attempt, len(FAILURE_DELAYS_S) - 1)])
+                _sleep(failure_delay(attempt))
                 if attempt + 1 < attempts:
                     click.echo(f"{exc}; try again", err=True)
         raise UserError(f"{name}: wrong passphrase" + (f" {attempts} times; stopped"
@@ -158,4 +154,4 @@ def split_pair(text: str) -> tuple[str, str]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if len(names) != 2 or names[0] == names[1]:
         raise UserError(f"--raters: expected two different names as A,B, got {text!r}")
-    return names  # type: ignore[return-value]
+    return names

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from analysis.common.options import choices
+from analysis.counterfactual.definitions import Alternative, Correction, KlFloor, Sides
 from workbench.cli.options import (
     db_option,
     engine_options,
@@ -101,16 +103,18 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
               help="Accepted |achieved − target| token-change fraction of a paraphrase.")
 @click.option("--attempts", type=click.IntRange(min=1, max=20), default=4, show_default=True,
               help="LLM paraphrase attempts before the deterministic fallback.")
-@click.option("--alternative", type=click.Choice(["less", "greater"]), default="less",
+@click.option("--alternative", type=click.Choice(choices(Alternative)),
+              default=Alternative.LESS.value,
               show_default=True, help="Regression H1: β_pert < 0 (less) or > 0.")
-@click.option("--correction", type=click.Choice(["bonferroni", "holm", "none"]),
-              default="bonferroni", show_default=True,
+@click.option("--correction", type=click.Choice(choices(Correction)),
+              default=Correction.BONFERRONI.value, show_default=True,
               help="Family-wise correction that marks significance in the report (the "
                    "paper's Bonferroni; none = raw p).")
 @click.option("--two-sided", is_flag=True,
               help="Two-sided tests everywhere, as the authors' released code (the paper's "
                    "tests are one-sided).")
-@click.option("--kl-floor", type=click.Choice(["q", "both"]), default="q", show_default=True,
+@click.option("--kl-floor", type=click.Choice(choices(KlFloor)), default=KlFloor.Q.value,
+              show_default=True,
               help="KL: floor only Q at 1e-12 (q) or P and Q at 1e-10 (both, the authors' "
                    "code).")
 @click.option("--token-denominator", type=click.Choice(["longer", "original"]),
@@ -178,8 +182,9 @@ def study_command(dataset_name: str, models: str, targets: str | None,
                      paraphraser=paraphraser, tolerance=tolerance, max_attempts=attempts,
                      seed=seed, limit=limit,
                      item_ids=_split(item_ids) if item_ids else None,
-                     alternative=alternative, name=name, correction=correction,
-                     sides="two" if two_sided else "one", kl_floor=kl_floor,
+                     alternative=Alternative(alternative), name=name,
+                     correction=Correction(correction),
+                     sides=Sides.TWO if two_sided else Sides.ONE, kl_floor=KlFloor(kl_floor),
                      token_denominator=token_denominator, targets_file=imported,
                      levels=levels, subgroups=groups, paraphrase_span=paraphrase_span,
                      subgroup_reference=parse_reference(subgroup_reference) if groups else None)
@@ -262,9 +267,17 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
 
     import numpy as np
 
-    from analysis.counterfactual.power import false_positive_rate, power_grid, power_report
+    from analysis.counterfactual.power import (
+        Originals,
+        false_positive_rate,
+        power_grid,
+        power_report,
+    )
     from store.errors import UserError
     from workbench.engine.events import BlockProgress, StageStarted
+
+    sides = Sides.TWO if two_sided else Sides.ONE
+    originals = Originals.FIXED if fixed_originals else Originals.REDRAW
 
     if (study is None) == (synthetic is None):
         raise UserError("paw power: expected exactly one of --study or --synthetic N")
@@ -295,13 +308,11 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
         progress(StageStarted("power", "simulation", cells))
         grid = power_grid(conditions, sigmas, perts, sims=sims, n_boot=n_boot, alpha=alpha,
                           seed=seed, on_cell=lambda d, t: progress(BlockProgress("cells", d, t)),
-                          sides="two" if two_sided else "one",
-                          originals="fixed" if fixed_originals else "redraw")
+                          sides=sides, originals=originals)
     elapsed = time.perf_counter() - started
     meta = {"source": source, "conditions": len(conditions), "sigma": list(sigmas),
             "sigma_pert": list(perts), "sims": sims, "n_boot": n_boot, "alpha": alpha,
-            "seed": seed, "sides": "two" if two_sided else "one",
-            "originals": "fixed" if fixed_originals else "redraw",
+            "seed": seed, "sides": sides, "originals": originals,
             "seconds": round(elapsed, 1)}
     report = power_report(grid, meta, conditions)
     if study is not None:  # the study's report and `paw ui` show its curves from now on

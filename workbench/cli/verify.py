@@ -4,13 +4,17 @@ gets the details; each person can confirm that the record's key for them is thei
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from store.errors import UserError
 from workbench.cli.options import db_option, open_store
 from workbench.cli.signin import coordinator_option, login, login_coordinator, passphrase_env_option
+
+if TYPE_CHECKING:
+    from annotate.record_replay import RecordProblem
+    from annotate.verify import ChainProblem
 
 
 def _summary(report: Any) -> str:
@@ -73,7 +77,7 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
         who = login_coordinator(db, coordinator, passphrase_env, "verify", write=False)
     anchored = resolve_head(db, head) if head else None
     report = verify_record(db, head=anchored)
-    problems = [*report.labels.problems, *report.problems]
+    problems: list[ChainProblem | RecordProblem] = [*report.labels.problems, *report.problems]
     if person and who is not None:
         # A person sees only what concerns their own entries (a rater sees no one else's).
         problems = [p for p in report.problems if p.person_id == who.id or p.kind == "anchor"]

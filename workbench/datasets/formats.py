@@ -72,7 +72,7 @@ def _medmcqa(value: Any, line: int, first_index: int) -> Item:
         index = cop
     elif isinstance(cop, str) and cop.strip().lstrip("-").isdigit():
         index = int(cop)
-    if index not in valid:
+    if index is None or index not in valid:
         hint = ""
         if first_index == 1 and index == 0:
             hint = " (a 0-based export? import it as medmcqa0)"
@@ -150,6 +150,7 @@ def parse_mmlu(value: Any, line: int, source: Source) -> Item:
     question, *options, answer = cells
     return make_item(
         source_id=source.line_id(line), question=question,
-        options=dict(zip("ABCD", options)), gold=answer, gold_field="answer", line=line,
+        options=dict(zip("ABCD", options, strict=True)), gold=answer, gold_field="answer",
+        line=line,
         subject=_MMLU_SPLIT.sub("", source.stem),
     )

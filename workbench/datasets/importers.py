@@ -234,9 +234,9 @@ class ImportReport:
 
     def lines(self, examples: int = 5) -> list[str]:
         """Human-readable summary: one line of counts, then skipped rows if any."""
-        out = [f"{self.path}: {plural(self.n_new, 'new item')} in dataset {self.dataset!r} "
+        out = [(f"{self.path}: {plural(self.n_new, 'new item')} in dataset {self.dataset!r} "
                f"({plural(self.n_valid, 'valid row')}, {self.n_valid - self.n_new} "
-               "already present)"]
+               "already present)")]
         if self.skipped:
             reasons = ", ".join(f"{n} {r}" for r, n in self.skipped_by_reason().items())
             out.append(f"skipped {plural(len(self.skipped), 'bad row')}: {reasons}")

@@ -165,7 +165,7 @@ def _options(mapping: Mapping, record: dict[str, Any], from_csv: bool) -> dict[s
     # Trailing empty columns are allowed (e.g. opE blank on four-option rows); a gap is not.
     while values and values[-1] is MISSING:
         values.pop()
-    for column, value in zip(spec, values):
+    for column, value in zip(spec, values, strict=False):  # the trailing empties are gone
         if value is MISSING:
             raise RowError(column, "option text (only trailing options may be empty)",
                            "nothing", reason="missing field")
@@ -188,7 +188,7 @@ def _gold(mapping: Mapping, value: Any, options: dict[str, Any]) -> Any:
     index = value if isinstance(value, int) and not isinstance(value, bool) else None
     if isinstance(value, str) and value.strip().isdigit():
         index = int(value)
-    if index not in valid:
+    if index is None or index not in valid:
         raise RowError(mapping.answer, f"an option number {valid.start}..{valid.stop - 1} "
                        f"({mapping.answer_format})", shown(value),
                        reason="gold not among options")

@@ -209,8 +209,17 @@ def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
                 "line", f"{len(columns)} cells (one per header column)", f"{len(cells)}",
                 reason="invalid CSV"))
         else:
-            yield RawRow(start, value=dict(zip(columns, cells)))
+            yield RawRow(start, value=dict(zip(columns, cells, strict=True)))
 
+
+
+_SPACE = re.compile(r"\s*")
+
+
+def _past_space(text: str, index: int) -> int:
+    """The first position at or after `index` that is not whitespace."""
+    found = _SPACE.match(text, index)  # `\s*` always matches, if only the empty string
+    return found.end() if found is not None else index
 
 def read_json_object(data: bytes) -> Iterator[RawRow]:
     """Entries of one top-level JSON object (`{"id": {...}, ...}`), as `(key, value)` rows.
@@ -237,19 +246,18 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
     # inside one entry is that entry's error.
     decoder = json.JSONDecoder()
     strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
-    whitespace = re.compile(r"\s*")
-    index = whitespace.match(text, 0).end()
+    index = _past_space(text, 0)
     if not text.startswith("{", index):
         yield RawRow(text.count("\n", 0, index) + 1, error=RowError(
             "file", "a JSON object of id -> entry", shown(text[index:index + 20]),
             reason="invalid JSON"), fatal=True)
         return
-    index = whitespace.match(text, index + 1).end()
+    index = _past_space(text, index + 1)
     while text[index] != "}":
         line = text.count("\n", 0, index) + 1
         key, index = decoder.raw_decode(text, index)
-        index = whitespace.match(text, index).end() + 1  # past ':'
-        index = whitespace.match(text, index).end()
+        index = _past_space(text, index) + 1  # past ':'
+        index = _past_space(text, index)
         try:
             value, end = strict.raw_decode(text, index)
         except RowError as exc:
@@ -258,6 +266,6 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
         else:
             index = end
             yield RawRow(line, value=(key, value))
-        index = whitespace.match(text, index).end()
+        index = _past_space(text, index)
         if text[index] == ",":
-            index = whitespace.match(text, index + 1).end()
+            index = _past_space(text, index + 1)

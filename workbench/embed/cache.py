@@ -49,7 +49,7 @@ def _store(db: sqlite_utils.Database, embedder: Embedder, hashes: Sequence[str],
            vectors: np.ndarray) -> None:
     now = utcnow()
     with transaction(db) as conn:
-        for digest, vector in zip(hashes, vectors):
+        for digest, vector in zip(hashes, vectors, strict=True):
             conn.execute(
                 "INSERT OR IGNORE INTO text_embeddings (embedder, version, text_sha256, dim, "
                 "vector, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -81,7 +81,7 @@ def embed_texts(db: sqlite_utils.Database, embedder: Embedder, texts: Sequence[s
     hashes = [text_sha256(text) for text in texts]
     have = stored_vectors(db, embedder, hashes)
     todo: dict[str, str] = {}
-    for digest, text in zip(hashes, texts):
+    for digest, text in zip(hashes, texts, strict=True):
         if digest not in have:
             todo.setdefault(digest, text)
     pending = list(todo.items())
@@ -90,7 +90,7 @@ def embed_texts(db: sqlite_utils.Database, embedder: Embedder, texts: Sequence[s
         chunk = pending[start:start + batch]
         vectors = embedder.embed([text for _, text in chunk])
         _store(db, embedder, [digest for digest, _ in chunk], vectors)
-        have.update({digest: vector for (digest, _), vector in zip(chunk, vectors)})
+        have.update({digest: vector for (digest, _), vector in zip(chunk, vectors, strict=True)})
         if on_progress is not None:
             on_progress(start + len(chunk), len(pending))
     if not texts:

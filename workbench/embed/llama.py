@@ -56,7 +56,8 @@ class LlamaEmbedder(Embedder):
         self.version = (f"sha256={self.model.sha256};pooling={pooling};n_ctx={self.n_ctx};"
                         f"llama_cpp={llama_cpp.__version__};impl={IMPLEMENTATION}")
         self.description = (f"llama.cpp embeddings of {self.model.name} "
-                            f"({self.model.architecture or 'GGUF'}, {self.model.quantization or ''}),"
+                            f"({self.model.architecture or 'GGUF'}, "
+                            f"{self.model.quantization or ''}),"
                             f" {pooling} pooling, L2-normalised, texts cut to {self.n_ctx} "
                             f"tokens")
         self._llm = None

@@ -10,6 +10,7 @@ condition a text came from, so the permutation null stays exact.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from workbench.embed.base import Embedder
@@ -38,7 +39,7 @@ class TfidfEmbedder(Embedder):
                             "lowercase, smooth idf, L2 norm), fitted on the texts of each "
                             "call (in DBPA: the pooled 2k outputs of one test)")
 
-    def embed(self, texts):  # type: ignore[override]
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Fit on all of `texts` at once (one corpus) and return their L2-normalised rows."""
         import numpy as np
 

@@ -11,7 +11,8 @@ Two llama.cpp details this module relies on (llama-cpp-python 0.3.36):
   `Llama.generate` those are, at every yielded token, the logits that produced it.
 - `Llama.generate(reset=True)` keeps the longest common token prefix of the previous
   call in the KV cache and evaluates only the rest. For models where that is unsafe
-  (sliding-window or recurrent state) we `reset()` first, so each prompt is fresh.
+  (sliding-window or recurrent state, as the loaded model itself tells:
+  `llama_facts.prefix_cache_verdict`) we `reset()` first, so each prompt is fresh.
 """
 
 from __future__ import annotations
@@ -20,18 +21,21 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from store.errors import UserError
-from workbench.models.decoded import Decoded, Watched, read_watched
+from workbench.models.decoded import Decoded, Watched, common_prefix, read_watched
+from workbench.models.llama_facts import prefix_cache_verdict
 from workbench.models.request import Sampler
 
 DEFAULT_CTX = 4096
 """Context size when `--ctx` is not given (capped by the model's trained context)."""
 
 
-class Backend(Protocol):
-    """What the runner needs from a model."""
+class Tokenizing(Protocol):
+    """What planning a request and reading its answer need of a model: its context and its
+    tokenizer. The server pool (`workbench.models.server`) offers this much and decodes
+    through its own `run_pool`."""
 
     n_ctx: int
 
@@ -41,15 +45,20 @@ class Backend(Protocol):
     def piece(self, token_id: int) -> bytes:
         """The bytes a token stands for."""
 
+    def close(self) -> None:
+        """Free the model."""
+
+
+@runtime_checkable
+class Backend(Tokenizing, Protocol):
+    """What the runner needs from a model it decodes with in this process."""
+
     def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
                  watch_ids: Sequence[int]) -> Decoded:
         """Decode from `prompt_ids` until end of generation or `max_tokens`."""
 
     def next_logits(self, context_ids: Sequence[int], watch_ids: Sequence[int]) -> Watched:
         """Logits of `watch_ids` for the token after `context_ids`."""
-
-    def close(self) -> None:
-        """Free the model."""
 
 
 def default_threads() -> int:
@@ -171,7 +180,8 @@ class LlamaCppBackend:
             gpu_layers: layers to offload to a GPU (0: CPU only; -1: all).
             ctx: context size in tokens (default: min(trained context, 4096)).
             context_length: the model's trained context (from its metadata).
-            prefix_cache_safe: False to evaluate every prompt fresh.
+            prefix_cache_safe: False to evaluate every prompt fresh (also off when the
+                loaded model reports sliding-window or recurrent state).
             extra_buffers: allow weight repacking buffers (default: `use_extra_buffers()`).
 
         Raises:
@@ -186,7 +196,6 @@ class LlamaCppBackend:
         threads = threads or default_threads()
         n_ctx = ctx or min(context_length or DEFAULT_CTX, DEFAULT_CTX)
         self.path = path
-        self.prefix_cache_safe = prefix_cache_safe
         self.threads = threads
         self.batch_threads = batch_threads or threads
         self.extra_buffers = use_extra_buffers() if extra_buffers is None else extra_buffers
@@ -199,6 +208,9 @@ class LlamaCppBackend:
                 )
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(f"{path}: llama.cpp could not load the model ({exc})") from None
+        # The registered flag came from llama.cpp at `paw models add` (or, for a model
+        # registered before that, from a list of architectures): the loaded model decides.
+        self.prefix_cache_safe = prefix_cache_safe and prefix_cache_verdict(self.llm.model)[0]
         # llama.cpp may pad the context it allocates, but Llama's token buffer has the
         # size asked for: the smaller of the two is the real limit.
         self.n_ctx = min(n_ctx, self.llm.n_ctx())
@@ -313,12 +325,7 @@ class LlamaCppBackend:
         return Decoded(tuple(tokens), finish, tuple(steps))
 
     def _common_prefix(self, ids: Sequence[int]) -> int:
-        common = 0
-        for a, b in zip(self.llm._input_ids.tolist(), ids):
-            if a != b:
-                break
-            common += 1
-        return common
+        return common_prefix(self.llm._input_ids.tolist(), ids)
 
     def _cut_cache(self, keep: int) -> None:
         """Keep the first `keep` cached positions (or none, when cutting is unsafe)."""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.models.decoded import Decoded, Watched, read_watched
+from workbench.models.decoded import Decoded, Watched, common_prefix, read_watched
 from workbench.models.request import Sampler
 
 PENALTY_LAST_N = 64
@@ -100,19 +100,17 @@ class Slot:
         batch of this sequence alone.
         """
         ids = list(context_ids)
-        keep = max(min(_common(self.ids, ids), len(ids) - 2), 0)
+        keep = max(min(common_prefix(self.ids, ids), len(ids) - 2), 0)
         self.decoder._truncate(self, keep)
         index = self.decoder._evaluate(self, ids[keep:])
         return read_watched(self.decoder.ctx, index, self.decoder.n_vocab, watch_ids)
 
 
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+def _next_token(slot: Slot) -> int:
+    """The token an active slot decodes next (set by every sample that did not stop it)."""
+    if slot.next_token is None:
+        raise RuntimeError("an active batch slot has no next token")
+    return slot.next_token
 
 
 class BatchDecoder:
@@ -252,12 +250,12 @@ class BatchDecoder:
         if not self.prefix_reuse:
             self._truncate(slot, 0)
             return
-        own = min(_common(slot.ids, context), slot.reusable, limit)
+        own = min(common_prefix(slot.ids, context), slot.reusable, limit)
         best, source = own, None
         for other in self.slots:
             if other is slot:
                 continue
-            shared = min(_common(other.ids, context), other.reusable, limit)
+            shared = min(common_prefix(other.ids, context), other.reusable, limit)
             if shared >= best + COPY_MIN_TOKENS:
                 best, source = shared, other
         if source is not None:
@@ -347,7 +345,7 @@ class BatchDecoder:
                 for busy in active:
                     self.reset_slot(busy)
                 return True
-            self._fill([(s.next_token, len(s.ids), s.seq_id, True) for s in active])
+            self._fill([(_next_token(s), len(s.ids), s.seq_id, True) for s in active])
             self.stats["steps"] += 1
             self.stats["step_tokens"] += len(active)
             self.stats["widest"] = max(self.stats["widest"], len(active))
@@ -360,6 +358,7 @@ class BatchDecoder:
             except Exception as exc:  # noqa: BLE001 - every sequence of the batch failed
                 for slot in active:
                     job = slot.job
+                    assert job is not None  # an active slot decodes a job
                     self.reset_slot(slot)
                     on_finished(job, exc, slot)
                 active = []
@@ -367,7 +366,7 @@ class BatchDecoder:
             # Sample every row before any finished sequence appends its cue: that is a
             # new llama_decode, which overwrites the logits of this step.
             for row, slot in enumerate(active):
-                slot.ids.append(slot.next_token)
+                slot.ids.append(_next_token(slot))
                 self._sample(slot, row)
             for slot in active:
                 if slot.finish is not None:

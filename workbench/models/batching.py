@@ -103,7 +103,7 @@ def measure_verdict(runner: Runner, arrangement: Arrangement, *, reuse: bool | N
     probes = _probes(runner, arrangement.width)
     need = decoder_cells(max(len(p.context_ids) + p.sampler.max_tokens + len(p.cue_ids) + 2
                              for p in probes), backend.n_ctx)
-    decoders = backend.batch_decoders(  # type: ignore[attr-defined]
+    decoders = backend.batch_decoders(
         _decoder_count(backend, arrangement, need), arrangement.width, need,
         threads=arrangement.threads, prefix_reuse=reuse)
     return check_batching(backend, decoders, probes)
@@ -138,7 +138,8 @@ def settle_verdict(runner: Runner, backend: Any, arrangement: Arrangement) -> Ba
     Returns:
         The verdict (`identical` False: decode one at a time).
     """
-    safe = runner.model.prefix_cache_safe
+    # Both must allow it: the registered flag and the loaded model's own answer.
+    safe = runner.model.prefix_cache_safe and backend.prefix_cache_safe
     if not safe and swa_prefix_reuse_requested():
         verdict = _verdict(runner, backend, arrangement, reuse=True)
         if verdict.identical:

@@ -1,4 +1,5 @@
-"""What a decode returns: watched next-token logits per step, and reading them from llama.cpp.
+"""What a decode returns: watched next-token logits per step, and reading them from llama.cpp;
+how much of a cached sequence a new prompt shares (the KV positions it can keep).
 
 Shared by the single-sequence backend (`workbench.models.backend`) and the batch decoder
 (`workbench.models.batch`); it imports neither, so the two never import each other back.
@@ -46,3 +47,14 @@ def read_watched(ctx: Any, index: int, n_vocab: int, watch_ids: Sequence[int]) -
     top = float(logits.max())
     lse = top + math.log(float(np.exp(logits - top, dtype=np.float64).sum()))
     return Watched(tuple(float(logits[i]) for i in watch_ids), lse)
+
+
+def common_prefix(cached: Sequence[int], ids: Sequence[int]) -> int:
+    """How many leading token ids `cached` and `ids` share: the KV positions a prompt
+    evaluated after `cached` may keep (callers cap it below the prompt's length)."""
+    n = 0
+    for a, b in zip(cached, ids, strict=False):  # the shorter one bounds the prefix
+        if a != b:
+            break
+        n += 1
+    return n

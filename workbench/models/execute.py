@@ -22,7 +22,7 @@ from typing import Any
 from store.errors import UserError
 from store.generations import NewGeneration
 from workbench.models.answers import option_distribution, parse_answer
-from workbench.models.backend import Backend
+from workbench.models.backend import Backend, Tokenizing
 from workbench.models.decoded import Decoded, Watched
 from workbench.models.prompts import RenderedPrompt
 from workbench.models.request import GenerationRequest
@@ -52,12 +52,12 @@ class Tokenized:
         return self.prompt_ids + self.prefix_ids
 
 
-def cue_room(backend: Backend, cue: str) -> int:
+def cue_room(backend: Tokenizing, cue: str) -> int:
     """Tokens to keep free after the output: the appended cue plus one position to read."""
     return len(backend.tokenize("\n" + cue, special=False)) + 1
 
 
-def check_fits(tok: Tokenized, backend: Backend) -> None:
+def check_fits(tok: Tokenized, backend: Tokenizing) -> None:
     """Raise if the prompt leaves no room to generate a single token and read the answer.
 
     Raises:
@@ -97,7 +97,8 @@ def label_token_index(pieces: list[bytes], output: str, start: int | None) -> in
 
 def _distribution(tok: Tokenized, watched: Watched, watch_ids: list[int],
                   pieces_of: dict[int, str], position: str) -> tuple[dict | None, dict]:
-    by_id = dict(zip(watch_ids, watched.logits))
+    by_id = dict(zip(watch_ids, watched.logits, strict=True))  # one logit per watched id
+    probs: dict[str, float] | None
     probs, combined = option_distribution(tok.candidates, by_id)
     if all(v == -math.inf for v in combined.values()):
         probs = None  # no candidate reported (a server's top-N held none of them)
@@ -123,7 +124,7 @@ class DecodePlan:
     max_new: int
 
 
-def plan_decode(backend: Backend, tok: Tokenized) -> DecodePlan:
+def plan_decode(backend: Tokenizing, tok: Tokenized) -> DecodePlan:
     """The watched label tokens and how many tokens may be generated (room for the cue kept)."""
     rendered = tok.prepared.rendered
     watch_ids = sorted({t for ids in tok.candidates.values() for t in ids})
@@ -158,7 +159,7 @@ def error_row(tok: Tokenized, model_id: int, exc: BaseException, started: float
 NextLogits = Callable[[Sequence[int], Sequence[int]], Watched]
 
 
-def finish_generation(backend: Backend, tok: Tokenized, model_id: int, plan: DecodePlan,
+def finish_generation(backend: Tokenizing, tok: Tokenized, model_id: int, plan: DecodePlan,
                       decoded: Decoded, next_logits: NextLogits, started: float,
                       reset: Callable[[], None] | None = None) -> NewGeneration:
     """Parse a decoded output and read the option distribution at the answer position.
@@ -196,7 +197,7 @@ def finish_generation(backend: Backend, tok: Tokenized, model_id: int, plan: Dec
                 position = "appended"
         pieces_of = {t: backend.piece(t).decode("utf-8", errors="replace") for t in watch_ids}
         probs, details = _distribution(tok, watched, watch_ids, pieces_of, position)
-    except Exception as exc:  # stored as status 'error' and retried on the next run
+    except Exception as exc:  # noqa: BLE001 - stored as status 'error', retried next run
         if reset is not None:
             reset()
         return error_row(tok, model_id, exc, started)
@@ -216,7 +217,7 @@ def execute(backend: Backend, tok: Tokenized, model_id: int) -> NewGeneration:
         plan = plan_decode(backend, tok)
         decoded = backend.generate(tok.context_ids, tok.prepared.request.sampler, plan.max_new,
                                    plan.watch_ids)
-    except Exception as exc:  # stored as status 'error' and retried on the next run
+    except Exception as exc:  # noqa: BLE001 - stored as status 'error', retried next run
         if reset is not None:
             reset()
         return error_row(tok, model_id, exc, started)

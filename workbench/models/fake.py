@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from workbench.models.decoded import Decoded, Watched
+from workbench.models.decoded import Decoded, Watched, common_prefix
 from workbench.models.request import Sampler
 
 EOG = 0
@@ -57,12 +57,7 @@ class FakeBackend:
         return "".join(chr(i) for i in ids)
 
     def _consume(self, ids: Sequence[int]) -> None:
-        common = 0
-        for a, b in zip(self._cache, ids):
-            if a != b:
-                break
-            common += 1
-        self.evaluated += len(ids) - common
+        self.evaluated += len(ids) - common_prefix(self._cache, ids)
         self._cache = list(ids)
 
     def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,

@@ -1,7 +1,9 @@
-"""GGUF files: header metadata, file hash, and validation (not GGUF, truncated) without llama.cpp.
+"""GGUF files: header metadata, file hash, and validation (not GGUF, truncated).
 
 Reading the header ourselves lets `paw models add` name the problem ("truncated: tensor
 data needs N bytes, file has M") where llama.cpp would only say "failed to load model".
+The bytes each tensor type takes are the bundled llama.cpp's (`llama_facts.ggml_type`): a
+type it does not read is refused by number and name, never counted as zero bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from store.errors import UserError
+from workbench.models.llama_facts import GgmlType, ggml_type
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -20,16 +23,6 @@ DEFAULT_ALIGNMENT = 32
 # GGUF metadata value types -> struct format (8: string, 9: array handled apart).
 _SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
            10: "<Q", 11: "<q", 12: "<d"}
-
-# ggml tensor type -> (elements per block, bytes per block), for the truncation check.
-_GGML_TYPE_SIZES = {
-    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
-    9: (32, 36), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176),
-    14: (256, 210), 15: (256, 292), 16: (256, 66), 17: (256, 74), 18: (256, 98),
-    19: (256, 50), 20: (32, 18), 21: (256, 110), 22: (256, 82), 23: (256, 136), 24: (1, 1),
-    25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 29: (256, 56), 30: (1, 2),
-    34: (256, 54), 35: (256, 66), 39: (32, 17),
-}
 
 # llama.cpp `general.file_type` (LLAMA_FTYPE_MOSTLY_*) -> the usual quantization name.
 FILE_TYPES = {
@@ -40,18 +33,6 @@ FILE_TYPES = {
     29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0",
     38: "MXFP4_MOE",
 }
-
-PREFIX_UNSAFE_ARCHITECTURES = frozenset({
-    # sliding-window / interleaved SWA attention: the SWA cache drops old positions, so a
-    # cached prefix is not what a fresh evaluation would see
-    "gemma2", "gemma3", "gemma3n", "cohere2", "llama4", "exaone4", "gpt-oss", "smallthinker",
-    # recurrent state (no per-position cache to truncate)
-    "mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7",
-    # hybrid attention + recurrent
-    "jamba", "falcon-h1", "granitehybrid", "plamo2", "lfm2", "nemotron_h", "qwen3next",
-})
-"""Architectures whose KV cache must not be reused across prompts (evaluated fresh instead)."""
-
 
 @dataclass(frozen=True)
 class GGUFInfo:
@@ -69,8 +50,6 @@ class GGUFInfo:
     name: str | None
     n_tensors: int
     n_params: int
-    prefix_cache_safe: bool
-    prefix_cache_reason: str | None
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -155,16 +134,16 @@ def read_gguf(path: str | Path) -> GGUFInfo:
         data_needed = 0
         n_params = 0  # the model's parameter count: every tensor's elements (Figure 4)
         for _ in range(n_tensors):
-            reader.string()
+            tensor = reader.string()
             n_dims = reader.unpack("<I")
             dims = [reader.unpack("<Q") for _ in range(n_dims)]
-            ggml_type, offset = reader.unpack("<I"), reader.unpack("<Q")
+            number, offset = reader.unpack("<I"), reader.unpack("<Q")
             elements = 1
             for d in dims:
                 elements *= d
             n_params += elements
-            block, block_bytes = _GGML_TYPE_SIZES.get(ggml_type, (1, 0))
-            data_needed = max(data_needed, offset + elements // block * block_bytes)
+            data_needed = max(data_needed, offset + _tensor_type(where, tensor, number)
+                              .nbytes(elements))
         alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT))
         header_end = handle.tell()
     data_start = -(-header_end // alignment) * alignment
@@ -174,6 +153,17 @@ def read_gguf(path: str | Path) -> GGUFInfo:
             f"file has {size}"
         )
     return _info(where, size, version, n_tensors, metadata, tokens, n_params)
+
+
+def _tensor_type(where: str, tensor: str, number: int) -> GgmlType:
+    kind = ggml_type(number)
+    if kind is None or not kind.readable:
+        import llama_cpp
+
+        named = f" ({kind.name})" if kind is not None else ""
+        raise UserError(f"{where}: tensor {tensor} has ggml type {number}{named}, which "
+                        f"the bundled llama.cpp ({llama_cpp.__version__}) does not read")
+    return kind
 
 
 def _token(tokens: list[str] | None, metadata: dict[str, Any], key: str) -> str | None:
@@ -188,14 +178,6 @@ def _info(where: str, size: int, version: int, n_tensors: int, metadata: dict[st
     arch = metadata.get("general.architecture")
     context = metadata.get(f"{arch}.context_length") if arch else None
     file_type = metadata.get("general.file_type")
-    safe, reason = True, None
-    if arch in PREFIX_UNSAFE_ARCHITECTURES:
-        safe, reason = False, f"architecture {arch} (sliding-window or recurrent state)"
-    elif arch and metadata.get(f"{arch}.attention.sliding_window"):
-        safe, reason = False, f"{arch}.attention.sliding_window is set"
-    elif arch and any(k.startswith(f"{arch}.ssm.") or k.startswith(f"{arch}.wkv.")
-                      for k in metadata):
-        safe, reason = False, f"{arch} has recurrent (ssm/wkv) state"
     small = {k: v for k, v in metadata.items()
              if k != "tokenizer.chat_template" and not isinstance(v, list)}
     return GGUFInfo(
@@ -206,8 +188,7 @@ def _info(where: str, size: int, version: int, n_tensors: int, metadata: dict[st
         bos_token=_token(tokens, metadata, "tokenizer.ggml.bos_token_id"),
         eos_token=_token(tokens, metadata, "tokenizer.ggml.eos_token_id"),
         name=metadata.get("general.name"), n_tensors=n_tensors, n_params=n_params,
-        prefix_cache_safe=safe,
-        prefix_cache_reason=reason, metadata=small,
+        metadata=small,
     )
 
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from store.errors import UserError
 
@@ -111,9 +112,9 @@ def build_llama_server(jobs: int | None = None, log: Path | None = None, *,
     return dest / "llama-server", time.perf_counter() - started
 
 
-def _step(out: object, log: Path, command: list[str]) -> None:
-    out.write("$ " + " ".join(command) + "\n")  # type: ignore[attr-defined]
-    out.flush()  # type: ignore[attr-defined]
+def _step(out: TextIO, log: Path, command: list[str]) -> None:
+    out.write("$ " + " ".join(command) + "\n")
+    out.flush()
     done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
     if done.returncode != 0:
         raise UserError(f"building llama-server: `{command[0]} {command[1]}` failed "

@@ -1,4 +1,4 @@
-"""Several batch decoders at once, one per core: the work split between them, rows stored by the caller.
+"""Several batch decoders at once, one per core: the work split among them, the caller stores rows.
 
 On a CPU the engine runs one 1-thread `BatchDecoder` per core rather than one context with
 every thread (measured in docs/runner.md: llama.cpp's threads meet at a barrier after each
@@ -28,7 +28,7 @@ from itertools import pairwise
 from typing import Any, TypeVar
 
 from workbench.models.batch import BatchDecoder, BatchJob, Slot
-from workbench.models.decoded import Decoded
+from workbench.models.decoded import Decoded, common_prefix
 
 Row = TypeVar("Row")
 
@@ -38,21 +38,13 @@ the reference machine: prompt ≈ 150 tok/s, decode steps ≈ 50–90 tok/s per 
 used to balance the shares, never in a result."""
 
 
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def job_costs(jobs: Sequence[BatchJob]) -> list[float]:
     """Estimated cost of each job in the given order: its decode budget plus the prompt
     tokens it does not share with the job before it, weighted by `PROMPT_COST`."""
-    costs, previous = [], ()
+    costs: list[float] = []
+    previous: Sequence[int] = ()
     for job in jobs:
-        new = len(job.context_ids) - _shared(previous, job.context_ids)
+        new = len(job.context_ids) - common_prefix(previous, job.context_ids)
         costs.append(job.max_tokens + PROMPT_COST * new)
         previous = job.context_ids
     return costs
@@ -119,7 +111,7 @@ Finish = Callable[[BatchJob, Decoded | BaseException, Slot], Row]
 
 
 def run_decoders(decoders: Sequence[BatchDecoder], jobs: Sequence[BatchJob],
-                 finish: Finish, deliver: Callable[[Row], None],
+                 finish: Finish[Row], deliver: Callable[[Row], None],
                  should_stop: Callable[[], bool] | None = None,
                  poll_s: float = 0.1) -> bool:
     """Decode `jobs` on every decoder at once; `deliver` each finished row on this thread.

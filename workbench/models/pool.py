@@ -59,10 +59,6 @@ class LocalPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def alive(self) -> bool:
-        """Whether every process is still running."""
-        return all(p.poll() is None for p in self.processes)
-
     def close(self) -> None:
         """Stop every server (SIGTERM, then SIGKILL after 10 s)."""
         for process in self.processes:
@@ -124,16 +120,18 @@ def start_pool(model_path: str, count: int = 2, *, engine: str = "python",
 
     if engine not in ENGINES:
         raise UserError(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    server_binary = ""  # the llama-server executable (engine llama-server)
     if engine == "python":
         check_server_installed()
     else:
         from workbench.models.llama_server import find_llama_server
 
-        binary = binary or find_llama_server()
-        if binary is None:
+        found = binary or find_llama_server()
+        if found is None:
             raise UserError("no llama-server binary: build one with `paw serve "
                             "--build-llama-server`, or set PAW_LLAMA_SERVER=PATH "
                             "(docs/runner.md, \"Getting llama-server\")")
+        server_binary = found
     folder = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="paw-serve-"))
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
@@ -155,9 +153,9 @@ def start_pool(model_path: str, count: int = 2, *, engine: str = "python",
             else:
                 from workbench.models.llama_server import server_command
 
-                command = server_command(binary, str(model_path), host=host, port=chosen,
-                                         threads=threads, ctx=ctx, parallel=parallel,
-                                         gpu_layers=gpu_layers,
+                command = server_command(server_binary, str(model_path), host=host,
+                                         port=chosen, threads=threads, ctx=ctx,
+                                         parallel=parallel, gpu_layers=gpu_layers,
                                          extra_buffers=use_extra_buffers(), api_key=api_key)
             command += list(extra_args)
             with open(log, "wb") as handle:

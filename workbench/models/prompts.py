@@ -59,7 +59,7 @@ class ChatFormat:
                 strftime_now=lambda fmt: PINNED_DATE.strftime(fmt),
                 functions=None, function_call=None, tools=None, tool_choice=None,
             )
-        except Exception as exc:  # a template bug is the model file's, not ours
+        except Exception as exc:  # noqa: BLE001 - a template bug is the model file's, not ours
             raise UserError(f"chat template of the model failed to render: {exc}") from None
 
 

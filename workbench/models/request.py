@@ -28,11 +28,6 @@ class Sampler:
     max_tokens: int = 384
     seed: int = 0
 
-    @property
-    def greedy(self) -> bool:
-        """True when decoding takes the most likely token at every step."""
-        return self.temperature <= 0.0
-
     def as_dict(self) -> dict[str, Any]:
         """The settings as stored in `generations.sampler_json`."""
         return asdict(self)

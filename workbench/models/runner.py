@@ -20,7 +20,7 @@ from store.models import model_metadata
 from store.records import ModelRecord
 from workbench.models.answers import label_token_candidates
 from workbench.models.arrangement import Arrangement, choose_arrangement
-from workbench.models.backend import Backend, LlamaCppBackend, default_threads
+from workbench.models.backend import Backend, LlamaCppBackend, Tokenizing, default_threads
 from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.events import (
     BatchingChecked,
@@ -70,7 +70,7 @@ class Runner:
 
     def __init__(self, db: sqlite_utils.Database, model: ModelRecord, *,
                  threads: int | None = None, gpu_layers: int = 0, ctx: int | None = None,
-                 backend: Backend | None = None, batch_size: int | None = None,
+                 backend: Tokenizing | None = None, batch_size: int | None = None,
                  decoders: int | None = None) -> None:
         self.db = db
         self.model = model
@@ -109,7 +109,7 @@ class Runner:
     # ------------------------------------------------------------ backend
 
     @property
-    def backend(self) -> Backend:
+    def backend(self) -> Tokenizing:
         """The model backend, loaded on first use.
 
         Its own context decodes one sequence at a time (the reference the self-check
@@ -129,6 +129,14 @@ class Runner:
                 prefix_cache_safe=self.model.prefix_cache_safe,
             )
         return self._backend
+
+    def _local_backend(self) -> Backend:
+        """The backend as one that decodes in this process (a server pool, which decodes
+        through its `run_pool`, never gets here)."""
+        backend = self.backend
+        if not isinstance(backend, Backend):
+            raise TypeError(f"{type(backend).__name__} does not decode in this process")
+        return backend
 
     @property
     def arrangement(self) -> Arrangement:
@@ -271,7 +279,7 @@ class Runner:
                     if should_stop is not None and should_stop():
                         stopped = True
                         break
-                    record(tok, execute(self.backend, tok, self.model.id))
+                    record(tok, execute(self._local_backend(), tok, self.model.id))
             elapsed = time.perf_counter() - started
         summary = self._summary(unique, len(unique) - len(pending), generated,
                                 totals["errors"], totals["in"], totals["out"], elapsed,

@@ -141,7 +141,7 @@ def _vignette(text: str) -> str:
     sentences, seps = split_sentences(text.rstrip())
     if len(sentences) > 1 and sentences[-1].rstrip().endswith("?"):
         sentences, seps = sentences[:-1], seps[:-1]
-    return sentences[0] + "".join(sep + s for sep, s in zip(seps, sentences[1:]))
+    return sentences[0] + "".join(sep + s for sep, s in zip(seps, sentences[1:], strict=True))
 
 
 def _ask(vignette: str) -> str:

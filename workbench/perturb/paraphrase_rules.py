@@ -9,8 +9,9 @@ their stored and new paraphrases are unchanged.
 Same guards as the original table: no rule touches a number, a unit, a gendered word or
 pronoun, a name, a drug, a laboratory value, a severity qualifier (mild/moderate/severe, M5)
 or a time phrase (this morning, yesterday, for the past …, M6), and none adds, drops or
-flips a negation — four reword one and keep it ("has no" → "does not have any"). Every rule is a wording of the same clinical fact; each pair
-passes `workbench.counterfactual.checks.check_rewrite` (tested).
+flips a negation — four reword one and keep it ("has no" → "does not have any"). Every rule
+is a wording of the same clinical fact; each pair passes
+`workbench.counterfactual.checks.check_rewrite` (tested).
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def ablate_sentence(stem: str, ctx: Context) -> Edit:
     kept_seps = seps[:index] + seps[index + 1 :] if index else seps[1:]
     if index == 0:
         kept[0] = lead + kept[0]  # leading whitespace of the stem stays put
-    text = kept[0] + "".join(sep + s for sep, s in zip(kept_seps, kept[1:]))
+    text = kept[0] + "".join(sep + s for sep, s in zip(kept_seps, kept[1:], strict=True))
     return Edit(
         text=text,
         old=dropped.strip(),

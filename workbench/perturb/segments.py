@@ -81,7 +81,7 @@ def split_chain(chain: str) -> StepSplit:
     markers = [m.start() for m in STEP_MARKER.finditer(chain)]
     if markers:
         prefix = chain[: markers[0]]
-        pieces = [chain[a:b] for a, b in zip(markers, markers[1:] + [len(chain)])]
+        pieces = [chain[a:b] for a, b in zip(markers, markers[1:] + [len(chain)], strict=True)]
         mode = "markers"
     else:
         lead = len(chain) - len(chain.lstrip())

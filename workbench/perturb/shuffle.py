@@ -30,8 +30,8 @@ def option_shuffle(stem: str, ctx: Context) -> Edit:
     identity = list(order)
     while order == identity:  # redraw with the same seeded RNG: still deterministic
         ctx.rng.shuffle(order)
-    shuffled = {letter: texts[source] for letter, source in zip(letters, order)}
-    moved_from = {letter: letters[source] for letter, source in zip(letters, order)}
+    shuffled = {letter: texts[source] for letter, source in zip(letters, order, strict=True)}
+    moved_from = {letter: letters[source] for letter, source in zip(letters, order, strict=True)}
     gold = None
     if ctx.gold in options:
         gold = next(letter for letter, source in moved_from.items() if source == ctx.gold)

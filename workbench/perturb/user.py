@@ -192,7 +192,7 @@ def _entry_point_operators() -> Iterable[Operator]:
         where = f"entry point {ep.name} ({ep.value})"
         try:
             obj = ep.load()
-        except Exception as exc:  # a broken plugin must not hide the built-in catalogue's error
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not hide the catalogue
             raise UserError(f"{where}: load: expected an importable object, got {exc!r}") from None
         if callable(obj) and not isinstance(obj, Operator):
             obj = obj()

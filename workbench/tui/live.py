@@ -62,7 +62,12 @@ class LiveRun:
 
     def apply(self, event: Any) -> None:
         """Take one engine event (called from the worker thread)."""
-        from workbench.engine.events import AuditFinished, AuditPlanned, RunnerProgress, StageStarted
+        from workbench.engine.events import (
+            AuditFinished,
+            AuditPlanned,
+            RunnerProgress,
+            StageStarted,
+        )
         from workbench.models.events import BatchingChecked, GenerationFinished, ModelLoaded
 
         at = self.time_source()

@@ -72,9 +72,14 @@ class ReportBuilt(Message):
     """Ids of every run in the store (to step between them)."""
     plots: Any = None
     """Figure index -> `PlotData` of each figure that has one (computed in the worker)."""
+    requested: int | None = None
+    """The run the worker was asked for (None: the latest), so the screen can drop a report
+    for a run it has since stepped away from."""
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ReportBuilt)
+        # Only a newer report of the same request: one for another run must not push out
+        # the report the screen is waiting for.
+        return isinstance(message, ReportBuilt) and message.requested == self.requested
 
 
 @dataclass
@@ -91,7 +96,7 @@ class FlipsListed(Message):
 
     request: int
     page: Any
-    """`analysis.flips.listing.FlipPage`, or None when there is nothing to list (`error` says why)."""
+    """`analysis.flips.listing.FlipPage`, or None with nothing to list (`error` says why)."""
     values: Any
     """What the filters can take (arms, families, intents, datasets), when asked for."""
     error: str

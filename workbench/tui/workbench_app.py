@@ -170,7 +170,7 @@ class WorkbenchApp(PawApp):
         self.sub_title = f"coordinator {person.name}"
         self.switch_mode("runs")
 
-    def switch_mode(self, mode: str):  # type: ignore[override]
+    def switch_mode(self, mode: str):
         """Switch screens; while locked, only the sign-in gate."""
         if self.locked and mode != "signin":
             self.bell()
@@ -192,7 +192,7 @@ class WorkbenchApp(PawApp):
             yield SystemCommand(f"Go to {title}", f"Open the {title} screen (key {key})",
                                 lambda mode=mode: self.switch_mode(mode))
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:
         """Quit; with a run in progress, ask first (it then stops after the generation in
         flight, everything finished is stored)."""
         from workbench.tui.components.confirm_modal import ConfirmModal

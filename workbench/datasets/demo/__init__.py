@@ -14,7 +14,13 @@ import sqlite_utils
 from store.errors import UserError
 from store.records import Item
 from workbench.datasets.formats import Source
-from workbench.datasets.importers import ImportReport, ParsedFile, parse_bytes, store_parsed
+from workbench.datasets.importers import (
+    BadRow,
+    ImportReport,
+    ParsedFile,
+    parse_bytes,
+    store_parsed,
+)
 
 DEMO_DATASET = "demo"
 """Name of the dataset `paw demo` imports the demo set into."""
@@ -36,7 +42,7 @@ def _parse_all() -> tuple[ParsedFile, str]:
     """Both files parsed strictly as one file, plus the sha256 of their bytes."""
     digest = hashlib.sha256()
     items: list[Item] = []
-    bad = []
+    bad: list[BadRow] = []
     first_seen: dict[str, str] = {}
     for filename in DEMO_FILES:
         data = _read(filename)

@@ -54,7 +54,7 @@ class FormScreen(Screen[None]):
         order = self.fields()
         for node in () if focused is None else focused.ancestors_with_self:
             if node in order:
-                return node  # type: ignore[return-value]
+                return node
         return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -6,9 +6,10 @@ options with the gold, the model's answers and reasoning — the same blinded vi
 raters had — then both raters' labels and notes, the allowed values as keys, and the
 reason. The edit itself (“removed” → “inserted”) is pinned on a line above the case: a
 harm or chain decision scrolls the case to the answers or the reasoning, and the edit
-must stay in view at 80×24 (`e` shows the whole question). A key that is not a value, an empty reason or anything else the core refuses is
-shown in place under the reason; the session carries on. Raters' labels are never touched:
-each decision is one `adjudications` row (`annotate.adjudicate.adjudicate`).
+must stay in view at 80×24 (`e` shows the whole question). A key that is not a value, an
+empty reason or anything else the core refuses is shown in place under the reason; the
+session carries on. Raters' labels are never touched: each decision is one `adjudications`
+row (`annotate.adjudicate.adjudicate`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Decision:
 class AdjudicateScreen(Screen[None]):
     """The coordinator's queue of disagreements, one decision at a time."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     CSS_PATH = "adjudicate.tcss"
     AUTO_FOCUS = ""  # nothing: keys choose a value first; then the reason input has focus
 

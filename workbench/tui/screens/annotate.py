@@ -55,7 +55,7 @@ class AnnotateScreen(Screen[None]):
     """A rater's queue of cases; see docs/tui.md for the keys."""
 
     CSS_PATH = "annotate.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "digit('1')", "label", key_display="1…"),
@@ -416,9 +416,10 @@ class AnnotateScreen(Screen[None]):
 
     def palette_commands(self) -> list[SystemCommand]:
         """Labelling commands offered in the command palette (ctrl+p)."""
-        first_open = lambda: self._go(
-            next((i for i, v in enumerate(self.cases) if v.code not in self.complete),
-                 self.index))
+        def first_open() -> None:
+            self._go(next((i for i, v in enumerate(self.cases) if v.code not in self.complete),
+                          self.index))
+
         return [
             SystemCommand("Undo last label", "Restore the value before your latest label",
                           self.action_undo),

@@ -20,13 +20,8 @@ from textual.widgets import Footer, Input, Label, Select, Static
 
 from workbench.tui.components.form_screen import FormScreen
 from workbench.tui.host import WorkbenchHost
+from workbench.signin_attempts import FailedAttempts
 from workbench.tui.messages import SignedIn
-
-MAX_ATTEMPTS = 3
-"""Wrong passphrases before the form locks (as the CLI's interactive prompt)."""
-
-FAILURE_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
-"""Wait after each wrong passphrase."""
 
 
 class CoordinationScreen(FormScreen):
@@ -54,7 +49,7 @@ class CoordinationScreen(FormScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.failures = 0
+        self.failures = FailedAttempts()
         """Wrong passphrases so far."""
 
     @property
@@ -106,7 +101,7 @@ class CoordinationScreen(FormScreen):
         self.query_one("#name", Input).focus()
 
     def submit(self) -> None:
-        if self.failures >= MAX_ATTEMPTS:
+        if self.failures.locked:
             return
         set_name = self.query_one("#set", Select).value
         if set_name is Select.BLANK or not set_name:
@@ -138,8 +133,7 @@ class CoordinationScreen(FormScreen):
         finally:
             db.conn.close()
         if person is None:
-            delay = FAILURE_DELAYS_S[min(self.failures, len(FAILURE_DELAYS_S) - 1)]
-            time.sleep(delay)  # slows guessing, as at the CLI prompt
+            time.sleep(self.failures.delay())  # slows guessing, as at the CLI prompt
         self.post_message(SignedIn(person, set_name, error))
 
     @on(SignedIn)
@@ -147,12 +141,8 @@ class CoordinationScreen(FormScreen):
         from workbench.tui.screens.coordinator import CoordinatorScreen
 
         if message.person is None:
-            self.failures += 1
-            left = MAX_ATTEMPTS - self.failures
-            text = f"{message.error}" + (
-                f" ({left} attempt(s) left: type the passphrase again; shift+tab: the name)"
-                if left > 0 else " — locked: restart the app to try again")
-            self.query_one("#signin-error", Static).update(text)
+            self.query_one("#signin-error", Static).update(
+                self.failures.record(message.error))
             self.set_focus(self.query_one("#passphrase", Input))
             return
         self.paw.person = message.person

@@ -48,7 +48,7 @@ class CoordinatorScreen(Screen[None]):
     """Progress, per-field agreement, the confusion matrix and per-stratum agreement."""
 
     CSS_PATH = "coordinator.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "adjudicate", "adjudicate"),
@@ -115,9 +115,10 @@ class CoordinatorScreen(Screen[None]):
         the next tick, so results always arrive)."""
         if self._worker is not None and self._worker.is_running:
             return
-        stale = self.report is None or self.report.dimension != self.dimension or (
-            self.plotting and self.report.kappa_over_labels is None)  # the plot needs it
-        previous = None if force or stale else self.report.fingerprint
+        report = self.report
+        stale = report is None or report.dimension != self.dimension or (
+            self.plotting and report.kappa_over_labels is None)  # the plot needs it
+        previous = None if force or report is None or stale else report.fingerprint
         self._worker = self.recompute(self.dimension, previous)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="agreement",
@@ -222,12 +223,12 @@ class CoordinatorScreen(Screen[None]):
 
     def help_notes(self) -> list[str]:
         """Extra lines for the `?` help."""
-        return ["k: κ after the first n paired labels of the highlighted field (n = 1..N, "
-                "ordered by when each pair got its current values); its last point is the "
-                "live κ. ↑↓ change the field in the plot, k goes back to the tables.",
-                "At 80 columns the agreement table scrolls sideways (field and form stay "
-                "put); the line under the confusion matrix repeats κ, CI, AC1, band and "
-                "note of the highlighted row in full."]
+        return [("k: κ after the first n paired labels of the highlighted field (n = 1..N, "
+                 "ordered by when each pair got its current values); its last point is the "
+                 "live κ. ↑↓ change the field in the plot, k goes back to the tables."),
+                ("At 80 columns the agreement table scrolls sideways (field and form stay "
+                 "put); the line under the confusion matrix repeats κ, CI, AC1, band and "
+                 "note of the highlighted row in full.")]
 
     def action_recompute(self) -> None:
         """Recompute now, even if no new label arrived."""

@@ -283,7 +283,9 @@ class FlipsScreen(Screen[None]):
         def chosen(value: str | None) -> None:
             if value is None:
                 return
-            self.filter = replace(self.filter, **{field: () if value == ANY else (value,)})
+            picked: tuple[str, ...] = () if value == ANY else (value,)
+            self.filter = replace(self.filter, families=picked) if field == "families" \
+                else replace(self.filter, arms=picked)
             self.page_offset = 0
             self.reload()
 

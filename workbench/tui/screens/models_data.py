@@ -30,7 +30,7 @@ def model_rows(db: Any) -> list[tuple[str, ...]]:
     from workbench.models.registry import batch_verdict, default_model
 
     default_model(db)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for model in list_models(db):
         size = f"{(model.size_bytes or 0) / 2**20:,.0f} MiB"
         verdict = batch_verdict(db, model)

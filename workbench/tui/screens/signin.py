@@ -22,13 +22,8 @@ from textual.widgets import Footer, Input, Label, Static
 
 from workbench.tui.components.form_screen import FormScreen
 from workbench.tui.host import WorkbenchHost
+from workbench.signin_attempts import FailedAttempts
 from workbench.tui.messages import SignedIn
-
-MAX_ATTEMPTS = 3
-"""Wrong passphrases before the gate locks (as the CLI's interactive prompt)."""
-
-FAILURE_DELAYS_S: tuple[float, ...] = (1.0, 2.0, 4.0)
-"""Wait after each wrong passphrase."""
 
 GATE_TEXT = (
     "This database has raters and coordinators. The workbench shows model names, "
@@ -66,7 +61,7 @@ class SignInScreen(FormScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.failures = 0
+        self.failures = FailedAttempts()
         """Wrong passphrases so far."""
 
     @property
@@ -88,7 +83,7 @@ class SignInScreen(FormScreen):
         yield Footer()
 
     def submit(self) -> None:
-        if self.failures >= MAX_ATTEMPTS:
+        if self.failures.locked:
             return
         passphrase = self.query_one("#passphrase", Input)
         self.query_one("#gate-error", Static).update("checking…")
@@ -113,7 +108,7 @@ class SignInScreen(FormScreen):
             self.post_message(SignedIn(None, "", rater_refusal(person.name), rater=True))
             return
         if person is None:  # slows guessing, as at the CLI prompt
-            time.sleep(FAILURE_DELAYS_S[min(self.failures, len(FAILURE_DELAYS_S) - 1)])
+            time.sleep(self.failures.delay())
         self.post_message(SignedIn(person, "", error))
 
     @on(SignedIn)
@@ -123,11 +118,7 @@ class SignInScreen(FormScreen):
             status.update(message.error)
             return
         if message.person is None:
-            self.failures += 1
-            left = MAX_ATTEMPTS - self.failures
-            status.update(message.error + (
-                f" ({left} attempt(s) left: type the passphrase again; shift+tab: the name)"
-                if left > 0 else " — locked: restart the app to try again"))
+            status.update(self.failures.record(message.error))
             self.set_focus(self.query_one("#passphrase", Input))
             return
         status.update("")

@@ -1,10 +1,11 @@
 """The Statistics screen: any run's report sections as tables and its figures as plots.
 
 Built around `Report.sections` and `Report.figures`, not one paper: the worker calls the
-same `workbench.kinds.build_run_report` as `paw report` (plus, for a coordinator signed in at the
-gate, the clinician sections of any annotation set drawn from the run), so a section or a figure a builder adds shows up here
-with no change to this screen. A figure is listed when it carries `plot` data
-(`analysis.common.plotdata`) and is drawn with plotext (`widgets/figure_plot.py`).
+same `workbench.kinds.build_run_report` as `paw report` (plus, for a coordinator signed in
+at the gate, the clinician sections of any annotation set drawn from the run), so a section
+or a figure a builder adds shows up here with no change to this screen. A figure is listed
+when it carries `plot` data (`analysis.common.plotdata`) and is drawn with plotext
+(`widgets/figure_plot.py`).
 
 Wide tables at 80 columns: the identifying first column stays put (`fixed_columns`) and the
 rest scroll with ←/→ once the table has focus (`t`); `v` turns the highlighted row into a
@@ -23,6 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
 from workbench.tui.widgets.figure_plot import FigurePlot
 
@@ -47,7 +49,7 @@ def section_table(frame: Any) -> tuple[list[str], list[list[str]]]:
     named = frame.index.name is not None
     header = ([str(shown.index.name)] if named else []) + [str(c) for c in shown.columns]
     rows = [([str(label)] if named else []) + [str(c) for c in row]
-            for label, row in zip(shown.index, shown.itertuples(index=False))]
+            for label, row in zip(shown.index, shown.itertuples(index=False), strict=True)]
     return header, rows
 
 
@@ -83,6 +85,10 @@ class StatisticsScreen(Screen[None]):
         self.audit_id: int | None = None
         """Which run it is for."""
         self.run_ids: list[int] = []
+        self.requested: int | None = None
+        """The run last asked for (None: the latest); a report built for any other is
+        superseded and dropped, as the coordinator screen drops one for a dimension it has
+        left."""
         self.plots: dict[int, Any] = {}
         """Figure index -> its `PlotData`."""
         self.shown: str | None = None
@@ -125,9 +131,10 @@ class StatisticsScreen(Screen[None]):
         elif target != self.audit_id or self.report is None:
             self._load(target)
 
-    def _load(self, audit_id: int | None, force: bool = False) -> None:
+    def _load(self, audit_id: int | None) -> None:
+        self.requested = audit_id
         self.query_one("#status", Static).update("computing the report…")
-        self.compute(audit_id)
+        self.compute(audit_id)  # exclusive: cancels a build still running for another run
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats",
           name="report computation")
@@ -151,10 +158,15 @@ class StatisticsScreen(Screen[None]):
             db.conn.close()
         plots = {i: figure.plot() for i, figure in enumerate(report.figures)
                  if figure.plot is not None}
-        self.post_message(ReportBuilt(report, runs, plots))
+        # A cancelled thread still runs to its end: its report is for a run the screen has
+        # since left (the handler drops one that slips through between check and post).
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReportBuilt(report, runs, plots, requested=audit_id))
 
     @on(ReportBuilt)
     def _show_report(self, message: ReportBuilt) -> None:
+        if message.requested != self.requested:
+            return  # superseded: another run was asked for while this one was built
         report: Report = message.report
         self.report = report
         self.run_ids = list(message.runs)
@@ -230,7 +242,7 @@ class StatisticsScreen(Screen[None]):
         at = min(self.query_one("#section-table", DataTable).cursor_row, len(rows) - 1)
         width = max(len(h) for h in header)
         lines = [f"row {at + 1} of {len(rows)} · ↑↓ other rows · v table"]
-        lines += [f"{h:<{width}}  {cell}" for h, cell in zip(header, rows[at])]
+        lines += [f"{h:<{width}}  {cell}" for h, cell in zip(header, rows[at], strict=True)]
         self.query_one("#record", Static).update("\n".join(lines))
 
     def action_record(self) -> None:
@@ -269,10 +281,10 @@ class StatisticsScreen(Screen[None]):
 
     def help_notes(self) -> list[str]:
         """Extra lines for the `?` help."""
-        return ["Wide tables: the first column stays put, ←→ scroll the rest (t focuses "
-                "the table); v shows the highlighted row as a record.",
-                "Plots are the report's figures drawn with plotext; the note under a plot "
-                "gives each point's exact value."]
+        return [("Wide tables: the first column stays put, ←→ scroll the rest (t focuses "
+                 "the table); v shows the highlighted row as a record."),
+                ("Plots are the report's figures drawn with plotext; the note under a plot "
+                 "gives each point's exact value.")]
 
     def action_recompute(self) -> None:
         """Recompute the report from the store now."""

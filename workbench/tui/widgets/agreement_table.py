@@ -68,7 +68,7 @@ class AgreementTable(DataTable):
             key = row_key(agreement)
             values = cells(agreement)
             if key in self.rows:
-                for (column, _), value in zip(COLUMNS, values):
+                for (column, _), value in zip(COLUMNS, values, strict=True):
                     self.update_cell(key, column, value, update_width=True)
             else:
                 self.add_row(*values, key=key)

@@ -34,10 +34,11 @@ class AnswerPanel(Static):
             after: its answer label to the edited question (flips only).
             options: label -> option text, to spell the answers out.
         """
-        self.display = before is not None and after is not None
-        if not self.display:
+        if before is None or after is None:
+            self.display = False
             self.update("")
             return
+        self.display = True
         after_line = option_line(after, options.get(after, ""))
         after_line[0] = (after, "bold $text-warning")  # the changed answer stands out
         self.update(Content.assemble(

@@ -75,9 +75,11 @@ class CasePanels(VerticalScroll, can_focus=False):
         yield ChainPanel()
 
     def on_mount(self) -> None:
-        self.watch(self, "scroll_y", lambda: self.call_after_refresh(self.note_visible),
-                   init=False)
+        self.watch(self, "scroll_y", self._scrolled, init=False)
         self.screen.screen_layout_refresh_signal.subscribe(self, self._layout_refreshed)
+
+    def _scrolled(self) -> None:
+        self.call_after_refresh(self.note_visible)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.note_visible)

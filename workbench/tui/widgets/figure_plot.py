@@ -96,7 +96,7 @@ def _cut(text: str) -> str:
 
 
 def _finite(xs: tuple, ys: tuple) -> tuple[list, list]:
-    kept = [(x, y) for x, y in zip(xs, ys) if y is not None and not
+    kept = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and not
             (isinstance(y, float) and math.isnan(y))]
     return [x for x, _ in kept], [y for _, y in kept]
 
@@ -158,7 +158,7 @@ def _headroom(data: PlotData, bars: list, rows: int | None) -> float | None:
     if free < max(3, canvas / 3):
         return None
     values = [[0.0 if v is None else float(v) for v in s.y] for s in bars]
-    tallest = max((sum(col) for col in zip(*values)) if data.stacked else
+    tallest = max((sum(col) for col in zip(*values, strict=True)) if data.stacked else
                   (v for col in values for v in col), default=0.0)
     top = max(tallest, data.ylim[1] if data.ylim is not None else 0.0)
     return top * canvas / free if top > 0 else None
