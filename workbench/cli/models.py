@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from analysis.audit.definitions import AuditRole
 from workbench.cli.options import (
     db_option,
     engine_options,
@@ -17,7 +18,8 @@ from workbench.cli.options import (
 )
 from workbench.cli.progress import ProgressReporter
 
-MODE_ROLES = {"cot": "baseline", "direct": "direct"}
+MODE_ROLES = {"cot": AuditRole.BASELINE, "direct": AuditRole.DIRECT}
+"""The seed-002 role a `paw run` job gets in each answer mode."""
 
 
 @click.group("models", invoke_without_command=True)

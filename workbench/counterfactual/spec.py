@@ -11,7 +11,14 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from analysis.counterfactual.definitions import StudyRole
+from analysis.common.options import choices
+from analysis.counterfactual.definitions import (
+    Alternative,
+    Correction,
+    KlFloor,
+    Sides,
+    StudyRole,
+)
 from store.db import dumps
 from store.errors import UserError
 
@@ -23,7 +30,6 @@ CONFIG_VERSION = 2
 """Bumped if the meaning of the stored config changes (2: yes/no prompts and controls, the
 analysis settings correction/sides/kl_floor, the token-fraction denominator)."""
 
-CORRECTIONS: tuple[str, ...] = ("bonferroni", "holm", "none")
 """`--correction`: the family-wise correction that marks significance (§4.1: Bonferroni)."""
 
 TOKEN_DENOMINATORS: tuple[str, ...] = ("longer", "original")
@@ -151,7 +157,7 @@ class StudySpec:
         item_ids: explicit item source ids instead of `limit`.
         alternative: the regression's H1: 'less' (β_pert < 0) or 'greater'.
         name: the study's name (default: derived from the other settings).
-        correction: 'bonferroni' (the paper's), 'holm' or 'none' (`CORRECTIONS`).
+        correction: 'bonferroni' (the paper's), 'holm' or 'none' (`Correction`).
         sides: 'one' (the paper's tests) or 'two' (`--two-sided`, the authors' code).
         kl_floor: 'q' or 'both' (`analysis.counterfactual.definitions.KL_FLOORS`).
         token_denominator: 'longer' or 'original' (`TOKEN_DENOMINATORS`).
@@ -185,11 +191,11 @@ class StudySpec:
     seed: int = 0
     limit: int | None = None
     item_ids: tuple[str, ...] | None = None
-    alternative: str = "less"
+    alternative: Alternative = Alternative.LESS
     name: str | None = None
-    correction: str = "bonferroni"
-    sides: str = "one"
-    kl_floor: str = "q"
+    correction: Correction = Correction.BONFERRONI
+    sides: Sides = Sides.ONE
+    kl_floor: KlFloor = KlFloor.Q
     token_denominator: str = "longer"
     targets_file: TargetsFile | None = None
     levels: tuple[float, ...] = ()
@@ -198,6 +204,13 @@ class StudySpec:
     paraphrase_span: str | None = None
 
     def __post_init__(self) -> None:
+        # The typed options arrive as members or as their strings (the CLI's choices, a
+        # stored config): a known string becomes its member, anything else is refused below.
+        for field, kind in (("alternative", Alternative), ("correction", Correction),
+                            ("sides", Sides), ("kl_floor", KlFloor)):
+            value = getattr(self, field)
+            if not isinstance(value, kind) and value in choices(kind):
+                object.__setattr__(self, field, kind(value))
         checks = [
             (bool(self.models), "--models: expected at least one model name, got none"),
             (bool(self.all_targets), ("--targets: expected at least one operator id (or "
@@ -215,14 +228,16 @@ class StudySpec:
              f"--limit: expected a positive number, got {self.limit}"),
             (self.max_tokens is None or self.max_tokens >= 1,
              f"--max-tokens: expected a positive number, got {self.max_tokens}"),
-            (self.alternative in ("less", "greater"),
+            (isinstance(self.alternative, Alternative),
              f"--alternative: expected less or greater, got {self.alternative!r}"),
             (bool(self.fixed_sentence.strip()), "--fixed-sentence: expected a name or text"),
-            (self.correction in CORRECTIONS, (f"--correction: expected one of "
-                                             f"{', '.join(CORRECTIONS)}, got {self.correction!r}")),
-            (self.sides in ("one", "two"), f"sides: expected one or two, got {self.sides!r}"),
-            (self.kl_floor in ("q", "both"), (f"--kl-floor: expected q or both, got "
-                                             f"{self.kl_floor!r}")),
+            (isinstance(self.correction, Correction),
+             (f"--correction: expected one of {', '.join(choices(Correction))}, got "
+              f"{self.correction!r}")),
+            (isinstance(self.sides, Sides),
+             f"sides: expected one or two, got {self.sides!r}"),
+            (isinstance(self.kl_floor, KlFloor),
+             f"--kl-floor: expected q or both, got {self.kl_floor!r}"),
             (self.token_denominator in TOKEN_DENOMINATORS,
              (f"--token-denominator: expected one of {', '.join(TOKEN_DENOMINATORS)}, got "
              f"{self.token_denominator!r}")),

@@ -12,7 +12,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.dbpa.definitions import DbpaRole
+from analysis.common.options import choices
+from analysis.dbpa.definitions import Correction, DbpaRole
 from store.db import dumps
 from store.errors import UserError
 
@@ -40,7 +41,6 @@ DEFAULT_PERMUTATIONS = 1000
 tests when k is large enough (k = 10 unpaired; `analysis.dbpa.design.minimum_k`)."""
 
 DEFAULT_ALPHA = 0.05
-CORRECTIONS = ("holm", "bonferroni", "none")
 SEED_MODES = ("independent", "shared")
 """'independent': every (model, condition, sample index) has its own seed, as the paper's
 exchangeability needs; 'shared': sample i of every condition uses seed base + i (common
@@ -126,7 +126,7 @@ class DbpaSpec:
     distances: tuple[str, ...] = ("jsd",)
     permutations: int = DEFAULT_PERMUTATIONS
     alpha: float = DEFAULT_ALPHA
-    correction: str = "holm"
+    correction: Correction = Correction.HOLM
     should_change: tuple[str, ...] | None = None
     should_not_change: tuple[str, ...] | None = None
     identity_control: bool = True
@@ -154,9 +154,11 @@ class DbpaSpec:
         if self.seeds not in SEED_MODES:
             raise UserError(f"--seeds: expected one of {', '.join(SEED_MODES)}, got "
                             f"{self.seeds!r}")
-        if self.correction not in CORRECTIONS:
-            raise UserError(f"--correction: expected one of {', '.join(CORRECTIONS)}, got "
-                            f"{self.correction!r}")
+        if not isinstance(self.correction, Correction):
+            if self.correction not in choices(Correction):
+                raise UserError(f"--correction: expected one of {', '.join(choices(Correction))}, "
+                                f"got {self.correction!r}")
+            object.__setattr__(self, "correction", Correction(self.correction))
         bad = [d for d in self.distances if d not in DISTANCES]
         if bad or not self.distances:
             raise UserError(f"--distance: expected one or more of {', '.join(DISTANCES)}, "

@@ -20,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
+from analysis.audit.definitions import AuditRole
+from analysis.robustness.definitions import RobustnessRole
 from workbench.present.segments import (
     BAR_WIDTH,
     STYLES,
@@ -37,23 +39,23 @@ if TYPE_CHECKING:
     from analysis.flips.case import FlipCase
 
 ROLE_NAMES: dict[str, str] = {
-    "m_block": "question edit (M-block)", "f_block": "chain edit (F-block)",
-    "shuffle": "option shuffle", "demographic": "demographic edit (seed 003)",
-    "cfv_answer": "counterfactual change (seed 003 CFV)",
+    AuditRole.M_BLOCK: "question edit (M-block)", AuditRole.F_BLOCK: "chain edit (F-block)",
+    AuditRole.SHUFFLE: "option shuffle", RobustnessRole.DEMOGRAPHIC: "demographic edit (seed 003)",
+    RobustnessRole.CFV_ANSWER: "counterfactual change (seed 003 CFV)",
 }
 """What each kind of edit is called (by job role)."""
 
 EDITED_TITLES: dict[str, str] = {
-    "m_block": "Edited question",
-    "demographic": "Question with the demographic edit",
+    AuditRole.M_BLOCK: "Edited question",
+    RobustnessRole.DEMOGRAPHIC: "Question with the demographic edit",
     # docs/robustness.md: stage 2 re-answers "the model's own changed case".
-    "cfv_answer": "Changed case (the model's own CFV proposal)",
+    RobustnessRole.CFV_ANSWER: "Changed case (the model's own CFV proposal)",
 }
 """Roles whose question was edited, and the title of the edited text."""
 
 UNEDITED_NOTES: dict[str, str] = {
-    "shuffle": "(not edited: the options were shuffled)",
-    "f_block": "(not edited: the edit is in the chain below)",
+    AuditRole.SHUFFLE: "(not edited: the options were shuffled)",
+    AuditRole.F_BLOCK: "(not edited: the edit is in the chain below)",
 }
 """Why the question of a role that edits something else is shown once."""
 
@@ -114,7 +116,7 @@ def case_panes(case: FlipCase, plain: bool = False) -> tuple[Pane, ...]:
                           ((case.question, None),)))
     panes.append(_options(case))
     panes.append(_distributions(case, plain))
-    if case.role == "f_block":
+    if case.role == AuditRole.F_BLOCK:
         old, new = case.chain_spans
         panes += [
             Pane("chain_original", "Original chain",
@@ -156,7 +158,7 @@ def _header(case: FlipCase) -> list[Segment]:
     state: Segment
     if case.flipped is None:
         state = (f"not compared: {case.excluded}", "dim")
-    elif case.role == "shuffle":  # the same letter can be another option: say the texts
+    elif case.role == AuditRole.SHUFFLE:  # the same letter can be another option: say the texts
         state = (f"{'FLIPPED' if case.flipped else 'kept'} {before} -> {after}",
                  "flip" if case.flipped else "kept")
     elif case.flipped:
@@ -180,7 +182,7 @@ def _header(case: FlipCase) -> list[Segment]:
 
 def _recorded_edit(case: FlipCase) -> list[Segment]:
     """The operator's recorded (old, new), or a CFV proposal's change and target."""
-    if case.role == "cfv_answer":
+    if case.role == RobustnessRole.CFV_ANSWER:
         change = (f"proposed change: {_short(case.new, 100)}; target {case.gold_after} "
                   "(the answer the change is meant to make correct)")
         return [("\n", None), (change, "dim")]
@@ -195,7 +197,7 @@ def _marks(case: FlipCase, label: str, after_label: str) -> list[Segment]:
     out: list[Segment] = []
     if label == case.gold_before:
         out.append(("  ◆ gold", "gold"))
-    if case.role == "cfv_answer" and label == case.gold_after:
+    if case.role == RobustnessRole.CFV_ANSWER and label == case.gold_after:
         out.append(("  ◆ target of the change", "gold"))
     chose = [when for when, yes in (("before", label == case.base_answer),
                                     ("after", after_label == case.answer)) if yes]
@@ -212,7 +214,7 @@ def _options(case: FlipCase) -> Pane:
     """
     width = max([len(label) for label, _ in case.options_before] + [1])
     rows: list[list[str | Segment]] = []
-    if case.role == "shuffle":
+    if case.role == AuditRole.SHUFFLE:
         moved = {text: label for label, text in case.options_after}
         new_width = max([len(label) for label, _ in case.options_after] + [1])
         for label, text in case.options_before:
@@ -244,7 +246,7 @@ def _distributions(case: FlipCase, plain: bool) -> Pane:
                     (("(no option distribution stored)", "dim"),))
     before, after = dict(case.probs_before), dict(case.probs_after)
     rows: list[tuple[str, float | None, float | None]]
-    if case.role == "shuffle":
+    if case.role == AuditRole.SHUFFLE:
         moved = {text: label for label, text in case.options_after}
         rows = []
         for label, text in case.options_before:
