@@ -17,7 +17,7 @@ import pytest
 from textual import events
 from textual.widgets import Static
 
-from analysis.reports import build_run_report
+from workbench.kinds import build_run_report
 from store.db import open_db
 from store.runs import list_runs
 from tests.builders import AuditBuilder
