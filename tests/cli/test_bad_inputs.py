@@ -68,7 +68,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("unterminated quote", ["import", "csv", "{dir}/quote.csv", "--map", MAP], "quote.csv:2: line: expected a CSV row, got unreadable CSV (a quote opened on this line is never closed)"),
     ("too few cells", ["import", "csv", "{dir}/cells.csv", "--map", MAP], "cells.csv:2: line: expected 5 cells"),
     ("invalid json", ["import", "jsonl", "{dir}/bad-json.jsonl"], "bad-json.jsonl:1: line: expected a JSON object"),
-    ("json array row", ["import", "jsonl", "{dir}/array.jsonl"], "got a JSON list"),
+    ("json array row", ["import", "jsonl", "{dir}/array.jsonl"], "expected a JSON object, got an array"),
     ("latin-1 bytes", ["import", "jsonl", "{dir}/latin1.jsonl"], "expected UTF-8 text, got byte 0xe9"),
     ("gold not an option", ["import", "jsonl", "{dir}/gold-missing.jsonl"], "gold-missing.jsonl:1: answer"),
     ("one option", ["import", "jsonl", "{dir}/one-option.jsonl"], "one-option.jsonl:1: options"),

@@ -223,7 +223,7 @@ class ImportModal(_FormModal):
     def compose(self) -> ComposeResult:
         from textual.widgets import Checkbox
 
-        from workbench.datasets.importers import FORMATS
+        from workbench.datasets.opening import FORMATS
 
         fmt, _, _, skip, mapping = self.last or ("medqa", "", "", False, "")
         with Vertical():
