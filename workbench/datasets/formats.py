@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.records import Item
-from workbench.datasets.items import make_item, require, text_of
+from workbench.datasets.items import make_item, require, text_of, whole_number
 from workbench.datasets.readers import RowError, shown
 
 
@@ -86,26 +86,6 @@ def parse_medqa(value: Any, line: int, source: Source) -> Item:
 
 MEDMCQA_OPTIONS = {"A": "opa", "B": "opb", "C": "opc", "D": "opd"}
 """MedMCQA option columns and the letters they become."""
-
-_WHOLE = re.compile(r"-?[0-9]{1,9}")
-
-
-def whole_number(value: Any) -> int | None:
-    """An integer written as one (`2`, `"2"`, or pandas' `2.0`), else None.
-
-    Digit strings are matched as ASCII digits of bounded length, so neither a 5,000-digit
-    string nor a superscript digit reaches `int()` and fails there.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
-        return int(value)
-    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
-        return int(value.strip())
-    return None
-
 
 def medmcqa_cop(record: dict[str, Any]) -> int | None:
     """A row's `cop` as a number, or None (absent or not a whole number)."""

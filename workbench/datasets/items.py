@@ -8,6 +8,7 @@ normalised (`yes` -> `Yes`, `b` -> `B`) so the runner always reads the same toke
 from __future__ import annotations
 
 import math
+import re
 import string
 from typing import Any
 
@@ -52,6 +53,26 @@ def text_of(value: Any, field: str, *, allow_empty: bool = False) -> str:
     if not text and not allow_empty:
         raise RowError(field, "non-empty text", shown(value), reason="missing field")
     return text
+
+
+_WHOLE = re.compile(r"-?[0-9]{1,9}")
+
+
+def whole_number(value: Any) -> int | None:
+    """An integer written as one (`2`, `"2"`, or pandas' `2.0`), else None.
+
+    Digit strings are matched as ASCII digits of bounded length, so neither a 5,000-digit
+    string nor a superscript digit reaches `int()` and fails there.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
+        return int(value)
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
+    return None
 
 
 def id_of(value: Any, field: str) -> str:

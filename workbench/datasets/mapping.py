@@ -15,7 +15,9 @@ from typing import Any
 from store.errors import UserError
 from store.records import Item
 from workbench.datasets.formats import Source
-from workbench.datasets.items import MISSING, make_item, options_from_list, text_of
+from workbench.datasets.items import (
+    MISSING, make_item, options_from_list, text_of, whole_number,
+)
 from workbench.datasets.readers import RowError, shown
 
 ANSWER_FORMATS = ("label", "index0", "index1", "text")
@@ -221,9 +223,7 @@ def _gold(mapping: Mapping, value: Any, options: dict[str, Any]) -> Any:
                        reason="gold not among options")
     first = 0 if mapping.answer_format == "index0" else 1
     valid = range(first, first + len(labels))
-    index = value if isinstance(value, int) and not isinstance(value, bool) else None
-    if isinstance(value, str) and value.strip().isdigit():
-        index = int(value)
+    index = whole_number(value)
     if index is None or index not in valid:
         raise RowError(mapping.answer, f"an option number {valid.start}..{valid.stop - 1} "
                        f"({mapping.answer_format})", shown(value),
