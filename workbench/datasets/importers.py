@@ -113,7 +113,7 @@ def _validated(rows: Iterator[RawRow], parse: Parser, source: formats.Source,
             yield BadRow(source.path, row.line, row.error, source.unit)
             continue
         try:
-            undecodable = encoding_error(row.value)
+            undecodable = None if row.clean else encoding_error(row.value)
             if undecodable:
                 raise undecodable
             item = parse(row.value, row.line, source)

@@ -61,6 +61,9 @@ class RawRow:
     value: Any = None
     error: RowError | None = None
     fatal: bool = False
+    clean: bool = False
+    """The reader knows the value holds no undecodable byte, lone surrogate or over-long
+    number, so `encoding_error` need not walk it."""
 
 
 def shown(value: Any, limit: int = 40) -> str:
@@ -165,6 +168,14 @@ def encoding_error(value: Any, field: str = "line") -> RowError | None:
     return None
 
 
+_SUSPECT = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]|[0-9]{%d}" % (MAX_DIGITS + 1))
+"""What `encoding_error` looks for, as it appears in a line of JSON text."""
+
+
+def _clean_json(line: str) -> bool:
+    return _SUSPECT.search(line) is None
+
+
 def json_error(exc: json.JSONDecodeError, line: bool = False) -> str:
     """`Expecting ',' delimiter at column 6` (json's message ending in "at" read once)."""
     where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
@@ -221,7 +232,7 @@ def read_jsonl(handle: IO[bytes]) -> Iterator[RawRow]:
             yield RawRow(number, error=RowError(
                 "line", "a JSON object", json_kind(value) + hint, reason="invalid JSON"))
             continue
-        yield RawRow(number, value=value)
+        yield RawRow(number, value=value, clean=_clean_json(line))
 
 
 def _text_lines(handle: IO[bytes]) -> Iterator[str]:
