@@ -90,6 +90,9 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
 
     # Argument mistakes fail before open_store creates a database file.
     get_format(format_name)
+    if name is not None and not name.strip():
+        raise UserError(f"--name: expected a dataset name, got {name!r} (leave --name out "
+                        "to use the file's stem)")
     mapping = _mapping(map_json, map_file)
     check_file(path)
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -158,12 +159,26 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
 
 
 def check_file(path: str | Path) -> None:
-    """Fail with one line if `path` is missing or a directory."""
+    """Fail with one line if `path` is missing, a dangling or looping link, or a directory."""
     where = Path(path)
-    if not where.exists():
+    try:
+        exists = where.exists()
+    except OSError as exc:  # e.g. a name too long
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    if not exists:
+        if where.is_symlink():
+            raise UserError(f"{path}: expected a file, got a symbolic link that points "
+                            "nowhere or loops back on itself")
         raise UserError(f"{path}: no such file")
     if where.is_dir():
         raise UserError(f"{path}: expected a file, got a directory")
+    if not where.is_file():
+        mode = where.stat().st_mode
+        kind = ("a character device" if stat.S_ISCHR(mode) else "a block device"
+                if stat.S_ISBLK(mode) else "a pipe" if stat.S_ISFIFO(mode) else "a socket"
+                if stat.S_ISSOCK(mode) else "something else")
+        raise UserError(f"{path}: expected a regular file, got {kind} (an import reads its "
+                        "file more than once; save the data to a file first)")
 
 
 def parse_file(format_name: str, path: str | Path,
@@ -299,7 +314,6 @@ def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *
     """
     check_file(path)
     fmt = get_format(format_name)
-    sha256 = _sha256(path)
     with _open(path) as handle:
         rows, parse, source, notes = _reading(
             fmt.name, handle, formats.Source(str(path), Path(path).stem), mapping)
@@ -309,7 +323,7 @@ def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *
         n_valid = added = 0
         with transaction(db):
             dataset = ensure_dataset(db, name or Path(path).stem, fmt.name,
-                                     str(Path(path).resolve()), sha256)
+                                     str(Path(path).resolve()))
             for result in _validated(rows, parse, source, on_row):
                 if isinstance(result, BadRow):
                     if not skip_bad:
@@ -327,5 +341,9 @@ def import_file(db: sqlite_utils.Database, format_name: str, path: str | Path, *
             if n_valid == 0:
                 raise _none_valid(str(path), sum(tally.values()),
                                   examples[0] if examples else None)
+            # Hashed last, so a bad first line is reported without reading the whole file;
+            # a dataset made by an earlier import keeps its first file's hash.
+            db.execute("UPDATE datasets SET source_sha256 = ? WHERE id = ? AND "
+                       "source_sha256 IS NULL", [_sha256(path), dataset])
     return ImportReport(name or Path(path).stem, dataset, str(path), n_valid, added,
                         tuple(examples), tuple(tally.most_common()), notes)

@@ -18,7 +18,7 @@ from workbench.datasets.formats import Source
 from workbench.datasets.items import (
     MISSING, make_item, options_from_list, text_of, whole_number,
 )
-from workbench.datasets.readers import RowError, shown
+from workbench.datasets.readers import RowError, json_error, shown
 
 ANSWER_FORMATS = ("label", "index0", "index1", "text")
 """How the answer column names the correct option: its label, 0- or 1-based position,
@@ -82,8 +82,8 @@ def parse_mapping(text: str, origin: str = "--map") -> Mapping:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{origin}: expected a JSON object, got invalid JSON ({exc.msg} at "
-                        f"line {exc.lineno} column {exc.colno})") from None
+        raise UserError(f"{origin}: expected a JSON object, got invalid JSON "
+                        f"({json_error(exc, line=True)})") from None
     if not isinstance(raw, dict):
         raise UserError(f"{origin}: expected a JSON object, got {shown(raw)}")
     unknown = sorted(set(raw) - _KEYS)
