@@ -3,9 +3,11 @@
 Writes a valid MedQA JSON-lines file of about `--mb` megabytes (rows shaped like MedQA's
 US 4-option test set: a vignette of ~1,100 characters, four options, `answer_idx`,
 `meta_info`, `metamap_phrases`), then runs `paw import medqa FILE --db NEW.db` in a child
-process and reads the child's peak resident set size (`ru_maxrss` of RUSAGE_CHILDREN, in
-KiB on Linux). With `--parquet` the same rows are written as Parquet (pyarrow) and imported
-the same way.
+process and reads that child's own peak resident set size (`ru_maxrss` from `os.wait4`,
+KiB on Linux). The file is written by another child first, so the benchmark's own process
+stays small: Linux keeps a process's peak across fork and exec, so a child forked from a
+large parent would inherit the parent's size as its peak. With `--parquet` the same rows
+are written as Parquet (pyarrow) and imported the same way.
 
     .venv/bin/python bench/import_memory.py --mb 200
     .venv/bin/python bench/import_memory.py --mb 200 --parquet
@@ -21,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -79,18 +80,18 @@ def write_parquet(path: Path, megabytes: float) -> int:
     return rows
 
 
-def peak_kib(args: list[str]) -> tuple[int, float, int]:
-    """Run `paw ARGS` in a fresh child; (its peak RSS in KiB, seconds, exit code)."""
+def peak_kib(args: list[str]) -> tuple[int, float]:
+    """Run `paw ARGS` in a fresh child; (its own peak RSS in KiB, seconds)."""
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", "from workbench.cli import main; main()",
                               *args], env=dict(os.environ, PYTHONPATH=str(Path.cwd())),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, err = child.communicate()
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
     if child.returncode != 0:
-        sys.exit(f"paw {' '.join(args)} failed: {err.decode()[-500:]}")
-    # RUSAGE_CHILDREN holds the largest peak of any waited-for child: one child per process.
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, seconds, child.returncode
+        sys.exit(f"paw {' '.join(args)} failed with exit {child.returncode}")
+    return usage.ru_maxrss, seconds
 
 
 def main() -> None:
@@ -99,16 +100,24 @@ def main() -> None:
     parser.add_argument("--parquet", action="store_true", help="write and import Parquet")
     parser.add_argument("--baseline", action="store_true",
                         help="measure a one-row import instead (the fixed cost)")
+    parser.add_argument("--write", metavar="PATH", help=argparse.SUPPRESS)  # the writer child
     options = parser.parse_args()
+    writer = write_parquet if options.parquet else write_jsonl
+    if options.write:
+        print(writer(Path(options.write), options.mb))
+        return
     with tempfile.TemporaryDirectory() as folder:
         suffix = "parquet" if options.parquet else "jsonl"
         data = Path(folder) / f"medqa_big.{suffix}"
         size_mb = 0.0001 if options.baseline else options.mb
-        writer = write_parquet if options.parquet else write_jsonl
-        rows = writer(data, size_mb) if not options.baseline else writer(data, 0.0001)
+        written = subprocess.run(
+            [sys.executable, __file__, "--write", str(data), "--mb", str(size_mb)]
+            + (["--parquet"] if options.parquet else []),
+            capture_output=True, text=True, check=True)
+        rows = int(written.stdout)
         size = data.stat().st_size
-        peak, seconds, _ = peak_kib(["import", "medqa", str(data), "--db",
-                                     str(Path(folder) / "paw.db")])
+        peak, seconds = peak_kib(["import", "medqa", str(data), "--db",
+                                  str(Path(folder) / "paw.db")])
         peak_mb = peak * 1024 / 1e6
         print(f"file: {suffix}, {size / 1e6:.1f} MB, {rows} rows")
         if options.baseline:
