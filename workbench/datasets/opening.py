@@ -188,21 +188,23 @@ def cop_base(fmt: Format, rows: Iterator[RawRow],
     where = (source.unit or "line ") + "{}"
     if fmt.cop_base is not None:
         if answered and zero_at is None and four_at is None:
-            return fmt.cop_base, (
-                f"warning: {source.path}: every cop is 1, 2 or 3, so the file could be 0- "
-                f"or 1-based; read as {fmt.cop_base}-based because the format is "
-                f"{fmt.name} (check a few rows against their explanations in exp)",)
+            warning = (f"warning: {source.path}: every cop is 1, 2 or 3, so the file could be "
+                       f"0- or 1-based; read as {fmt.cop_base}-based because the format is "
+                       f"{fmt.name} (check a few rows against their explanations in exp)")
+            return fmt.cop_base, (warning,)
         return fmt.cop_base, ()
     if zero_at is not None and four_at is not None:
         raise UserError(f"{source.at(four_at)}: cop: expected one numbering in the file, got "
                         f"0 on {where.format(zero_at)} (0-based) and 4 here (1-based); "
                         "import it as medmcqa0 or medmcqa1 to say which (nothing imported)")
     if zero_at is not None:
-        return 0, (f"{source.path}: cop read as 0-based (0 = opa, as in the Hugging Face "
-                   f"files): {where.format(zero_at)} has cop 0",)
+        note = (f"{source.path}: cop read as 0-based (0 = opa, as in the Hugging Face "
+                f"files): {where.format(zero_at)} has cop 0")
+        return 0, (note,)
     if four_at is not None:
-        return 1, (f"{source.path}: cop read as 1-based (1 = opa, as in the official "
-                   f"release): {where.format(four_at)} has cop 4",)
+        note = (f"{source.path}: cop read as 1-based (1 = opa, as in the official "
+                f"release): {where.format(four_at)} has cop 4")
+        return 1, (note,)
     if not answered:
         return 1, ()  # no usable cop at all: every row is reported bad by the parser
     raise UserError(f"{source.path}: cop: expected a 0 or a 4 somewhere to tell the "
