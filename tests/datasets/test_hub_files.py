@@ -121,6 +121,21 @@ def test_medqa_bigbio_source_layout_key_value_options(tmp_path, db):
     assert item.options["E"] == "Vitamin K"
 
 
+def test_medqa_struct_of_five_with_a_null_fifth_on_four_option_rows(tmp_path, db):
+    five = pa.schema([(f.name, f.type) if f.name != "options" else
+                      ("options", pa.struct([(k, S) for k in "ABCDE"])) for f in MEDQA_4])
+    rows = _medqa_rows()
+    rows[1]["options"] = {**rows[1]["options"], "E": "Coarctation"}
+    path = _parquet(tmp_path / "mixed.parquet", rows, five)  # row 1 gets E: null
+    import_file(db, "medqa", path)
+    items = get_items(db, "mixed")
+    assert [i.labels for i in items] == [("A", "B", "C", "D"), ("A", "B", "C", "D", "E")]
+    rows[0]["options"] = {"A": "x", "B": None, "C": "y", "D": "z"}
+    gap = _parquet(tmp_path / "gap.parquet", rows, five)
+    with pytest.raises(UserError, match=r"gap.parquet:row 1: options.B: expected text, got None"):
+        import_file(db, "medqa", gap)
+
+
 @pytest.mark.parametrize("write", [_parquet, _pandas_jsonl], ids=["parquet", "pandas-jsonl"])
 def test_medmcqa_hub_file_is_read_zero_based_and_says_so(write, tmp_path, db):
     path = write(tmp_path / "validation.data", _medmcqa_rows([0, 3, 1, 2]), MEDMCQA)

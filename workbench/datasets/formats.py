@@ -45,7 +45,16 @@ def _object(value: Any) -> dict[str, Any]:
 
 def _medqa_options(options: Any) -> Any:
     """Options as `{A: text, …}`; BigBio's `med_qa` source layout writes them as a list of
-    `{"key": "A", "value": text}`, which becomes the same mapping."""
+    `{"key": "A", "value": text}`, which becomes the same mapping.
+
+    Trailing null options are dropped (a Parquet struct of A-E holds `E: null` on a
+    4-option row); a null before a filled option stays, and is refused by `make_item`.
+    """
+    if isinstance(options, dict):
+        kept = dict(options)
+        while kept and kept[next(reversed(kept))] is None:
+            kept.popitem()
+        return kept
     if not (isinstance(options, list) and options
             and all(isinstance(o, dict) for o in options)):
         return options

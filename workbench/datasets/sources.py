@@ -8,7 +8,8 @@
   `/dev/zero`, stops at line 1 after reading `LINE_LIMIT` bytes).
 - **One-object files** (PubMedQA's `ori_pqal.json`) are read whole, up to
   `OBJECT_FILE_LIMIT` bytes.
-- **Parquet** is read a batch of rows at a time with pyarrow.
+- **Parquet** is read a batch of rows at a time with pyarrow, streamed (no pre-buffered
+  row groups, no read-ahead).
 """
 
 from __future__ import annotations
@@ -156,9 +157,12 @@ def parquet_rows(handle: IO[bytes], path: str) -> Iterator[tuple[int, dict[str, 
     import pyarrow
 
     try:
-        reader = pq.ParquetFile(handle)
+        # Streamed: no pre-buffering of whole row groups, pages read through a 64 KiB
+        # buffer, no read-ahead threads (bench/import_memory.py: with pyarrow's defaults a
+        # 200 MB file peaked at 1.9x its size).
+        reader = pq.ParquetFile(handle, pre_buffer=False, buffer_size=1 << 16)
         number = 0
-        for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+        for batch in reader.iter_batches(batch_size=PARQUET_BATCH_ROWS, use_threads=False):
             for row in batch.to_pylist():
                 number += 1
                 yield number, row
