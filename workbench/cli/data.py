@@ -53,7 +53,8 @@ def _mapping(map_json: str | None, map_file: str | None):
 @click.option("--skip-bad", is_flag=True,
               help="Import the valid rows and report the bad ones, instead of stopping.")
 @click.option("--map", "map_json", metavar="JSON",
-              help='Field mapping for jsonl/csv, e.g. \'{"id": "qid", "question": "stem", '
+              help='Field mapping for jsonl/parquet/csv (dotted paths reach nested fields), '
+                   'e.g. \'{"id": "qid", "question": "stem", '
                    '"options": ["opA", "opB", "opC"], "answer": "correct"}\'.')
 @click.option("--map-file", type=click.Path(),
               help="Read the --map JSON from this file.")
@@ -71,7 +72,7 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
 
     \b
     FORMAT is one of:
-      medqa     MedQA, JSON lines or Parquet (options {A..D} or BigBio's [{key, value}])
+      medqa     MedQA, JSON lines or Parquet (options {A..D}, or [{key, value}])
       medmcqa   MedMCQA, JSON lines or Parquet: opa..opd, cop 0- or 1-based, detected
                 from the file (a file with only cop 1-3 needs medmcqa0 or medmcqa1)
       medmcqa0  MedMCQA with cop 0-based (0 = opa: the Hugging Face Hub's files)
