@@ -174,3 +174,19 @@ def test_the_source_hash_is_recorded(tmp_path, db):
     import_file(db, "jsonl", path)
     stored = db.execute("SELECT source_sha256 FROM datasets").fetchone()[0]
     assert stored == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_one_object_pubmedqa_file_over_the_limit_is_refused(tmp_path, db):
+    from workbench.datasets.sources import OBJECT_FILE_LIMIT
+
+    path = tmp_path / "ori_pqal.json"
+    with path.open("wb") as handle:
+        handle.write(b'{"1": {"QUESTION": "')
+        handle.write(b"x" * OBJECT_FILE_LIMIT)
+        handle.write(b'"}}')
+    with pytest.raises(UserError) as caught:
+        import_file(db, "pubmedqa", path)
+    assert str(caught.value) == (
+        f"{path}: expected a JSON file of at most 64 MiB (one object, read whole), got a "
+        "larger one; import PubMedQA's Hub form (Parquet or JSON lines), which is read row "
+        "by row (nothing imported)")
