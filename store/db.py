@@ -352,7 +352,14 @@ def snapshot(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
         conn.execute("COMMIT")
 
 
-def backup(source: str | Path, dest: str | Path) -> int:
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def backup(source: str | Path, dest: str | Path, *, replace: bool = False) -> int:
     """Copy a store with SQLite's online backup API: consistent while others write.
 
     The copy is written to `<dest>.partial` and renamed into place only when complete and
@@ -360,7 +367,9 @@ def backup(source: str | Path, dest: str | Path) -> int:
 
     Args:
         source: the store file (read only; no migration is applied).
-        dest: the new file; must not exist.
+        dest: the new file; must not exist unless `replace` (never the source or the
+            files beside it).
+        replace: replace an existing DEST (`paw backup --force`), once the copy is complete.
 
     Returns:
         The number of pages copied.
@@ -371,7 +380,11 @@ def backup(source: str | Path, dest: str | Path) -> int:
     source, dest = Path(source).expanduser(), Path(dest).expanduser()
     if not source.is_file():
         raise UserError(f"{source}: no such database")
-    if dest.exists():
+    if any(_same_path(dest, source.with_name(source.name + s))
+           for s in ("", "-wal", "-shm", "-journal")):
+        raise UserError(f"{dest}: is the database being backed up or one of its files; "
+                        "choose another file name for the backup")
+    if dest.exists() and not replace:
         raise UserError(f"{dest}: already exists; choose a new file name for the backup")
     if not dest.resolve().parent.is_dir():
         raise UserError(f"{dest}: folder {dest.resolve().parent} does not exist")
@@ -411,6 +424,12 @@ def backup(source: str | Path, dest: str | Path) -> int:
         partial.replace(dest)
     except sqlite3.Error as exc:
         partial.unlink(missing_ok=True)
+        text = str(exc)
+        if "full" in text or "disk I/O error" in text:
+            # Writing is the copy's side: a full or failing disk is DEST's, not the source's.
+            raise UserError(f"{dest}: cannot write the backup: the disk holding it is full "
+                            f"or failing (SQLite said: {text}); nothing was written and "
+                            f"{source} is unchanged") from None
         raise UserError(describe_sqlite_error(exc, str(source))) from None
     except BaseException:
         partial.unlink(missing_ok=True)

@@ -13,7 +13,8 @@ import json
 import click
 
 from store.errors import UserError
-from workbench.cli.options import db_option, open_store, prepare_output, whole
+from workbench.cli.options import db_option, open_store, whole
+from workbench.cli.outputs import OutputPath, guard_outputs
 from workbench.cli.signin import (
     coordinator_option,
     coordinator_passphrase_env_option,
@@ -228,13 +229,14 @@ def annotate_assign(set_name: str, raters: str, coordinator: str, passphrase_env
     click.echo(f"set {set_name}: raters {pair[0]} and {pair[1]}, sealed by {person.name}")
 
 
+@guard_outputs
 @annotate_group.command("export")
 @click.option("--wide", "shape", flag_value="wide", help="One row per case.")
 @click.option("--long", "shape", flag_value="long", default=True,
               help="One row per case × rater × field (default).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), required=True,
               help="csv (header row) or jsonl (one JSON object per line).")
-@click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option("--out", type=OutputPath(), help="Write here instead of stdout.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
 @click.option("--accept-legacy", is_flag=True,
               help="Export although the record holds unsigned legacy entries (a store "
@@ -254,8 +256,6 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
     from annotate.export import export_verified
     from annotate.sets.annotation_set import resolve_set
 
-    if out is not None:
-        prepare_output(out)
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
     export = export_verified(db, person, resolve_set(db, set_name), shape, fmt,

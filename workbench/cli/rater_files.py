@@ -18,6 +18,7 @@ import click
 from store.errors import UserError
 from workbench.cli.annotation import annotate_group, raters_group
 from workbench.cli.options import db_option, open_store
+from workbench.cli.outputs import OutputPath, guard_outputs
 from workbench.cli.signin import (
     coordinator_option,
     coordinator_passphrase_env_option,
@@ -28,15 +29,19 @@ from workbench.cli.signin import (
 )
 
 
+@guard_outputs
 @annotate_group.command("pack")
 @click.argument("set_name", metavar="SET")
 @click.option("--rater", required=True, help="The rater (one of the set's two).")
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
-              help="The file to write (must not exist), e.g. alice.paw-rater.")
+@click.option("--out", required=True, type=OutputPath(replaceable=False),
+              help="The file to write (must not exist; never replaced), e.g. alice.paw-rater.")
+@click.option("--supersede", is_flag=True,
+              help="Pack although the rater has a file of the set: the older file is "
+                   "superseded (its labels not merged by now are refused at merge).")
 @coordinator_option
 @passphrase_env_option
 @db_option
-def annotate_pack(set_name: str, rater: str, out: str, coordinator: str | None,
+def annotate_pack(set_name: str, rater: str, out: str, supersede: bool, coordinator: str | None,
                   passphrase_env: str | None, db_path: str) -> None:
     """Write RATER's own file of SET: only their blinded cases, in their order.
 
@@ -48,7 +53,7 @@ def annotate_pack(set_name: str, rater: str, out: str, coordinator: str | None,
 
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "packing a rater file")
-    packed = pack(db, set_name, rater, out, person)
+    packed = pack(db, set_name, rater, out, person, supersede=supersede)
     click.echo(f"wrote {packed.path}: {packed.n_cases} cases of set {set_name} for {rater} "
                f"(file {packed.file_id[:8]}…)")
 
