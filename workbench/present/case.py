@@ -299,7 +299,11 @@ def print_case(case: FlipCase, color: bool | None = None, file: TextIO | None = 
     from rich.padding import Padding
     from rich.text import Text
 
-    console = Console(file=out, force_terminal=True, highlight=False, emoji=False)
+    from workbench.present.controls import EscapingStream, raw_stream
+
+    # Colours are PAW's; any other sequence in a question or an answer is shown escaped.
+    console = Console(file=EscapingStream(raw_stream(out), keep_sgr=True), force_terminal=True,
+                      highlight=False, emoji=False)
     for pane in panes:
         if pane.title:
             console.print()
