@@ -58,6 +58,20 @@ def test_the_escaping_stream_is_the_wrapped_one_otherwise(capsys):
     assert stream.isatty() == sys.stdout.isatty()
 
 
+def test_on_a_terminal_a_screen_clear_is_shown_not_obeyed():
+    import io
+
+    import click
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    click.echo(f"note: {CLEAR}{OSC52}", file=EscapingStream(screen))
+    assert screen.getvalue() == "note: \\x1b[2J\\x1b[H\\x1b]52;c;cm0gLXJmIH4K\\x07\n"
+
+
 def test_a_note_with_osc52_and_a_screen_clear_reaches_the_coordinator_escaped(
         env, capsys, monkeypatch):  # noqa: F811
     codes = setup_set(env)
@@ -71,7 +85,9 @@ def test_a_note_with_osc52_and_a_screen_clear_reaches_the_coordinator_escaped(
     code, out, err = paw(capsys, "annotate", "export", "--format", "csv", *AS_CAROL)
     assert code == 0, err
     assert no_raw_controls(out) and no_raw_controls(err)
-    assert "see chart \\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b[2J\\x1b[Hok" in out
+    # (click itself drops CSI sequences such as the screen clear when stdout is not a
+    # terminal; on a terminal they reach the escaping stream and are shown as \x1b[2J.)
+    assert "see chart \\x1b]52;c;cm0gLXJmIH4K\\x07" in out
     # Stored as typed: the export written to a file (data, not a terminal) has it raw.
     code, _, err = paw(capsys, "annotate", "export", "--format", "jsonl", "--out",
                        env["PAW_DB"] + ".labels.jsonl", *AS_CAROL)
@@ -88,13 +104,13 @@ def test_a_dataset_name_with_an_escape_is_listed_escaped(tmp_path, capsys):
     rows.write_text('{"id": "1", "question": "Q?", "options": {"A": "a", "B": "b"}, '
                     '"answer": "A"}\n', encoding="utf-8")
     db = str(tmp_path / "paw.db")
-    name = f"evil{CLEAR}set"
+    name = f"evil{OSC52}set"
     code, out, err = paw(capsys, "import", "jsonl", str(rows), "--name", name, "--db", db)
     assert code == 0, err
     assert no_raw_controls(out + err)
     code, out, err = paw(capsys, "datasets", "--db", db)
     assert code == 0, err
-    assert "evil\\x1b[2J\\x1b[Hset" in out and no_raw_controls(out)
+    assert "evil\\x1b]52;c;cm0gLXJmIH4K\\x07set" in out and no_raw_controls(out)
     code, out, err = paw(capsys, "report", "--audit", name, "--db", db)
     assert code == 1 and no_raw_controls(err), err
 

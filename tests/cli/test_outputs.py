@@ -24,8 +24,10 @@ from workbench.cli.outputs import OutputPath, is_guarded
 READ_PATHS: set[str] = {
     "paw --db", "import PATH", "import --map-file", "study --targets-file",
     "models add PATH", "annotate --file", "annotate merge PATHS", "serve --llama-server",
+    "coordinate --watch",
 }
-"""Path parameters PAW only reads (or the store itself, `--db`): `command param`."""
+"""Path parameters PAW only reads (or the store itself, `--db`; `annotate --file` is the
+rater's own file, labelled in place): `command param`."""
 
 WRITE_WORDS = re.compile(r"\b(writes?|written|save[sd]?)\b", re.I)
 OUT_NAMES = re.compile(r"(^|[-_])(out|output|dest|csv|save|report-file)([-_]|$)", re.I)

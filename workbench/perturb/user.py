@@ -68,9 +68,16 @@ def _rule_locator(raw: str, path: Path, index: int) -> Callable[[str], str]:
     return locate
 
 
+class PatternTimeout(UserError):
+    """A rule's pattern stopped by `MATCH_TIMEOUT_S`: it stops the command (an audit
+    included) rather than counting as an edit that did not fire."""
+
+    stops_run = True
+
+
 def hung(where: str, op_id: str, pattern: str, n_chars: int) -> UserError:
     """The one message for a rule's pattern stopped by `MATCH_TIMEOUT_S`."""
-    return UserError(f"{where}: pattern: operator {op_id}'s regular expression {pattern!r} "
+    return PatternTimeout(f"{where}: pattern: operator {op_id}'s regular expression {pattern!r} "
                      f"ran over {MATCH_TIMEOUT_S:g} s on a {n_chars}-character text and was "
                      "stopped (catastrophic backtracking: rewrite nested or overlapping "
                      "repetition such as (a+)+ or (a|aa)*)")
