@@ -81,8 +81,7 @@ def refuse_store(path: str | Path, db_path: str | Path, option: str) -> None:
     which = store_file(path, db_path)
     if which is not None:
         raise UserError(f"{option} {path}: is {which} ({db_path}); PAW never writes a "
-                        "report or export over the store, whatever the flags; choose "
-                        "another file name")
+                        "file over the store, whatever the flags; choose another file name")
 
 
 def refuse_existing(path: str | Path, option: str, *, force: bool,
