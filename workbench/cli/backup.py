@@ -30,6 +30,11 @@ def backup_command(dest: str, db_path: str, force: bool) -> None:
     size = Path(dest).stat().st_size
     click.echo(f"backed up {db_path} to {dest}: {pages} pages, {size / 1e6:.1f} MB, "
                "integrity ok")
+    from workbench.cli.record_head import keep_head_line, stored_head
+
+    kept = stored_head(dest)
+    if kept is not None:  # the copy's annotation record: its head, to find it again
+        click.echo(keep_head_line(kept, dest))
 
 
 commands = [backup_command]

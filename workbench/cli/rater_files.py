@@ -76,20 +76,37 @@ def annotate_merge(paths: tuple[str, ...], coordinator: str | None, passphrase_e
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "merging rater files")
     results: list[Any] = []
+    from annotate.raterfile.merge import RATER_FILE_SUFFIXES
+
+    empty = []
     for path in paths:
         if Path(path).is_dir():
-            results += merge_folder(db, path, person)
+            found = merge_folder(db, path, person)
+            if not found:
+                empty.append(path)
+            results += found
             continue
         try:
             results.append(merge(db, path, person))
         except UserError as exc:
             results.append(str(exc))
+    looked = ", ".join(f"*{suffix}" for suffix in RATER_FILE_SUFFIXES)
+    if not results:
+        raise UserError(f"{', '.join(empty)}: no rater file in it (looked for {looked} files "
+                        "packed by `paw annotate pack`); nothing was merged")
+    for folder in empty:
+        click.echo(f"{folder}: no rater file in it (looked for {looked})", err=True)
     for result in results:
         if isinstance(result, Merged):
             click.echo(f"{result.path}: {result.rater}, set {result.set_name}: "
                        f"{result.imported} new labels merged, {result.already} already in")
         else:
             click.echo(f"refused: {result}", err=True)
+    if any(isinstance(r, Merged) for r in results):
+        from annotate.trust.record import head
+        from workbench.cli.record_head import keep_head_line
+
+        click.echo(keep_head_line(head(db)[1], db_path))
     if any(not isinstance(r, Merged) for r in results):
         raise SystemExit(1)
 

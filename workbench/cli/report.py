@@ -67,6 +67,15 @@ def _stamp_record(db, report) -> None:
     state = "verified" if checked.ok else (
         "DOES NOT VERIFY (see `paw verify --details --coordinator NAME`)")
     click.echo(f"annotation record head {checked.head_hash} ({state})", err=True)
+    if checked.ok:
+        from workbench.cli.record_head import keep_head_line
+
+        click.echo(keep_head_line(checked.head_hash, _db_path()), err=True)
+
+
+def _db_path() -> str:
+    ctx = click.get_current_context()
+    return str(ctx.params.get("db_path"))
 
 
 def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...] | None]:
