@@ -32,7 +32,7 @@ from typing import Any
 from annotate.trust import keys
 from annotate.trust.identity import Person, issue, require
 from store.db import dumps, transaction, utcnow
-from store.errors import NotFound, UserError
+from store.errors import NotFound, UserError, no_such
 
 FORMAT = "paw-rater-file-1"
 """`meta.format` of a rater file (a different format is refused, naming both)."""
@@ -237,7 +237,7 @@ def open_file(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection
 
     where = str(path)
     if not Path(where).expanduser().is_file():
-        raise UserError(f"{where}: no such rater file")
+        raise UserError(no_such(where, "rater file"))
     if readonly:
         conn = open_readonly(where, schema=False).conn
     else:

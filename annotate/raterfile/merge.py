@@ -136,7 +136,7 @@ def _check_rater(db: Any, conn: Any, set_id: int, rater_id: int, statement: dict
 
 def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
                   where: str) -> list[dict]:
-    from annotate.codebook import applicable_fields, validate_value
+    from annotate.codebook import MAX_TIME_ON_ITEM_MS, applicable_fields, validate_value
     from annotate.labels import derive_labels
     from annotate.raterfile.file import commitment, event_hash
     from annotate.raterfile.labelling import GENESIS_HASH
@@ -192,8 +192,10 @@ def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
             if e["value"] is not None and validate_value(
                     e["field"], e["value"], options=options, gold=view["gold"]) != e["value"]:
                 raise UserError(f"{what}: value {e['value']!r} is not in PAW's stored form")
-        if e["time_on_item_ms"] is not None and e["time_on_item_ms"] < 0:
-            raise UserError(f"{what}: negative time on item")
+        if e["time_on_item_ms"] is not None and not \
+                0 <= e["time_on_item_ms"] <= MAX_TIME_ON_ITEM_MS:
+            raise UserError(f"{what}: time on item {e['time_on_item_ms']} ms, expected 0 to "
+                            f"{MAX_TIME_ON_ITEM_MS} (a day)")
         raw.setdefault(e["code"], {})[e["field"]] = e["value"]
         last_of[key], by_seq[e["seq"]] = e["seq"], e
         previous_hash, previous_time = e["hash"], stamp
@@ -229,7 +231,6 @@ def _check_order(conn: Any, statement: dict, set_id: int, rater_id: int, new: li
 
 def _import(db: Any, statement: dict, set_id: int, rater_id: int, events: list[dict],
             sessions: dict, coordinator: Person, where: str) -> tuple[int, int]:
-    from annotate.events import append_event
     from annotate.raterfile.file import SIGNED_COLUMNS
 
     file_id = statement["file_id"]
@@ -249,21 +250,33 @@ def _import(db: Any, statement: dict, set_id: int, rater_id: int, events: list[d
                                   sessions.get(e["session_seq"]))
             offline = {**{c: e[c] for c in SIGNED_COLUMNS}, "file_id": file_id,
                        "hash": e["hash"], "signature": bytes(e["signature"]).hex()}
-            row = append_event(conn, {
-                "case_id": codes[e["code"]], "person_id": rater_id, "session_id": session_id,
-                "field": e["field"], "value": e["value"],
-                "supersedes_id": done.get(e["supersedes_seq"]) if e["supersedes_seq"]
-                else _latest(conn, codes[e["code"]], rater_id, e["field"]),
-                "undoes_id": done.get(e["undoes_seq"]) if e["undoes_seq"] else None,
-                "time_on_item_ms": e["time_on_item_ms"], "app_version": e["app_version"],
-                "codebook_version": e["codebook_version"], "created_at": e["created_at"],
-            }, coordinator, set_id, kind="merged_label", sealed_extra={"salt": e["salt"]},
-                offline=offline)
+            try:
+                row = _append(conn, e, codes, rater_id, session_id, done, offline, coordinator,
+                              set_id)
+            except UserError as exc:  # refused whole (the transaction rolls back): say where
+                raise UserError(f"{where}: event {e['seq']} (case {e['code']}, {e['field']}): "
+                                f"{exc}; nothing was merged") from None
             conn.execute("INSERT INTO merged_events (file_id, seq, label_event_id) VALUES "
                          "(?, ?, ?)", [file_id, e["seq"], row["id"]])
             done[e["seq"]] = row["id"]
             imported += 1
     return imported, already
+
+
+def _append(conn: Any, e: dict, codes: dict, rater_id: int, session_id: int, done: dict,
+            offline: dict, coordinator: Person, set_id: int) -> dict:
+    from annotate.events import append_event
+
+    return append_event(conn, {
+        "case_id": codes[e["code"]], "person_id": rater_id, "session_id": session_id,
+        "field": e["field"], "value": e["value"],
+        "supersedes_id": done.get(e["supersedes_seq"]) if e["supersedes_seq"]
+        else _latest(conn, codes[e["code"]], rater_id, e["field"]),
+        "undoes_id": done.get(e["undoes_seq"]) if e["undoes_seq"] else None,
+        "time_on_item_ms": e["time_on_item_ms"], "app_version": e["app_version"],
+        "codebook_version": e["codebook_version"], "created_at": e["created_at"],
+    }, coordinator, set_id, kind="merged_label", sealed_extra={"salt": e["salt"]},
+        offline=offline)
 
 
 def _latest(conn: Any, case_id: int, person_id: int, field: str) -> int | None:

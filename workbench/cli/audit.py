@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
@@ -54,7 +55,8 @@ def _split(text: str | None) -> tuple[str, ...]:
                    "comma-separated (`paw operators`).")
 @click.option("--seed", type=whole(0), default=0, show_default=True,
               help="Seed of every operator draw and of the option shuffle.")
-@click.option("--name", help="Audit name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME,
+              help="Audit name (default: derived from the settings, so the same "
                              "command resumes the same audit).")
 @click.option("--max-tokens", type=whole(1), default=384, show_default=True,
               help="Tokens each CoT answer or chain continuation may generate.")

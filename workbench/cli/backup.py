@@ -24,7 +24,7 @@ def backup_command(dest: str, db_path: str, force: bool) -> None:
     """
     from pathlib import Path
 
-    from store.db import backup
+    from store.backup import backup
 
     pages = backup(db_path, dest, replace=force)
     size = Path(dest).stat().st_size

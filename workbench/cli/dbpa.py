@@ -7,6 +7,7 @@ import click
 from analysis.common.options import choices
 from analysis.dbpa.definitions import Correction, Distance
 from workbench.cli.options import (
+    NAME,
     db_option,
     open_store,
     real,
@@ -79,7 +80,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
               help="Chain-of-thought prompt template of every sample.")
 @click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
-@click.option("--name", help="Analysis name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME,
+              help="Analysis name (default: derived from the settings, so the same "
                              "command resumes it).")
 @threads_option
 @click.option("--out", type=OutputPath(),

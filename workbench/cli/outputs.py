@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from store.errors import UserError
+from store.errors import UserError, is_link_loop, no_such
 
 STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 """The database file and the files SQLite keeps beside it."""
@@ -94,6 +94,8 @@ def refuse_existing(path: str | Path, option: str, *, force: bool,
     target = Path(path).expanduser()
     if not (target.exists() or target.is_symlink()):
         return
+    if is_link_loop(target):
+        raise UserError(f"{option} {no_such(path, 'file name to write')}")
     if target.is_dir():
         raise UserError(f"{option} {path}: expected a file name, got a folder")
     if not replaceable:

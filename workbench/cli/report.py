@@ -10,7 +10,13 @@ import click
 
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 from workbench.cli.options import db_option, open_store, whole
-from workbench.cli.outputs import OutputPath, check_output, check_outputs, guard_outputs, report_files
+from workbench.cli.outputs import (
+    OutputPath,
+    check_output,
+    check_outputs,
+    guard_outputs,
+    report_files,
+)
 
 
 class KindFlagsCommand(click.Command):

@@ -7,6 +7,7 @@ import click
 from analysis.common.options import choices
 from analysis.counterfactual.definitions import Alternative, Correction, KlFloor, Sides
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
@@ -126,7 +127,8 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
               help="Seed of every operator draw.")
 @click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
-@click.option("--name", help="Study name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME,
+              help="Study name (default: derived from the settings, so the same "
                              "command resumes the same study).")
 @engine_options
 @db_option
