@@ -31,14 +31,14 @@ def paw(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def label(env, code: str, rater: str, value: str) -> None:
-    result = run(env, "label", code, "--rater", rater, "--field", "gold_shift", "--value",
+def label(where: dict, code: str, rater: str, value: str) -> None:
+    result = run(where, "label", code, "--rater", rater, "--field", "gold_shift", "--value",
                  value, "--passphrase-env", "PW")
     assert result.exit_code == 0, result.output
 
 
-def test_a_deleted_wal_is_caught_by_the_kept_head(env, capsys, monkeypatch,
-                                                  tmp_path):  # noqa: F811
+def test_a_deleted_wal_is_caught_by_the_kept_head(env, capsys, monkeypatch,  # noqa: F811
+                                                  tmp_path):
     codes = setup_set(env)
     db = env["PAW_DB"]
     for key, value in env.items():
@@ -89,7 +89,6 @@ def test_an_older_backup_restored_is_caught_and_backup_prints_its_head(
 def test_report_and_merge_print_the_head_and_an_empty_folder_is_said(
         env, capsys, monkeypatch, tmp_path):  # noqa: F811
     codes = setup_set(env)
-    db = env["PAW_DB"]
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     label(env, codes[0], "alice", "1")
