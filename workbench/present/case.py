@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from analysis.audit.definitions import AuditRole
 from analysis.robustness.definitions import RobustnessRole
@@ -302,8 +302,8 @@ def print_case(case: FlipCase, color: bool | None = None, file: TextIO | None = 
     from workbench.present.controls import EscapingStream, raw_stream
 
     # Colours are PAW's; any other sequence in a question or an answer is shown escaped.
-    console = Console(file=EscapingStream(raw_stream(out), keep_sgr=True), force_terminal=True,
-                      highlight=False, emoji=False)
+    shown = cast("TextIO", EscapingStream(raw_stream(out), keep_sgr=True))
+    console = Console(file=shown, force_terminal=True, highlight=False, emoji=False)
     for pane in panes:
         if pane.title:
             console.print()
