@@ -20,7 +20,7 @@ import sqlite_utils
 
 from store.datasets import add_items, ensure_dataset
 from store.db import transaction
-from store.errors import UserError
+from store.errors import UserError, no_such
 from store.records import Item
 from workbench.datasets import formats
 from workbench.datasets.mapping import Mapping, check_header, parse_generic
@@ -195,7 +195,7 @@ def check_file(path: str | Path) -> None:
     """Fail with one line if `path` is missing or a directory."""
     where = Path(path)
     if not where.exists():
-        raise UserError(f"{path}: no such file")
+        raise UserError(no_such(path))
     if where.is_dir():
         raise UserError(f"{path}: expected a file, got a directory")
 
