@@ -14,6 +14,11 @@ from typing import Any
 from store.errors import UserError
 
 CODEBOOK_VERSION = "paw-codebook-2"
+
+MAX_TIME_ON_ITEM_MS = 24 * 3600 * 1000
+"""The most time on one case a label event may carry (a day): more is a screen left open,
+not time spent. `paw label --time-ms` and a rater file's events refuse more; the labelling
+screen records at most this."""
 """Stamped on every label event and every export; bump when a field or value changes.
 paw-codebook-2: a seed-003 CFV case asks one field per automated decision (`CFV_FIELDS`)
 instead of codebook 1's single `cfv_validity`."""

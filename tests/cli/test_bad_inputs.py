@@ -117,7 +117,7 @@ CASES: list[tuple[str, list[str], str]] = [
     ("report out is a folder", ["report", "--out", "{dir}"], "'--out'"),
     ("export out unwritable", ["export", "--out", "/proc/nope"], "--out /proc/nope: cannot create the folder"),
     ("backup into read-only fs", ["backup", "/proc/paw-backup.db"], "/proc/paw-backup.db: cannot create the backup there"),
-    ("backup exists", ["backup", "{db}"], "already exists"),
+    ("backup onto the store", ["backup", "{db}"], "paw.db: is the database"),
     ("backup folder missing", ["backup", "{dir}/no/such/x.db"], "does not exist"),
     ("db folder missing", ["audits", "--db", "{dir}/missing-folder/x.db"], "missing-folder"),
     ("db missing", ["audits", "--db", "{dir}/none.db"], "no such database"),

@@ -70,24 +70,6 @@ def test_gguf_given_as_jsonl_is_named_before_any_line(tmp_path, db):
         "imported)")
 
 
-def test_symlink_loop_is_not_called_missing(tmp_path, db):
-    loop = tmp_path / "loop.jsonl"
-    os.symlink(loop, loop)
-    with pytest.raises(UserError, match="loop.jsonl: expected a file, got a symbolic link that "
-                       "points nowhere or loops back on itself"):
-        import_file(db, "jsonl", loop)
-
-
-def test_empty_name_is_refused_not_replaced(capsys, tmp_path):
-    path = tmp_path / "rows.jsonl"
-    path.write_text(json.dumps(ROW) + "\n")
-    code, _, err = _paw(capsys, "import", "jsonl", str(path), "--name", " ",
-                        "--db", str(tmp_path / "p.db"))
-    assert code == 1
-    assert err == ("paw: error: --name: expected a dataset name, got ' ' (leave --name out to "
-                   "use the file's stem)\n")
-
-
 def test_unterminated_string_reads_once_at(tmp_path, db):
     path = tmp_path / "u.jsonl"
     path.write_text('{"id": "x\n')

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from store.errors import UserError
-from workbench.cli.options import db_option, open_store
+from store.errors import UserError, no_such
+from workbench.cli.options import NAME, db_option, open_store
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     """Plain left-aligned text columns (numbers right-aligned), header underlined."""
@@ -36,7 +36,7 @@ def _mapping(map_json: str | None, map_file: str | None):
     if map_file:
         path = Path(map_file)
         if not path.is_file():
-            raise UserError(f"{map_file}: no such file (--map-file)")
+            raise UserError(f"{no_such(map_file)} (--map-file)")
         try:
             text = path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -49,7 +49,8 @@ def _mapping(map_json: str | None, map_file: str | None):
 @click.command("import")
 @click.argument("format_name", metavar="FORMAT")
 @click.argument("path", type=click.Path())  # checked by the importer: one-line errors
-@click.option("--name", help="Dataset name to import into (default: the file name's stem).")
+@click.option("--name", type=NAME,
+              help="Dataset name to import into (default: the file name's stem).")
 @click.option("--skip-bad", is_flag=True,
               help="Import the valid rows and report the bad ones, instead of stopping.")
 @click.option("--map", "map_json", metavar="JSON",
@@ -91,9 +92,6 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
 
     # Argument mistakes fail before open_store creates a database file.
     get_format(format_name)
-    if name is not None and not name.strip():
-        raise UserError(f"--name: expected a dataset name, got {name!r} (leave --name out "
-                        "to use the file's stem)")
     mapping = _mapping(map_json, map_file)
     check_file(path)
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)

@@ -8,6 +8,7 @@ import click
 
 from analysis.audit.definitions import AuditRole
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
@@ -58,7 +59,8 @@ def list_command(db_path: str) -> None:
 
 @models_group.command("add")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--name", help="Name to use with --model (default: the file name without .gguf).")
+@click.option("--name", type=NAME,
+              help="Name to use with --model (default: the file name without .gguf).")
 @click.option("--tier", help="The model's tier (e.g. open-weight, reasoning, closed): the "
                              "groups the Appendix M harm sample balances over.")
 @db_option

@@ -49,6 +49,23 @@ def real(min: float | None = None, max: float | None = None, *, min_open: bool =
     return FiniteFloat(min=min, max=max, min_open=min_open, max_open=max_open)
 
 
+class NameType(click.ParamType):
+    """A name the user gives (`--name`): refused when empty or blank, never silently
+    replaced by a default."""
+
+    name = "name"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"expected a name, got {value!r} (leave the option out for the "
+                      "default name)", param, ctx)
+        return value
+
+
+NAME = NameType()
+"""The type of every `--name` option."""
+
+
 def prepare_output(path: str, option: str = "--out", *, folder: bool = False) -> None:
     """Check an output path before any work is done, creating its folder if needed.
 

@@ -95,11 +95,16 @@ def _live_progress(stream: Any, status: Callable[[], str],
     class StagedProgress(Progress):
         def get_renderables(self) -> Any:
             line = status()
-            if line:
-                yield Text(line, style="bold")
+            if line:  # it may name a run: shown escaped, as everything paw prints
+                yield Text(escape_controls(line), style="bold")
             yield self.make_tasks_table(self.tasks)
 
-    console = Console(file=stream, force_terminal=True, emoji=False, highlight=False)
+    from workbench.present.controls import escape_controls, raw_stream
+
+    # Bars move the cursor (PAW's own sequences): drawn on the terminal itself, not through
+    # main's escaping stream; the texts in them are PAW's (stages, counts, times).
+    console = Console(file=raw_stream(stream), force_terminal=True, emoji=False,
+                      highlight=False)
     return StagedProgress(
         TextColumn("  {task.description:<12}"), BarColumn(bar_width=30), MofNCompleteColumn(),
         RateColumn(), EtaColumn(), console=console, transient=False, refresh_per_second=4)

@@ -9,7 +9,14 @@ from typing import ClassVar
 import click
 
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
-from workbench.cli.options import db_option, open_store, prepare_output, whole
+from workbench.cli.options import db_option, open_store, whole
+from workbench.cli.outputs import (
+    OutputPath,
+    check_output,
+    check_outputs,
+    guard_outputs,
+    report_files,
+)
 
 
 class KindFlagsCommand(click.Command):
@@ -66,6 +73,15 @@ def _stamp_record(db, report) -> None:
     state = "verified" if checked.ok else (
         "DOES NOT VERIFY (see `paw verify --details --coordinator NAME`)")
     click.echo(f"annotation record head {checked.head_hash} ({state})", err=True)
+    if checked.ok:
+        from workbench.cli.record_head import keep_head_line
+
+        click.echo(keep_head_line(checked.head_hash, _db_path()), err=True)
+
+
+def _db_path() -> str:
+    ctx = click.get_current_context()
+    return str(ctx.params.get("db_path"))
 
 
 def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...] | None]:
@@ -81,6 +97,7 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
     return ref, kinds_of_flag(flag)
 
 
+@guard_outputs
 @click.command("report", cls=KindFlagsCommand)
 @click.option("--panel", metavar="AUDITS",
               help="Combine audits (comma-separated names or ids, or 'all') into one "
@@ -92,7 +109,7 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
                    "of the panel counts as medical.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
               help="Document format (default: from --out's suffix, else md).")
-@click.option("--out", type=click.Path(dir_okay=False),
+@click.option("--out", type=OutputPath(),
               help="Report file; figures are written beside it as <stem>_<figure>.png "
                    "(default: ./<name>-report.<format>; JSON goes to stdout).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
@@ -118,8 +135,6 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
     8, 11, the CoT − direct gap and the FCS plane (definitions: docs/metrics.md); when an
     annotation set was drawn from the run, the clinician tables follow.
     """
-    if out is not None:
-        prepare_output(out)  # before the report is computed
     from workbench.kinds import build_run_report, report_flags
 
     # In the registry's order (click hands them over in the order they were typed).
@@ -152,6 +167,7 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
         if out is None:
             click.echo(text, nl=False)
             return
+        check_output(out)
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text, encoding="utf-8")
         click.echo(f"wrote {out}")
@@ -159,6 +175,7 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
     if fmt is None:
         fmt = "html" if out and Path(out).suffix.lower() in (".html", ".htm") else "md"
     path = Path(out) if out else _default_out(str(report.meta["audit"]), fmt)
+    check_outputs(report_files(report, path))
     written, pngs = report.write(path, fmt)
     figures = f" and {', '.join(str(p) for p in pngs)}" if pngs else ""
     shown = report.meta.get("n_boot", n_boot)

@@ -24,7 +24,7 @@ import sqlite_utils
 
 from store.datasets import add_items, ensure_dataset
 from store.db import transaction
-from store.errors import UserError
+from store.errors import UserError, no_such
 from store.records import Item
 from workbench.datasets import formats
 from workbench.datasets.mapping import Mapping, parse_generic
@@ -159,17 +159,15 @@ def parse_bytes(format_name: str, data: bytes, source: formats.Source,
 
 
 def check_file(path: str | Path) -> None:
-    """Fail with one line if `path` is missing, a dangling or looping link, or a directory."""
+    """Fail with one line if `path` is missing (a dangling or looping link named as one), a
+    directory, or not a regular file."""
     where = Path(path)
     try:
         exists = where.exists()
     except OSError as exc:  # e.g. a name too long
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
     if not exists:
-        if where.is_symlink():
-            raise UserError(f"{path}: expected a file, got a symbolic link that points "
-                            "nowhere or loops back on itself")
-        raise UserError(f"{path}: no such file")
+        raise UserError(no_such(path))
     if where.is_dir():
         raise UserError(f"{path}: expected a file, got a directory")
     if not where.is_file():

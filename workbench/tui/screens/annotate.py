@@ -241,7 +241,10 @@ class AnnotateScreen(Screen[None]):
         view = self.current
         if view is None or self.labelling is None:
             return False
-        elapsed_ms = int((time.monotonic() - self._shown_at) * 1000)
+        from annotate.codebook import MAX_TIME_ON_ITEM_MS
+
+        # A screen left open longer than a day records a day (the bound every event has).
+        elapsed_ms = min(int((time.monotonic() - self._shown_at) * 1000), MAX_TIME_ON_ITEM_MS)
         try:
             event = self.labelling.record(view.code, field, value, time_on_item_ms=elapsed_ms)
         except UserError as exc:
