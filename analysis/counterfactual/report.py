@@ -243,10 +243,12 @@ def common_sections(data: StudyData, tests: pd.DataFrame) -> list[Section]:
         paraphrase_table(data.paraphrases),
         f"Target = {target}; achieved = the paraphrase's, with the audited model's "
         f"tokenizer. Within tolerance = |achieved − target| ≤ {tolerance}. Source: llm = an "
-        "LLM attempt within tolerance; fallback = the deterministic table paraphraser after "
-        f"{config.get('max_attempts')} LLM attempts ({config.get('paraphraser')}); "
-        "llm_closest = no table rewording applied, closest valid LLM attempt kept; none = "
-        "no paraphrase (the unit is out of this baseline).", "paraphrase"))
+        "LLM attempt within tolerance; fallback = the deterministic table paraphraser "
+        + ("(--paraphraser table: no LLM attempts)" if config.get("paraphraser") == "table"
+           else f"after {config.get('max_attempts')} LLM attempts "
+                f"({config.get('paraphraser')})")
+        + "; llm_closest = the table kept no rewording, closest valid LLM attempt kept; "
+        "none = no paraphrase (the unit is out of this baseline).", "paraphrase"))
     sections.append(Section(
         "k samples and majority vote",
         votes_table(data.prompts),
