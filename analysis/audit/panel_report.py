@@ -82,7 +82,8 @@ _NOTES: dict[str, tuple[str, str]] = {
         ("Figures the paper's §6 quotes, computed on this panel; 'paper:' gives the seed-002 "
          "value for orientation (its panel is 14 models × 4 datasets, 200 items per cell). "
          "Chain-compressed = a model whose ECR prints 0.00 on every cell (§6.1). Counts of "
-         "signs, bands and corridor cells are taken on the printed values.")),
+         "signs and bands are taken on the printed values, corridor cells on the exact "
+         "FCS.")),
     "panel_tiers": ("§6.2 tier means", ""),
     "panel_fcs_params": ("Figure 4 data: FCS against parameter count (per cell)", ""),
     "panel_ood": ("Appendix H: out-of-domain ΔFCS", ""),
