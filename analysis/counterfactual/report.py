@@ -188,8 +188,11 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
     for key, baseline, title in (("table6", "adjusted paraphrase", "Table 6"),
                                  ("table7", "fixed sentence", "Table 7")):
         frame = paper_table(tests, baseline, "check")
+        none = ("" if not frame.empty else "Empty: no recall or precision check was tested "
+                f"against the {baseline} baseline (it needs the targets control_recall or "
+                "control_precision and this baseline). ")
         sections.append(Section(f"{title}: recall and precision checks against the "
-                                f"{baseline} baseline", frame, check_note, key))
+                                f"{baseline} baseline", frame, none + check_note, key))
     measure_note = ("Appendix G's layout: 'Effect' is the difference (perturbation − "
                     "baseline) for the aggregate and per-sample measures, β̂ for the "
                     f"regressions; p {sided} (bootstrap p = 0: no replicate on H1's wrong "
