@@ -158,6 +158,30 @@ def model_sections(result: AuditResult) -> list[Section]:
                     params_note(params), key="fcs_params")]
 
 
+def coherence_section(db: sqlite_utils.Database, audit_id: int) -> Section:
+    """Per operator, the share of its fired edits that a coherence check flags
+    (`analysis.audit.coherence`), and whether the audit ran PAW's coherent variants."""
+    from analysis.audit.coherence import coherence_table
+
+    frame = coherence_table(db, audit_id)
+    coherent = [op for op in frame.index if str(op).endswith("_coherent")]
+    pooled = (f" This audit ran PAW's coherent variants ({', '.join(coherent)}): each counts "
+              "in its family's pools (CDR, CHS, Table 11, the F+M reading) like the literal "
+              "operator of that family." if coherent else "")
+    return Section(
+        "Coherence of the edits (PAW, beyond Appendix F)", frame,
+        "Per operator: fired edits (question or chain variants; one per item, shared by the "
+        "arms) and how many a check flags as incoherent, each only when the edit brought it "
+        "in: pronouns = a pronoun of the other sex than the sex marker (a relative's "
+        "excepted); age_noun = an age its noun does not fit ('55-year-old boy', "
+        "'85-year-old G4P3'); named_condition = a named condition or stock phrase lost "
+        "('acute obstructive pulmonary disease', 'in no chronic distress'); double_negative "
+        "= 'does not report no'; cut_number = a number split or changed beyond the edit's "
+        "new value. Flagged edits stay in every rate (the paper's literal rule is the "
+        "default); `*_coherent` operators avoid them (docs/operators.md)." + pooled,
+        key="coherence")
+
+
 @dataclass(frozen=True)
 class AuditReportOptions(ReportOptions):
     """Options of the seed-002 report: bootstrap replicates per CI (`n_boot`) and seed."""
@@ -188,7 +212,7 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
             "items": int(result.frames.items.shape[0]), "n_boot": n_boot, "seed": seed,
             "created": info["created_at"]}
     meta["afr_reading"] = d.AFR_READINGS[d.AFR_READING][0]
-    sections = audit_sections(result)
+    sections = audit_sections(result) + [coherence_section(db, int(info["id"]))]
     frames = {s.key: s.frame for s in sections}
     name = str(info["name"])
     return Report(f"PAW audit report: {name}", meta, sections,
