@@ -223,6 +223,7 @@ def test_coherence_section_flags_per_operator(db):
         "A 24-year-old woman comes to the physician because of a rash. She reports mild "
         "joint pain. Which of the following is the most likely diagnosis?",
     ]
+    jobs = {}
     for i, stem in enumerate(stems):
         q = b.item(f"coh{i}", question=stem)
         b.baseline(arm, q, answer="A")
@@ -231,6 +232,7 @@ def test_coherence_section_flags_per_operator(db):
             edit = b.perturbed(arm, q, operator_id=op, intent="D", answer="A", new=r.new,
                                family=op[:2])
             db.execute("UPDATE variants SET text = ? WHERE id = ?", [r.text, edit.variant_id])
+            jobs[(i, op)] = edit.job_id
     report = build_report(db, "coh", options=AuditReportOptions(n_boot=0))
     table = report.section("coherence").frame
     assert table.loc["M2_sex", "fired"] == 2 and table.loc["M2_sex", "pronouns"] == 2
@@ -241,3 +243,12 @@ def test_coherence_section_flags_per_operator(db):
     for op in ("M2_sex_coherent", "M5_severity_b_coherent"):
         assert table.loc[op, "flagged"] == 0 and table.loc[op, "fired"] == 2
     assert "M2_sex_coherent" in report.section("coherence").note
+    # the flips case view marks a flagged edit
+    from analysis.flips.case import flip_case
+    from workbench.present.case import case_panes
+
+    assert flip_case(db, jobs[(0, "M2_sex")]).incoherent == ("pronouns",)
+    assert flip_case(db, jobs[(0, "M5_severity_b")]).incoherent == ("named_condition",)
+    assert flip_case(db, jobs[(0, "M2_sex_coherent")]).incoherent == ()
+    header = case_panes(flip_case(db, jobs[(0, "M2_sex")]), plain=True)[0].plain()
+    assert "INCOHERENT EDIT: pronouns" in header

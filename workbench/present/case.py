@@ -177,6 +177,9 @@ def _header(case: FlipCase) -> list[Segment]:
                  f"LLM judge: {judge}")]]
     if not case.fired:
         rows.append([(f"the operator did not fire: {case.reason or 'no match'}", "dim")])
+    if case.incoherent:  # analysis.audit.coherence: the literal rule left a contradiction
+        rows.append([(f"INCOHERENT EDIT: {', '.join(case.incoherent)} "
+                      "(docs/operators.md, Coherence)", "flip")])
     return lines(rows)
 
 
