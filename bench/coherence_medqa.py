@@ -27,79 +27,79 @@ from collections import defaultdict
 from pathlib import Path
 
 STEMS: tuple[str, ...] = (
-    "A 45-year-old woman comes to the physician because of fatigue for 3 months. She has "
+    ("A 45-year-old woman comes to the physician because of fatigue for 3 months. She has "
     "chronic obstructive pulmonary disease and smokes one pack of cigarettes daily. Her "
-    "husband says she snores loudly. Which of the following is the most likely cause?",
-    "A 6-year-old boy is brought to the emergency department by his mother because of fever "
+    "husband says she snores loudly. Which of the following is the most likely cause?"),
+    ("A 6-year-old boy is brought to the emergency department by his mother because of fever "
     "and a severe sore throat. He is in no acute distress. His temperature is 38.5°C "
-    "(101.3°F). Which of the following is the most appropriate next step?",
-    "A 32-year-old woman, gravida 4, para 3, at 30 weeks' gestation comes to the emergency "
+    "(101.3°F). Which of the following is the most appropriate next step?"),
+    ("A 32-year-old woman, gravida 4, para 3, at 30 weeks' gestation comes to the emergency "
     "department because of vaginal bleeding. She reports no abdominal pain. Her pulse is "
     "110/min and blood pressure is 100/60 mm Hg. Which of the following is the most likely "
-    "diagnosis?",
-    "A 68-year-old man is brought to the emergency department by his wife because of "
+    "diagnosis?"),
+    ("A 68-year-old man is brought to the emergency department by his wife because of "
     "confusion. She says that he has had mild headaches for 2 weeks. He has chronic kidney "
-    "disease. Which of the following is the most likely diagnosis?",
-    "A 23-year-old woman comes to the clinic because of a rash on her cheeks. She reports "
+    "disease. Which of the following is the most likely diagnosis?"),
+    ("A 23-year-old woman comes to the clinic because of a rash on her cheeks. She reports "
     "joint pain in her hands. Her mother has rheumatoid arthritis. Which of the following "
-    "antibodies is most likely present?",
-    "A 4-year-old girl is brought to the physician because of a cough. Her father says she "
+    "antibodies is most likely present?"),
+    ("A 4-year-old girl is brought to the physician because of a cough. Her father says she "
     "has had moderate wheezing at night. She is in no acute distress. Which of the "
-    "following is the most appropriate treatment?",
-    "A 55-year-old man comes to the physician because of chest pain on exertion. He has a "
+    "following is the most appropriate treatment?"),
+    ("A 55-year-old man comes to the physician because of chest pain on exertion. He has a "
     "history of hypertension. His father died of a myocardial infarction when he was 50. "
-    "Which of the following is the most appropriate next step?",
-    "A 29-year-old G2P1 at 12 weeks' gestation presents with severe nausea and vomiting. She "
+    "Which of the following is the most appropriate next step?"),
+    ("A 29-year-old G2P1 at 12 weeks' gestation presents with severe nausea and vomiting. She "
     "reports no fever. Her temperature is 37.2°C (99°F). Which of the following is the most "
-    "likely diagnosis?",
-    "A 72-year-old woman is brought to the emergency department because of acute shortness "
+    "likely diagnosis?"),
+    ("A 72-year-old woman is brought to the emergency department because of acute shortness "
     "of breath. She has acute respiratory distress syndrome after pneumonia. Her daughter "
-    "says she lives alone. Which of the following is the best initial step?",
-    "A 15-year-old girl comes to the physician because of missed periods for 4 months. She "
+    "says she lives alone. Which of the following is the best initial step?"),
+    ("A 15-year-old girl comes to the physician because of missed periods for 4 months. She "
     "is a competitive runner. She denies sexual activity. Which of the following is the "
-    "most likely cause?",
-    "A 38-year-old man presents with severe epigastric pain radiating to the back. He has a "
+    "most likely cause?"),
+    ("A 38-year-old man presents with severe epigastric pain radiating to the back. He has a "
     "history of alcohol use. His lipase is 900 U/L. Which of the following is the most "
-    "likely diagnosis?",
-    "A 2-year-old boy is brought to the physician by his parents because of poor weight "
+    "likely diagnosis?"),
+    ("A 2-year-old boy is brought to the physician by his parents because of poor weight "
     "gain. His mother says he has chronic diarrhea. He is in the 5th percentile for weight. "
-    "Which of the following is the most likely diagnosis?",
-    "A 61-year-old woman with acute myeloid leukemia comes to the physician because of "
+    "Which of the following is the most likely diagnosis?"),
+    ("A 61-year-old woman with acute myeloid leukemia comes to the physician because of "
     "fever. She reports mild fatigue. Her temperature is 38.9°C (102°F). Which of the "
-    "following is the most appropriate next step?",
-    "A 50-year-old man comes to the physician because of a chronic cough. He reports no "
+    "following is the most appropriate next step?"),
+    ("A 50-year-old man comes to the physician because of a chronic cough. He reports no "
     "weight loss. He has smoked for 30 years. His brother has lung cancer. Which of the "
-    "following is the most appropriate next step?",
-    "A 27-year-old woman comes to the emergency department because of severe headache. She "
+    "following is the most appropriate next step?"),
+    ("A 27-year-old woman comes to the emergency department because of severe headache. She "
     "has a history of migraines. Her boyfriend says she fainted. Which of the following is "
-    "the most likely diagnosis?",
-    "A 9-year-old girl is brought to the physician because of mild abdominal pain and "
+    "the most likely diagnosis?"),
+    ("A 9-year-old girl is brought to the physician because of mild abdominal pain and "
     "bloody diarrhea. She is in no acute distress. Her sister had similar symptoms. Which "
-    "of the following is the most likely cause?",
-    "A 80-year-old man is brought to the physician by his daughter because of memory loss. "
+    "of the following is the most likely cause?"),
+    ("A 80-year-old man is brought to the physician by his daughter because of memory loss. "
     "She says he has mild cognitive impairment that has worsened. He has a history of "
-    "stroke. Which of the following is the most likely diagnosis?",
-    "A 34-year-old woman comes to the physician because of palpitations. She has acute "
+    "stroke. Which of the following is the most likely diagnosis?"),
+    ("A 34-year-old woman comes to the physician because of palpitations. She has acute "
     "anxiety and reports weight loss of 4.5 kg (10 lb). Her pulse is 112/min. Which of the "
-    "following is the most likely diagnosis?",
-    "A 19-year-old man is brought to the emergency department after a motor vehicle "
+    "following is the most likely diagnosis?"),
+    ("A 19-year-old man is brought to the emergency department after a motor vehicle "
     "collision. He complains of severe left upper quadrant pain. His blood pressure is "
-    "90/50 mm Hg. Which of the following is the most appropriate next step?",
-    "A 42-year-old woman comes to the physician because of chronic fatigue. She reports no "
+    "90/50 mm Hg. Which of the following is the most appropriate next step?"),
+    ("A 42-year-old woman comes to the physician because of chronic fatigue. She reports no "
     "active blood loss. Her hemoglobin is 9.2 g/dL. Which of the following is the most "
-    "likely cause?",
-    "A 70-year-old man with chronic obstructive pulmonary disease comes to the emergency "
+    "likely cause?"),
+    ("A 70-year-old man with chronic obstructive pulmonary disease comes to the emergency "
     "department because of worsening shortness of breath. He has a moderate fever. His "
-    "wife says he stopped his inhaler. Which of the following is the best initial step?",
-    "A 25-year-old woman at 36 weeks' gestation comes to the physician because of severe "
+    "wife says he stopped his inhaler. Which of the following is the best initial step?"),
+    ("A 25-year-old woman at 36 weeks' gestation comes to the physician because of severe "
     "headache. She reports blurred vision. Her blood pressure is 165/110 mm Hg. Which of "
-    "the following is the most likely diagnosis?",
-    "A 12-year-old boy is brought to the physician because of knee pain. He complains of "
+    "the following is the most likely diagnosis?"),
+    ("A 12-year-old boy is brought to the physician because of knee pain. He complains of "
     "mild pain after soccer. His father had a similar problem. Which of the following is "
-    "the most likely diagnosis?",
-    "A 58-year-old woman comes to the physician because of acute onset of pain in her right "
+    "the most likely diagnosis?"),
+    ("A 58-year-old woman comes to the physician because of acute onset of pain in her right "
     "eye. She has acute angle-closure glaucoma. Her husband drove her here. Which of the "
-    "following is the most appropriate treatment?",
+    "following is the most appropriate treatment?"),
 )
 """MedQA-style stems written for this bench (none copied from MedQA)."""
 

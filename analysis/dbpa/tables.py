@@ -231,9 +231,9 @@ def long_table(frame: pd.DataFrame) -> pd.DataFrame:
 
     columns = ["case_study", "perturbation", "intent", "item", "baseline_arm", "perturbed_arm",
                "embedder", "distance", "design", "n_baseline", "n_perturbed", "identical_pairs",
-               "permutations", "permutation_seed", "effect_size", "null_mean", "null_sd", "effect_std",
-               "n_at_least", "p_value", "p_value_low", "p_value_high", "p_mc_se", "p_holm",
-               "p_bonferroni", "family_size", "p_floor", "p_floor_adjusted", "can_reject",
+               "permutations", "permutation_seed", "effect_size", "null_mean", "null_sd",
+               "effect_std", "n_at_least", "p_value", "p_value_low", "p_value_high", "p_mc_se",
+               "p_holm", "p_bonferroni", "family_size", "p_floor", "p_floor_adjusted", "can_reject",
                "significant", "status", "note", "embedder_version"]
     table = frame[columns].reset_index(drop=True)
     ids = [json.loads(text) for text in frame["generation_ids_json"]]

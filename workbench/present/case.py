@@ -178,8 +178,8 @@ def _header(case: FlipCase) -> list[Segment]:
     if not case.fired:
         rows.append([(f"the operator did not fire: {case.reason or 'no match'}", "dim")])
     if case.incoherent:  # analysis.audit.coherence: the literal rule left a contradiction
-        rows.append([(f"INCOHERENT EDIT: {', '.join(case.incoherent)} "
-                      "(docs/operators.md, Coherence)", "flip")])
+        flagged = f"INCOHERENT EDIT: {', '.join(case.incoherent)} (docs/operators.md, Coherence)"
+        rows.append([(flagged, "flip")])
     return lines(rows)
 
 
