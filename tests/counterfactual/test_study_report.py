@@ -271,3 +271,13 @@ def test_empty_check_tables_say_so_rather_than_print_a_blank_row(db, hand):
     markdown = report.to_markdown()
     table6 = markdown.split("## Table 6")[1].split("## ")[0]
     assert "| (none) |" in table6 and "|  |  |" not in table6
+
+
+def test_paraphrase_note_names_its_paraphraser(db, hand):
+    llm = build_report(db, "hand-study", options=StudyReportOptions(n_boot=20))
+    assert "after 4 LLM attempts (default)" in llm.section("paraphrase").note
+    db.execute("UPDATE audits SET config_json = json_set(config_json, '$.paraphraser', "
+               "'table') WHERE name = 'hand-study'")
+    table = build_report(db, "hand-study", options=StudyReportOptions(n_boot=20))
+    note = table.section("paraphrase").note
+    assert "(--paraphraser table: no LLM attempts)" in note and "LLM attempts (" not in note
