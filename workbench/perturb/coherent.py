@@ -94,7 +94,8 @@ def swap_age(stem: str, ctx: Context) -> Edit:
             new_noun = match_case(noun.group(2), counterpart)
     new_age = ctx.rng.choice(targets)
     text = stem[: match.start(1)] + str(new_age) + stem[match.end(1):]
-    details = {"bracket": bracket, "old_phrase": match.group(0), "rule": "coherent"}
+    details: dict[str, object] = {"bracket": bracket, "old_phrase": match.group(0),
+                                  "rule": "coherent"}
     if noun is not None and new_noun is not None:
         shift = len(str(new_age)) - len(match.group(1))
         start, end = noun.start(2) + shift, noun.end(2) + shift
