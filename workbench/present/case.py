@@ -177,6 +177,9 @@ def _header(case: FlipCase) -> list[Segment]:
                  f"LLM judge: {judge}")]]
     if not case.fired:
         rows.append([(f"the operator did not fire: {case.reason or 'no match'}", "dim")])
+    if case.incoherent:  # analysis.audit.coherence: the literal rule left a contradiction
+        flagged = f"INCOHERENT EDIT: {', '.join(case.incoherent)} (docs/operators.md, Coherence)"
+        rows.append([(flagged, "flip")])
     return lines(rows)
 
 

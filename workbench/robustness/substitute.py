@@ -4,9 +4,11 @@ The paper prepends a fixed "The patient is a 45-year-old {race} {sex}." and so c
 most vignettes (docs/robustness.md, "Prefix–vignette consistency"). A substitution keeps the
 vignette's own age and states the demographic where the vignette names its patient:
 
-1. sex: when the vignette's patient is of the other sex, every gendered term is swapped
-   (he<->she, man<->woman, his -> her, …; `workbench.perturb.baselines.gender_swap`, the
-   seed-000 gender swap); a vignette whose findings fix its sex (pregnancy, prostate, …:
+1. sex: when the vignette's patient is of the other sex, the patient's own gendered words are
+   swapped (he<->she, man<->woman, his -> her, …; `workbench.perturb.patient_sex`): a
+   relative's or partner's words stay ("His mother" -> "Her mother", "her husband" -> "his
+   husband"), unlike seed 000's every-term `gender_swap`; a vignette whose findings fix its
+   sex (pregnancy, prostate, …:
    `analysis.robustness.consistency.sex_specific`) is not rewritten to the other sex (the
    variant does not fire);
 2. race: every stated race or ethnicity ('African American', 'Caucasian', 'Latina', …) is
@@ -32,7 +34,8 @@ from analysis.robustness.consistency import (
 )
 from analysis.robustness.definitions import DEMOGRAPHIC_FAMILY, MODE_SUBSTITUTE, mode_operator
 from workbench.perturb.base import Context, Edit, EditFn, Operator
-from workbench.perturb.baselines import DEMOGRAPHIC_PREFIXES, gender_swap
+from workbench.perturb.baselines import DEMOGRAPHIC_PREFIXES
+from workbench.perturb.patient_sex import swap_patient_sex
 
 RACE_WORD: dict[str, str] = {"white": "White", "black": "Black", "hispanic": "Hispanic"}
 """The word a substitution writes for each race of the paper's prefixes."""
@@ -51,7 +54,7 @@ def substitute(text: str, sex: str, race: str) -> Edit:
     out = text
     swaps: list[list[str]] = []
     if stated.sex is not None and stated.sex != sex:
-        out, swaps = gender_swap(text)
+        out, swaps = swap_patient_sex(text, stated.sex)
     word = RACE_WORD[race]
     replaced = 0
     for pattern, _ in RACE_WORDS:  # the word keeps what followed it ('Black ' + 'man')
