@@ -115,8 +115,13 @@ def compute_report(db_path: str, set_name: str, dimension: str,
     """
     from annotate.agreement.kappa_series import kappa_series
     from annotate.agreement.label_log import LabelLog, table_keys
-    from annotate.agreement.tables import all_agreements, progress, rater_pair
-    from annotate.sets.annotation_set import get_set
+    from annotate.agreement.tables import (
+        log_agreements,
+        log_progress,
+        rater_pair,
+        stratum_filters,
+    )
+    from annotate.sets.annotation_set import set_id_of
     from store.db import open_db, utcnow
 
     cache = cache or ReportCache()
@@ -132,14 +137,19 @@ def compute_report(db_path: str, set_name: str, dimension: str,
         if previous is not None and seen == previous:
             return None
         with cache.lock:
-            set_id = get_set(db, set_name).id
+            # Nothing here reads more than the new events and the tables they changed:
+            # the set's id (not its case counts), one refresh of the kept log, the
+            # running tables (`log_agreements`) and the progress it keeps.
+            set_id = set_id_of(db, set_name)
             if cache.log is None or cache.log.set_id != set_id:
                 cache.log = LabelLog(set_id)
-            rows = all_agreements(db, set_name, by=dimension, log=cache.log)
-            # The log was refreshed just above: progress reads the same state.
-            rater_progress = tuple(progress(db, set_name, log=cache.log))
-            kappas = kappa_series(db, cache.log, rater_pair(db, set_id),
-                                  table_keys(cache.log.fields or ())) if series else None
+            log = cache.log
+            log.refresh(db)
+            pair = rater_pair(db, set_id)
+            rows = log_agreements(db, log, pair, stratum_filters(db, log, dimension))
+            rater_progress = tuple(log_progress(db, set_id, log))
+            kappas = kappa_series(db, log, pair, table_keys(log.fields or ())) \
+                if series else None
         return CoordinatorReport(
             set_name=set_name, progress=rater_progress,
             overall=tuple(a for a in rows if a.stratum is None),
