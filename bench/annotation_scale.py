@@ -256,8 +256,8 @@ def growth_table(rows: list[dict]) -> str:
     def cell(value: float | None) -> str:
         return "–" if value is None else f"{value:.1f}"
 
-    lines = ["| labels per rater | load | after a label, plot hidden: median / p95 ms | "
-             "plot shown: median / p95 ms | cold ms | next case p95 ms |",
+    lines = [("| labels per rater | load | after a label, plot hidden: median / p95 ms | "
+              "plot shown: median / p95 ms | cold ms | next case p95 ms |"),
              "|---|---|---|---|---|---|"]
     lines += [f"| {r['labels']:,} | {r['load']:.1f} | {cell(r['hidden50'])} / "
               f"{cell(r['hidden95'])} | {cell(r['shown50'])} / {cell(r['shown95'])} | "
