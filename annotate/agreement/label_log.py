@@ -166,8 +166,10 @@ class PairTables:
         """The counts of one table over the cases matching a stratum filter (None,
         'dimension=value' or a full stratum key): a copy of its running counts."""
         stratum_matches("||", stratum)  # a malformed filter is refused
-        kept = (self._by_stratum if stratum is not None and "=" not in stratum
-                else self._by_filter).get(stratum, {}).get(key)
+        if stratum is not None and "=" not in stratum:
+            kept = self._by_stratum.get(stratum, {}).get(key)
+        else:
+            kept = self._by_filter.get(stratum, {}).get(key)
         size = len(self._index[key])
         if kept is None:
             return [[0] * size for _ in range(size)]
