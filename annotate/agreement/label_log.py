@@ -11,6 +11,7 @@ one case's cells and the tables it changed — not a pass over every label.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import sqlite_utils
@@ -29,6 +30,9 @@ Pair = tuple[tuple[int, str], tuple[int, str]]
 
 TableKey = tuple[str, bool]
 """(field, binary form?)."""
+
+Cell = tuple[TableKey, int, int, int]
+"""A case's cell in one table: (table, row, column, id of the event that made it current)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,9 @@ def new_events_where(last_id: int) -> str:
 class PairTables:
     """The confusion tables of one rater pair, cell by cell: per full stratum key and per
     filter the coordinator shows (all cases, 'dimension=value'), each kept as running
-    counts that a case's update changes in its own cells only.
+    counts that a case's update changes in its own cells only; and per table its cells in
+    the order they became current (`ordered`, the κ-over-labels series), kept sorted as
+    cases change.
 
     Args:
         pair_ids: (rater A id, rater B id): rows and columns.
@@ -115,7 +121,10 @@ class PairTables:
         # full stratum key, or a filter of `stratum_filters` -> table -> counts
         self._by_stratum: dict[str, dict[TableKey, list[list[int]]]] = {}
         self._by_filter: dict[str | None, dict[TableKey, list[list[int]]]] = {}
-        self._cells: dict[int, tuple[str, list[tuple[TableKey, int, int]]]] = {}
+        self._cells: dict[int, tuple[str, list[Cell]]] = {}
+        # table -> (when, row, column) of its cells, sorted by when (`ordered`)
+        self._order: dict[TableKey, tuple[list[int], list[int], list[int]]] = {
+            key: ([], [], []) for key in keys}
         self.memo: dict[tuple[TableKey, str | None], object] = {}
         """What a reader derived from a table, by (key, filter): `annotate.agreement.tables`
         keeps each table's `Agreement` here and computes it again only when the counts
@@ -125,18 +134,30 @@ class PairTables:
         return [self._by_stratum.setdefault(stratum, {}),
                 *(self._by_filter.setdefault(f, {}) for f in stratum_filters(stratum))]
 
-    def _add(self, stratum: str, cells: list[tuple[TableKey, int, int]], step: int) -> None:
+    def _add(self, stratum: str, cells: list[Cell], step: int) -> None:
         for tables in self._tables_of(stratum):
-            for key, i, j in cells:
+            for key, i, j, _ in cells:
                 table = tables.get(key)
                 if table is None:
                     size = len(self._index[key])
                     table = tables[key] = [[0] * size for _ in range(size)]
                 table[i][j] += step
+        for key, i, j, when in cells:  # an event id belongs to one case: `when` is unique
+            whens, rows, cols = self._order[key]
+            at = bisect_left(whens, when)
+            if step > 0:
+                whens.insert(at, when)
+                rows.insert(at, i)
+                cols.insert(at, j)
+            else:
+                del whens[at], rows[at], cols[at]
 
-    def update(self, case: SetCase, la: dict[str, str] | None,
-               lb: dict[str, str] | None) -> None:
-        """Replace the case's cells by those of the raters' current labels `la`, `lb`."""
+    def update(self, case: SetCase, la: dict[str, str] | None, lb: dict[str, str] | None,
+               set_a: dict[str, int] | None = None, set_b: dict[str, int] | None = None,
+               ) -> None:
+        """Replace the case's cells by those of the raters' current labels `la`, `lb`;
+        `set_a`, `set_b`: field -> id of the event that set each current value (a cell's
+        place in `ordered` is the later of the two)."""
         old = self._cells.pop(case.id, None)
         if old is not None:
             self._add(old[0], old[1], -1)
@@ -158,9 +179,17 @@ class PairTables:
                                 f"{(va, vb)} (case {case.code}): the label log holds an "
                                 "event PAW never writes; a coordinator should run `paw "
                                 "verify --details`")
-            cells.append((key, row, col))
+            when = max((set_a or {}).get(name, 0), (set_b or {}).get(name, 0))
+            cells.append((key, row, col, when))
         self._add(case.stratum, cells, 1)
         self._cells[case.id] = (case.stratum, cells)
+
+    def ordered(self, key: TableKey) -> tuple[list[int], list[int]]:
+        """The table's (row indices, column indices) of its paired labels, in the order
+        they became current (the later of the two raters' events: see
+        `annotate.agreement.kappa_series`). The lists are the kept ones: read, never change."""
+        _, rows, cols = self._order[key]
+        return rows, cols
 
     def table(self, key: TableKey, stratum: str | None) -> list[list[int]]:
         """The counts of one table over the cases matching a stratum filter (None,
@@ -258,7 +287,9 @@ class LabelLog:
                 case = self._by_id.get(case_id)
                 if case is not None:
                     self._tables.update(case, self._derived.get((case_id, a_id)),
-                                        self._derived.get((case_id, b_id)))
+                                        self._derived.get((case_id, b_id)),
+                                        self.set_at.get((case_id, a_id)),
+                                        self.set_at.get((case_id, b_id)))
         return count
 
     def _note_progress(self, case_id: int, person_id: int, derived: dict[str, str]) -> None:
@@ -290,5 +321,7 @@ class LabelLog:
             a_id, b_id = pair_ids
             for case in self._cases or ():
                 self._tables.update(case, self._derived.get((case.id, a_id)),
-                                    self._derived.get((case.id, b_id)))
+                                    self._derived.get((case.id, b_id)),
+                                    self.set_at.get((case.id, a_id)),
+                                    self.set_at.get((case.id, b_id)))
         return self._tables

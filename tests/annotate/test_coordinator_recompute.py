@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from annotate.agreement.label_log import set_cases
+from annotate.agreement.kappa_series import paired_labels, prefix_kappas
+from annotate.agreement.label_log import LabelLog, set_cases, table_categories, table_keys
 from annotate.agreement.tables import agreements_from, rater_pair
 from annotate.codebook import agreement_fields, applicable_fields, field
 from annotate.events import record_label, start_session, undo_last
@@ -98,6 +99,12 @@ def test_kept_recomputation_equals_from_scratch_after_every_kind_of_event(db, pe
         assert {ids[p.name]: (p.started, p.done) for p in report.progress
                 if p.started} == progress
         assert report.kappa_over_labels == cold.kappa_over_labels
+        fresh = LabelLog(set_id)  # the reference series: every case walked, then sorted
+        fresh.refresh(db)
+        pair = rater_pair(db, set_id)
+        assert report.kappa_over_labels == {
+            key: prefix_kappas(paired_labels(db, fresh, pair, key), table_categories(key))
+            for key in table_keys(fresh.fields or ())}
         for agreement in report.overall:  # the series ends at the live κ
             series = report.kappa_over_labels[(agreement.field, agreement.binary)]
             assert (series[-1] if series else None) == agreement.kappa
