@@ -129,3 +129,22 @@ def test_new_events_are_found_by_their_id_not_by_walking_the_set(db):
         [1, 1]))
     assert "SEARCH e USING INTEGER PRIMARY KEY (rowid>?)" in plan, plan
     assert "idx_cases_set" not in plan, plan
+
+
+def test_the_kept_connection_is_closed_when_the_screen_releases_it(db, s):
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    cache = ReportCache()
+    first = compute_report(path, "s", "family", None, cache)
+    kept = cache.db
+    assert first is not None and kept is not None
+    assert compute_report(path, "s", "family", None, cache) is not None
+    assert cache.db is kept  # one connection across recomputations
+    cache.release()
+    assert cache.db is None
+    compute_report(path, "s", "family", None, cache)  # reopened
+    with cache.lock:  # a worker holds it: the release is left to that worker
+        cache.release()
+        assert cache.db is not None and cache.retired
+    compute_report(path, "s", "family", None, cache)  # the worker, done: closes it
+    assert cache.db is None and not cache.retired
+    assert compute_report(path, "s", "family") is not None  # no cache: opened and closed
