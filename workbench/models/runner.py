@@ -179,7 +179,8 @@ class Runner:
         """Token ids of a prepared request: chat prompt, then the continued chain's exact ids."""
         backend = self.backend
         rendered = prepared.rendered
-        prompt_ids = tuple(backend.tokenize(rendered.text, special=True))
+        prompt_ids = tuple(backend.tokenize(rendered.text, special=True,
+                                            add_special=rendered.add_special))
         if rendered.prefix_token_ids is not None:
             prefix_ids = tuple(rendered.prefix_token_ids)
         elif rendered.prefix:
