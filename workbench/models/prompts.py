@@ -54,12 +54,9 @@ class ChatFormat:
     template: str
     bos_token: str = ""
     eos_token: str = ""
-
-    @property
-    def add_special(self) -> bool:
-        """Whether llama.cpp adds the model's BOS/EOS at tokenization: only for the plain
-        format of a template-less GGUF (a chat template carries its own)."""
-        return self.template == PLAIN_CHAT_TEMPLATE
+    add_special: bool = False
+    """Whether llama.cpp adds the model's BOS/EOS at tokenization: only for the plain
+    format of a GGUF without a chat template (a chat template carries its own)."""
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """The prompt text for `messages`, ending with the assistant turn's opening."""
