@@ -78,7 +78,6 @@ def audit_command(models: str, dataset_name: str, templates: str, limit: int | N
     again to resume; a finished audit generates nothing new. Then `paw report`.
     """
     from workbench.audit import AuditSpec
-    from workbench.kinds import build_run_report
     from workbench.engine import resolve_templates
     from workbench.perturb import resolve_operators
 

@@ -117,7 +117,8 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
 @db_option
 def report_command(panel: str | None, ood: str | None, fmt: str | None,
                    out: str | None, as_json: bool, n_boot: int | None, seed: int,
-                   answer_reading: str, strip_stated_answer: bool, coordinator: str | None, passphrase_env: str | None,
+                   answer_reading: str, strip_stated_answer: bool, coordinator: str | None,
+                   passphrase_env: str | None,
                    db_path: str, **refs: str | None) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
     with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
