@@ -54,7 +54,7 @@ def test_every_report_header_and_the_runs_screen_say_it() -> None:
     assert "- **unparsed warning**: unparsed share above 3 %" in markdown
     run = find_run(db, "audit-1")
     text = stored_text(run, [], unparsed_by_arm(db, run.id))
-    assert "unparsed: good/cot: 0/40 = 0.0 %; bad/cot: 12/39 = 30.8 % ⚠" in text
+    assert "unparsed: good/cot 0/40 = 0.0 %; bad/cot 12/39 = 30.8 % ⚠ (paper ≤ 3 %)" in text
     assert "⚠ unparsed share above 3 % in bad/cot" in text
 
 

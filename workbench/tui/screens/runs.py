@@ -387,12 +387,14 @@ def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]],
     for block, done, total in blocks:
         lines.append(f"{block:<10} {text_bar(done, total)} {done:>5}/{total:<5}")
     if any(arm.answered for arm in unparsed):
-        from analysis.common.unparsed import unparsed_meta
+        from analysis.common.unparsed import over_threshold, share_text, unparsed_meta
 
-        meta = unparsed_meta(list(unparsed))
-        lines.append(f"unparsed: {meta['unparsed answers']}")
-        if "unparsed warning" in meta:
-            lines.append(f"⚠ {meta['unparsed warning']}")
+        lines.append("unparsed: " + "; ".join(
+            f"{a.label} {share_text(a)}" + (" ⚠" if over_threshold(a) else "")
+            for a in unparsed) + " (paper ≤ 3 %)")
+        warning = unparsed_meta(list(unparsed)).get("unparsed warning")
+        if warning:
+            lines.append(f"⚠ {warning}")
     if run.status == "interrupted":
         lines.append("interrupted: press r to resume (finished generations are stored)")
     elif session.get("status") == "running" and run.status == "running":
