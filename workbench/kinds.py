@@ -188,6 +188,11 @@ def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
     if seed is not None:
         given["seed"] = seed
     report: Report = build(db, run.id, given)
+    # Every report's header: each arm's unparsed share beside the paper's ≤ 3 %.
+    from analysis.common.unparsed import unparsed_meta
+    from store.runs import unparsed_by_arm
+
+    report.meta.update(unparsed_meta(unparsed_by_arm(db, run.id)))
     return report
 
 

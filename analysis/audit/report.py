@@ -185,9 +185,23 @@ def coherence_section(db: sqlite_utils.Database, audit_id: int) -> Section:
 
 @dataclass(frozen=True)
 class AuditReportOptions(ReportOptions):
-    """Options of the seed-002 report: bootstrap replicates per CI (`n_boot`) and seed."""
+    """Options of the seed-002 report: bootstrap replicates per CI (`n_boot`) and seed; how
+    answers are read (`answer_reading`: 'paper', the default, or PAW's 'lenient' extension)
+    and whether F-block continuations whose kept chain states the baseline answer are
+    excluded (`strip_stated_answer`; `analysis.audit.reading`)."""
 
     report = "the seed-002 audit report"
+
+    answer_reading: str = "paper"
+    strip_stated_answer: bool = False
+
+    def __post_init__(self) -> None:
+        from analysis.audit.reading import READINGS
+        from store.errors import UserError
+
+        if self.answer_reading not in READINGS:
+            raise UserError(f"--answer-reading: expected one of {', '.join(READINGS)}, got "
+                            f"{self.answer_reading!r}")
 
 
 def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
@@ -205,7 +219,8 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
 
     chosen = AuditReportOptions.coerce(options)
     n_boot, seed = chosen.n_boot, chosen.seed
-    result = compute_audit(load_audit(db, audit), n_boot, seed)
+    result = compute_audit(load_audit(db, audit, reading=chosen.answer_reading,
+                                      strip_stated=chosen.strip_stated_answer), n_boot, seed)
     info = result.frames.audit
     arms = ", ".join(result.frames.arms["label"].astype(str)) or "none"
     meta = {"audit": info["name"], "audit_id": info["id"], "kind": info["kind"],
@@ -213,6 +228,7 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
             "items": int(result.frames.items.shape[0]), "n_boot": n_boot, "seed": seed,
             "created": info["created_at"]}
     meta["afr_reading"] = d.AFR_READINGS[d.AFR_READING][0]
+    meta.update(_reading_meta(result, chosen))
     sections = audit_sections(result) + [coherence_section(db, int(info["id"]))]
     frames = {s.key: s.frame for s in sections}
     name = str(info["name"])
@@ -220,6 +236,29 @@ def build_report(db: sqlite_utils.Database, audit: str | int | None = None,
                   [fcs_plane_figure(frames["summary"], name),
                    joint_bars_figure(frames["joint"], name),
                    fcs_params_figure(frames["fcs_params"], name)])
+
+
+def _reading_meta(result: AuditResult, chosen: AuditReportOptions) -> dict[str, str]:
+    """The header lines of the answer reading and of the F-block chains that state the
+    baseline answer."""
+    from analysis.audit.definitions import AuditRole
+    from analysis.audit.frames import observations
+    from analysis.audit.reading import READING_TEXT
+
+    jobs = result.frames.jobs
+    meta = {"answer reading": READING_TEXT[chosen.answer_reading]}
+    if chosen.answer_reading == "lenient":
+        meta["answer reading"] += f"; {int(jobs['read_leniently'].sum())} answer(s) read so"
+    obs = observations(result.frames)
+    fblock = obs[(obs["role"] == AuditRole.F_BLOCK) & obs["status"].ne("not_fired")
+                 & obs["fired"].ne(0)]
+    stated = int(fblock["stated_answer"].sum())
+    what = ("excluded (--strip-stated-answer)" if chosen.strip_stated_answer else
+            "kept (the paper strips the baseline answer before continuation: "
+            "--strip-stated-answer excludes them)")
+    meta["stated answer"] = (f"{stated} of {len(fblock)} fired F-block continuations keep a "
+                             f"chain that still states the baseline answer; {what}")
+    return meta
 
 
 __all__ = ["MODEL_KEYS", "AuditReportOptions", "audit_sections", "build_report",

@@ -136,8 +136,8 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     """
     from pathlib import Path
 
-    from analysis.audit.report import AuditReportOptions, build_report
     from workbench.audit import AuditSpec
+    from workbench.kinds import build_run_report
     from workbench.perturb import resolve_operators
     from workbench.cli.data import demo_lines
 
@@ -154,7 +154,7 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
                      item_ids=DEMO_ITEMS[:n_items], max_tokens=DEMO_MAX_TOKENS,
                      )
     outcome = _run(db_path, spec, judge=True, judge_model="default", threads=threads)
-    report = build_report(db, outcome.audit, options=AuditReportOptions(n_boot=n_boot))
+    report = build_run_report(db, outcome.audit_id, n_boot=n_boot)
     fmt = "html" if Path(out).suffix.lower() in (".html", ".htm") else "md"
     check_outputs(report_files(report, out))
     written, pngs = report.write(out, fmt)

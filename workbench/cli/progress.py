@@ -243,6 +243,7 @@ class ProgressReporter:
         )
         from workbench.models.events import (
             BatchingChecked,
+            BatchingProgress,
             GenerationFinished,
             ModelLoaded,
             PoolNotice,
@@ -277,6 +278,12 @@ class ProgressReporter:
             if event.to_generate and self.live:
                 self._update_block("generations", 0, event.to_generate, unit="gen")
             self._plain_every = max(1, event.to_generate // 20)
+        elif isinstance(event, BatchingProgress):
+            # The self-check can take minutes on a big model: a line as it starts, at each
+            # quarter of each phase and as each phase ends.
+            quarter = max(1, -(-event.total // 4))
+            if event.done == 1 or event.done == event.total or event.done % quarter == 0:
+                self.say(event.message)
         elif isinstance(event, (BatchingChecked, PoolNotice)):  # once per load / change
             self.say(event.message if isinstance(event, BatchingChecked)
                      else f"paw: {event.message}")

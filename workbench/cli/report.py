@@ -118,6 +118,14 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
                    f"kind — {N_BOOT} for seed-002 CIs, 1000 for the seed-000 bootstrap test).")
 @click.option("--seed", type=whole(0), default=DEFAULT_SEED, show_default=True,
               help="Bootstrap / permutation seed.")
+@click.option("--answer-reading", type=click.Choice(["paper", "lenient"]), default="paper",
+              show_default=True,
+              help="Audit reports: how answers are read. paper = the stored parse (the last "
+                   "'Answer: X', seed 002 §5); lenient = PAW's extension, also reading an "
+                   "unparsed answer's leading label or option text (docs/metrics.md).")
+@click.option("--strip-stated-answer", is_flag=True,
+              help="Audit reports: exclude F-block continuations whose kept chain still "
+                   "states the baseline answer (the paper strips it; counted either way).")
 @click.option("--coordinator", metavar="NAME",
               help="Include the annotation sections (every rater's labels, agreement): "
                    "the coordinator's passphrase is asked for.")
@@ -126,7 +134,8 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
 @db_option
 def report_command(panel: str | None, ood: str | None, fmt: str | None,
                    out: str | None, as_json: bool, n_boot: int | None, seed: int,
-                   coordinator: str | None, passphrase_env: str | None,
+                   answer_reading: str, strip_stated_answer: bool, coordinator: str | None,
+                   passphrase_env: str | None,
                    db_path: str, **refs: str | None) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
     with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
@@ -153,7 +162,13 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
                                     seed=seed, ood=ood)
         audit_ids = [int(a) for a in report.meta["audit_ids"]]
     else:
-        report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
+        reading: dict[str, object] = {}  # only when asked: other kinds have no such option
+        if answer_reading != "paper":
+            reading["answer_reading"] = answer_reading
+        if strip_stated_answer:
+            reading["strip_stated_answer"] = True
+        report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed,
+                                  options=reading)
         audit_ids = [int(report.meta["audit_id"])]
     who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
     if who is not None:  # the clinician tables and κ plots: the coordinator's alone

@@ -39,8 +39,9 @@ class Tokenizing(Protocol):
 
     n_ctx: int
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """Token ids of `text` (no BOS added; `special` parses special-token text)."""
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """Token ids of `text` (`special` parses special-token text; `add_special` adds the
+        BOS/EOS the model's metadata asks for, as llama.cpp's `llama_tokenize` does)."""
 
     def piece(self, token_id: int) -> bytes:
         """The bytes a token stands for."""
@@ -271,10 +272,13 @@ class LlamaCppBackend:
         kv_width = llama_cpp.llama_model_n_embd(model) * llama_cpp.llama_model_n_head_kv(model)
         return 2 * 2 * layers * kv_width // heads
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """Token ids of `text`, no BOS (chat templates carry their own)."""
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """Token ids of `text`; BOS/EOS only with `add_special` (chat templates carry their
+        own; llama-cpp-python's `add_bos` is llama.cpp's `add_special`, which adds BOS and
+        EOS as the GGUF's `tokenizer.ggml.add_bos_token`/`add_eos_token` say)."""
         with self._vocab_lock:
-            return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+            return self.llm.tokenize(text.encode("utf-8"), add_bos=add_special,
+                                     special=special)
 
     def piece(self, token_id: int) -> bytes:
         """The bytes of one token (cached)."""

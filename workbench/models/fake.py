@@ -45,8 +45,8 @@ class FakeBackend:
         self._cache: list[int] = []
         self.closed = False
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """One token per character."""
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """One token per character (the fake model has no BOS or EOS to add)."""
         return [ord(ch) for ch in text]
 
     def piece(self, token_id: int) -> bytes:

@@ -24,6 +24,7 @@ from workbench.models.backend import Backend, LlamaCppBackend, Tokenizing, defau
 from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.events import (
     BatchingChecked,
+    BatchingProgress,
     GenerationFinished,
     ModelLoaded,
     RunFinished,
@@ -87,7 +88,8 @@ class Runner:
         meta = model_metadata(db, model.id)
         self.chat = ChatFormat(template=model.chat_template or PLAIN_CHAT_TEMPLATE,
                                bos_token=meta.get("bos_token") or "",
-                               eos_token=meta.get("eos_token") or "")
+                               eos_token=meta.get("eos_token") or "",
+                               add_special=not model.chat_template)
         self._candidates: dict[tuple[str, ...], dict[str, tuple[int, ...]]] = {}
 
     # ------------------------------------------------------------ keys
@@ -167,19 +169,27 @@ class Runner:
         if self.batch_verdict is None:
             from workbench.models.batching import settle_verdict
 
-            self.batch_verdict = settle_verdict(self, backend, self.arrangement)
+            name = self.model.name
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if emit is not None:
+                    emit(BatchingProgress(name, phase, done, total))
+
+            self.batch_verdict = settle_verdict(self, backend, self.arrangement, progress)
             if emit is not None:
                 verdict = self.batch_verdict
                 emit(BatchingChecked(self.model.name, verdict.identical, verdict.n_seq,
                                      verdict.detail, verdict.seconds, verdict.decoders,
-                                     verdict.threads, verdict.stored_at))
+                                     verdict.threads, verdict.stored_at,
+                                     verdict.cpu_seconds))
         return self.batch_verdict.identical
 
     def tokenize(self, prepared: Prepared) -> Tokenized:
         """Token ids of a prepared request: chat prompt, then the continued chain's exact ids."""
         backend = self.backend
         rendered = prepared.rendered
-        prompt_ids = tuple(backend.tokenize(rendered.text, special=True))
+        prompt_ids = tuple(backend.tokenize(rendered.text, special=True,
+                                            add_special=rendered.add_special))
         if rendered.prefix_token_ids is not None:
             prefix_ids = tuple(rendered.prefix_token_ids)
         elif rendered.prefix:

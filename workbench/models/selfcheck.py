@@ -14,10 +14,12 @@ carries a repeat penalty. Budgets are staggered (`PROBE_TOKENS` + `PROBE_STAGGER
 so the batch narrows one sequence at a time through every width from `n_seq` down to 1,
 then the answer cue is appended on top of each output.
 
-Every probe is decoded on every decoder of the arrangement (all at once, one thread each,
-as the run will) and alone — `LlamaCppBackend.generate` and `next_logits`, one sequence per
-`llama_decode`, the path every generation took before batching. Compared for every probe
-at every step: the output token ids, the watched label logits and the logsumexp over the
+Every probe is decoded alone first — `LlamaCppBackend.generate` and `next_logits`, one
+sequence per `llama_decode`, the path every generation took before batching — and then on
+every decoder of the arrangement (all at once, one thread each, as the run will); the two
+never run at once, so the check occupies no more cores than the run. Each decoder compares
+every step as it decodes it, and the check stops at the first difference. Compared for every
+probe at every step: the output token ids, the watched label logits and the logsumexp over the
 whole vocabulary (one changed bit in any of the ~49k logits changes it), and the same at
 the appended cue. The verdict counts the multi-sequence steps compared per width and
 refuses batching when any width from 2 to `n_seq` was never compared.
@@ -135,6 +137,8 @@ class BatchVerdict:
     threads: int | None = None
     prefix_reuse: bool = True
     stored_at: str | None = None
+    cpu_seconds: float = 0.0
+    """CPU time the check took, over every thread of the process (0: not recorded)."""
 
     @property
     def compared_steps(self) -> int:
@@ -148,7 +152,7 @@ class BatchVerdict:
                 "widths": {str(w): n for w, n in sorted(self.widths.items())},
                 "compared_steps": self.compared_steps, "decoders": self.decoders,
                 "threads": self.threads, "prefix_reuse": self.prefix_reuse,
-                "probe_version": PROBE_VERSION}
+                "cpu_seconds": round(self.cpu_seconds, 2), "probe_version": PROBE_VERSION}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], stored_at: str | None) -> BatchVerdict:
@@ -157,43 +161,99 @@ class BatchVerdict:
                    float(data.get("seconds", 0.0)),
                    {int(w): int(n) for w, n in data.get("widths", {}).items()},
                    int(data.get("decoders", 1)), data.get("threads"),
-                   bool(data.get("prefix_reuse", True)), stored_at)
+                   bool(data.get("prefix_reuse", True)), stored_at,
+                   float(data.get("cpu_seconds", 0.0)))
 
 
-def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
-                   probes: Sequence[Probe]) -> BatchVerdict:
-    """Decode the probes on every decoder at once and alone; compare every bit.
+def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Sequence[Probe],
+                   progress: Callable[[str, int, int], None] | None = None) -> BatchVerdict:
+    """Decode the probes alone, then on every decoder at once; stop at the first difference.
+
+    The reference (one sequence per `llama_decode` on the backend's own context) runs first
+    and alone, so the check never occupies more cores than the decoders will (the
+    decoders' cores, or the backend's prompt threads while it evaluates a prompt). The
+    decoders then compare every step as they decode it, against the reference's step of
+    the same probe, and all of them stop at the first difference.
 
     Args:
         backend: the loaded `LlamaCppBackend` (its own context decodes the probes alone).
         decoders: the decoders the run will use (same width each).
         probes: from `probe_requests(width)`, tokenized by the runner.
+        progress: told ('reference', probes done, probes) after each reference probe,
+            then ('batched', probes done, probes) as decoder 0 finishes each probe.
 
     Returns:
         The verdict (never raises for a mismatch; a llama.cpp failure is a mismatch too).
     """
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     n_seq = decoders[0].n_seq
-    batched: list[dict[int, Any]] = [{} for _ in decoders]
+    tell = progress or (lambda phase, done, total: None)
+    alone: dict[int, Any] = {}
+    backend.reset()
+    for k, probe in enumerate(probes):
+        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
+                                   probe.watch_ids)
+        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
+        alone[k] = (decoded, backend.next_logits(ids, probe.watch_ids))
+        tell("reference", k + 1, len(probes))
+    backend.reset()
+
+    first: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
     widths: list[dict[int, int]] = [{} for _ in decoders]
+    finished_0 = [0]
+
+    def differ(text: str) -> None:
+        with lock:
+            if not first:
+                first.append(text)
+            stop.set()
 
     def on_decoder(index: int) -> None:
-        decoder, results = decoders[index], batched[index]
+        decoder = decoders[index]
+        where = f"decoder {index}: " if len(decoders) > 1 else ""
+        checked: dict[int, int] = {}  # probe -> steps compared so far
         decoder.reset_stats()
 
+        def should_stop() -> bool:
+            for slot in decoder.slots:
+                job = slot.job
+                if job is None or stop.is_set():
+                    continue
+                expected: Any = alone[job.tag][0]
+                for step in range(checked.get(job.tag, 0), len(slot.steps)):
+                    if step >= len(expected.steps) or slot.steps[step] != expected.steps[step]:
+                        differ(f"{where}probe {job.tag}: {_step_difference(expected, slot, step)}")
+                        break
+                    if step < len(slot.tokens) and (step >= len(expected.token_ids) or
+                                                    slot.tokens[step] != expected.token_ids[step]):
+                        differ(f"{where}probe {job.tag}: step {step}: token "
+                               f"{slot.tokens[step]} vs {_token_at(expected, step)}")
+                        break
+                checked[job.tag] = len(slot.steps)
+            return stop.is_set()
+
         def finished(job: BatchJob, decoded: Any, slot: Any) -> None:
+            if stop.is_set():
+                return
             if isinstance(decoded, BaseException):
-                results[job.tag] = decoded
+                differ(f"{where}probe {job.tag}: {type(decoded).__name__}: {decoded}")
                 return
             probe = probes[job.tag]
             ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
-            results[job.tag] = (decoded, slot.next_logits(ids, probe.watch_ids))
+            got = (decoded, slot.next_logits(ids, probe.watch_ids))
+            if got != alone[job.tag]:
+                differ(f"{where}probe {job.tag}: {_first_difference(alone[job.tag], got)}")
+            elif index == 0:
+                finished_0[0] += 1
+                tell("batched", finished_0[0], len(probes))
 
         try:
             decoder.run([BatchJob(p.context_ids, p.sampler, p.sampler.max_tokens, p.watch_ids,
-                                  tag=k) for k, p in enumerate(probes)], finished)
+                                  tag=k) for k, p in enumerate(probes)], finished, should_stop)
         except Exception as exc:  # noqa: BLE001 - a decoder that fails means no batching
-            results[-1] = exc
+            differ(f"{where}{type(exc).__name__}: {exc}")
         widths[index] = dict(decoder.stats["widths"])
         decoder.reset_stats()
 
@@ -201,35 +261,16 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
                for i in range(len(decoders))]
     for thread in threads:
         thread.start()
-    alone = {}
-    for k, probe in enumerate(probes):  # meanwhile, one at a time on the backend's context
-        if k == 0:
-            backend.reset()
-        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
-                                   probe.watch_ids)
-        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
-        alone[k] = (decoded, backend.next_logits(ids, probe.watch_ids))
-    backend.reset()
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - started
     settings: dict[str, Any] = {"decoders": len(decoders), "threads": decoders[0].threads,
-                                "prefix_reuse": decoders[0].prefix_reuse}
-    mismatches = []
-    for index, results in enumerate(batched):
-        where = f"decoder {index}: " if len(decoders) > 1 else ""
-        if -1 in results:
-            mismatches.append(f"{where}{type(results[-1]).__name__}: {results[-1]}")
-        for k, expected in alone.items():
-            got = results.get(k)
-            if isinstance(got, BaseException):
-                mismatches.append(f"{where}probe {k}: {type(got).__name__}: {got}")
-            elif got != expected:
-                mismatches.append(f"{where}probe {k}: {_first_difference(expected, got)}")
+                                "prefix_reuse": decoders[0].prefix_reuse,
+                                "cpu_seconds": time.process_time() - cpu_started}
     compared = widths[0]
-    if mismatches:
-        return BatchVerdict(False, n_seq, "; ".join(mismatches[:3]), seconds, compared,
-                            **settings)
+    if first:
+        return BatchVerdict(False, n_seq, f"{first[0]} (stopped at this first difference)",
+                            seconds, compared, **settings)
     unchecked = [w for w in range(2, n_seq + 1) if any(not ws.get(w) for ws in widths)]
     if unchecked:
         return BatchVerdict(False, n_seq, "nothing to compare: the probes never decoded "
@@ -242,6 +283,17 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
                         f"one at a time in ids, label logits and vocabulary logsumexp over "
                         f"{steps} multi-sequence steps (per width: {_widths_text(compared)})",
                         seconds, compared, **settings)
+
+
+def _token_at(decoded: Any, step: int) -> str:
+    return str(decoded.token_ids[step]) if step < len(decoded.token_ids) else "end"
+
+
+def _step_difference(expected: Any, slot: Any, step: int) -> str:
+    if step >= len(expected.steps):
+        return f"step {step}: decoded past the {len(expected.steps)} steps of one at a time"
+    return (f"step {step}: logsumexp {expected.steps[step].logsumexp!r} vs "
+            f"{slot.steps[step].logsumexp!r}")
 
 
 def _widths_text(widths: dict[int, int]) -> str:

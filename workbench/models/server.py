@@ -235,9 +235,9 @@ class ServerPoolBackend:
 
         return bool(llama_cpp.llama_vocab_is_eog(self._model.vocab, token))
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """Token ids of `text`, no BOS."""
-        return self.vocab.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """Token ids of `text` (BOS/EOS only with `add_special`, as the model asks)."""
+        return self.vocab.tokenize(text.encode("utf-8"), add_bos=add_special, special=special)
 
     def piece(self, token_id: int) -> bytes:
         """The bytes of one token."""
