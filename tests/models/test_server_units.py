@@ -19,14 +19,23 @@ def _info(**fields) -> ServerInfo:
     return ServerInfo(**{**base, **fields})
 
 
-def test_a_model_is_matched_by_file_name_or_explicitly_by_name_or_hash() -> None:
-    assert _info(model_file="m.gguf").serves("m.gguf", "default", SHA)
-    assert _info(model_ids=("/models/m.gguf",)).serves("m.gguf", "default", SHA)
-    assert _info(model_ids=("default",)).serves("m.gguf", "default", SHA)  # alias = name
-    assert _info(model_ids=("ab12cd34ef56",)).serves("m.gguf", "default", SHA)  # 12 hex
-    assert not _info(model_ids=("ab12cd",)).serves("m.gguf", "default", SHA)  # too short
-    assert not _info(model_ids=("gpt-4",)).serves("m.gguf", "default", SHA)
-    assert not _info(model_file="other.gguf").serves("m.gguf", "default", SHA)
+def test_identity_is_content_reported_sizes_then_the_probe_fingerprint() -> None:
+    import math
+
+    from store.records import ModelRecord
+    from workbench.models.identity import FLOOR, LocalFacts, check_fingerprint, check_reported
+
+    model = ModelRecord(id=1, name="default", path="/m/SmolLM2.gguf", sha256=SHA)
+    facts = LocalFacts(49152, 134515008, 90000000, (1, 2), ((7, 0.5), (8, 0.2), (9, 0.01)))
+    check_reported("http://h:1", {"n_vocab": 49152, "n_params": 134515008}, facts, model, "x")
+    check_reported("http://h:1", {}, facts, model, "x")  # a server that reports nothing
+    with pytest.raises(UserError, match="reports n_params 268098176 .* has 134515008"):
+        check_reported("http://h:1", {"n_params": 268098176}, facts, model, "m.gguf")
+    same = {7: math.log(0.5 + FLOOR / 2), 8: math.log(0.2), 9: math.log(0.01)}
+    assert check_fingerprint("http://h:1", same, facts, model, "x", str) <= FLOOR
+    other = {7: math.log(0.3), 8: math.log(0.2)}  # token 9 absent: p 0 there
+    with pytest.raises(UserError, match="'7' p=0.3000 where the registered file .* p=0.5000"):
+        check_fingerprint("http://h:1", other, facts, model, "SmolLM2.gguf", str)
 
 
 def test_defaults_a_request_cannot_clear_or_paw_does_not_know_are_refused() -> None:

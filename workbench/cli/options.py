@@ -222,7 +222,7 @@ def pool_settings(servers: str | None, ctx: int | None) -> Any:
         UserError: a `--server-header` is not 'Name: value'.
     """
     from store.errors import UserError
-    from workbench.models.server import PoolSettings, parse_urls, servers_from_env
+    from workbench.models.pool_settings import PoolSettings, parse_urls, servers_from_env
 
     urls = parse_urls(servers) if servers else servers_from_env()
     if not urls:

@@ -41,7 +41,7 @@ class AuditEngine:
                  gpu_layers: int = 0, ctx: int | None = None,
                  backend_factory: BackendFactory | None = None,
                  batch_size: int | None = None, servers: Any = None) -> None:
-        from workbench.models.server import PoolSettings, servers_from_env
+        from workbench.models.pool_settings import PoolSettings, servers_from_env
 
         self.db = db
         if servers is None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from store.errors import UserError
@@ -43,10 +42,17 @@ from workbench.models.decoded import Decoded, Watched
 from workbench.models.endpoint import (
     KIND_LLAMA_SERVER,
     EndpointDown,
-    Http,
+    RequestRefused,
     ServerError,
     ServerInfo,
     probe,
+)
+from workbench.models.openai_reply import Candidate, Reply, spelled
+from workbench.models.pool_settings import (
+    PoolSettings,
+    load_vocabulary,
+    parse_urls,
+    pool_tag,
 )
 from workbench.models.server_settings import (
     APPLIED_UNCHECKED,
@@ -54,61 +60,6 @@ from workbench.models.server_settings import (
     MUST_BE_EMPTY,
     check_neutral,
 )
-
-TOP_N = 20
-"""Log-probs asked for per position (a label candidate outside them counts 0)."""
-
-@dataclass(frozen=True)
-class PoolSettings:
-    """How to reach and use a pool (the `--servers` family of options).
-
-    Attributes:
-        urls: the endpoints' base URLs.
-        api_key: sent as `Authorization: Bearer KEY` (llama-server `--api-key`).
-        headers: extra (name, value) headers for every request.
-        concurrency: requests in flight per endpoint (None: the server's slot count).
-        timeout_s: one request's time-out; longer counts as the endpoint hanging.
-        ctx: context per request where the server does not say (llama_cpp.server, other
-            OpenAI-compatible servers); llama-server's slot context is read from `/props`.
-        top_n: log-probs per position.
-    """
-
-    urls: tuple[str, ...]
-    api_key: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    concurrency: int | None = None
-    timeout_s: float = 600.0
-    ctx: int | None = None
-    top_n: int = TOP_N
-
-    def http(self) -> Http:
-        """The HTTP client with this pool's headers and time-out."""
-        headers = dict(self.headers)
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return Http(headers, self.timeout_s)
-
-
-def parse_urls(text: str | Sequence[str] | None) -> list[str]:
-    """Base URLs from `http://a:8081,http://b:8081` (or a list); trailing slashes dropped."""
-    if not text:
-        return []
-    parts = text.split(",") if isinstance(text, str) else list(text)
-    return [p.strip().rstrip("/") for p in parts if p.strip()]
-
-
-def servers_from_env() -> list[str]:
-    """The pool named by the `PAW_SERVERS` environment variable (comma-separated URLs)."""
-    import os
-
-    return parse_urls(os.environ.get("PAW_SERVERS"))
-
-
-def pool_tag(info: ServerInfo, concurrency: int) -> str:
-    """What a pool generation's key adds: kind, build and whether slots were shared."""
-    mode = "serial" if concurrency <= 1 else "shared"
-    return f"{info.kind} {info.build} {mode}"
-
 
 class ServerPoolBackend:
     """The runner's backend for a pool of servers of one model.
@@ -123,10 +74,6 @@ class ServerPoolBackend:
     """
 
     def __init__(self, model: ModelRecord, settings: PoolSettings | Sequence[str]) -> None:
-        import os
-
-        from llama_cpp import Llama
-
         if not isinstance(settings, PoolSettings):
             settings = PoolSettings(tuple(parse_urls(settings)))
         if not settings.urls:
@@ -144,18 +91,27 @@ class ServerPoolBackend:
         self.threads = None
         self.top_n = settings.top_n
         self.infos: dict[str, ServerInfo] = {}
-        down: list[str] = []
+        down: dict[str, str] = {}  # url -> why it does not answer
         for url in settings.urls:
             try:
                 self.infos[url] = probe(url, self.http)
-            except EndpointDown:
-                down.append(url)
+            except EndpointDown as exc:
+                down[url] = str(exc)
         if not self.infos:
-            raise UserError(f"--servers: no server of the pool answers ({', '.join(down)}); "
+            raise UserError(f"--servers: no server of the pool answers "
+                            f"({'; '.join(down.values())}); "
                             "start them with `paw serve`, or check the URLs")
-        file_name = os.path.basename(model.path)
-        for info in self.infos.values():
-            self.admissible(info, file_name)
+        self.vocab = load_vocabulary(model.path)
+        self._model = self.vocab._model
+        self._pieces: dict[int, bytes] = {}
+        self._by_text: dict[bytes, int] | None = None
+        self.fingerprint_gap: dict[str, float] = {}  # endpoint -> its identity probe's |Δp|
+        try:
+            for info in self.infos.values():
+                self.admissible(info)
+        except BaseException:
+            self.vocab.close()
+            raise
         first = next(iter(self.infos.values()))
         self.kind, self.build = first.kind, first.build
         self.concurrency = {url: self._concurrency(info) for url, info in self.infos.items()}
@@ -164,33 +120,29 @@ class ServerPoolBackend:
         ctxs = [i.slot_ctx for i in self.infos.values() if i.slot_ctx]
         self.n_ctx = min(ctxs) if ctxs else (settings.ctx or 4096)
         self.down = set(down)  # endpoints not answering now (kept across stages)
+        self.down_reasons = down
         self.pins: dict[Any, str] = {}  # item id -> endpoint, kept across stages
         self.peak: dict[str, int] = {}  # endpoint -> most requests it had in flight at once
-        self.vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
-        self._model = self.vocab._model
         self.add_bos = bool(self._model.add_bos_token())
-        self._pieces: dict[int, bytes] = {}
-        self._by_text: dict[str, int] | None = None
         eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
         self._eog = set(eog)
         self._no_eog_list = [[t, False] for t in eog]
         self._no_eog_map = {str(t): -100.0 for t in eog}
 
-    def admissible(self, info: ServerInfo, file_name: str | None = None) -> None:
-        """Raise unless `info` may join this pool (same kind, build and model; pinnable).
+    def admissible(self, info: ServerInfo) -> None:
+        """Raise unless `info` may join this pool (same kind and build, the registered
+        model's weights by content, pinnable defaults).
 
         Raises:
             UserError: says what differs.
         """
-        import os
-
-        file_name = file_name or os.path.basename(self.model.path)
-        if not info.serves(file_name, self.model.name, self.model.sha256):
-            raise UserError(
-                f"--servers: {info.url} serves {info.served}, not model {self.model.name!r} "
-                f"({file_name}); serve that file, or start the server with an alias equal "
-                f"to the model's name or its sha256 ({self.model.sha256[:12]}…)")
         first = next(iter(self.infos.values()))
+        if not info.version_known and len(self.settings.urls) > 1:
+            raise UserError(f"--servers: {info.url} publishes no version (no "
+                            "system_fingerprint, /version or /info), so PAW cannot tell that "
+                            "two endpoints run one build and will not pool their results "
+                            "under one key: run it as the only --servers URL (its rows are "
+                            "keyed to that URL), or use a server that says its version")
         if (info.kind, info.build) != (first.kind, first.build):
             raise UserError(f"--servers: the pool mixes builds: {first.url} is {first.kind} "
                             f"{first.build}, {info.url} is {info.kind} {info.build}; results "
@@ -198,6 +150,9 @@ class ServerPoolBackend:
         if info.kind == KIND_LLAMA_SERVER:
             check_neutral(info)
             self._check_applied(info.url)
+        from workbench.models.identity import check_endpoint
+
+        self.fingerprint_gap[info.url] = check_endpoint(self, info)
 
     def _check_applied(self, url: str) -> None:
         """Refuse a llama-server whose applied settings differ from what PAW pinned.
@@ -336,9 +291,10 @@ class ServerPoolBackend:
             text = text[len(bos):]
         return text + b"".join(self.piece(t) for t in extra).decode("utf-8", "replace")
 
-    def _openai_payload(self, tok: Any, prompt: str, max_tokens: int) -> dict[str, Any]:
+    def _openai_payload(self, url: str, tok: Any, prompt: str | list[int], max_tokens: int
+                        ) -> dict[str, Any]:
         sampler = tok.prepared.request.sampler
-        info = self.infos[next(iter(self.infos))]
+        info = self.infos.get(url) or next(iter(self.infos.values()))
         return {
             "model": info.model_ids[0] if info.model_ids else None, "prompt": prompt,
             "max_tokens": max_tokens, "temperature": sampler.temperature,
@@ -348,46 +304,75 @@ class ServerPoolBackend:
             "logprobs": self.top_n, "stream": False,
         }
 
-    def _text_top(self, top: dict[str, float], watch: Sequence[int]) -> Watched:
-        by_text = {self.piece(t).decode("utf-8", "replace"): t for t in watch}
-        return self._watched({by_text[text]: float(v) for text, v in top.items()
-                              if text in by_text}, watch)
+    def _openai_prompt(self, url: str, tok: Any, extra: Sequence[int] = ()
+                       ) -> str | list[int]:
+        """The exact ids where the server takes ids (the chain is never re-tokenized), else
+        the prompt text."""
+        info = self.infos.get(url)
+        if info is not None and info.token_ids:
+            return list(tok.context_ids) + list(extra)
+        return self._prompt_text(tok, extra)
+
+    def complete(self, url: str, payload: dict[str, Any]) -> Reply:
+        """POST /v1/completions and read the reply (either log-probability format).
+
+        Raises:
+            RequestRefused: the reply has no log-probabilities (names the capability).
+            EndpointDown: the reply is not a completion.
+        """
+        from workbench.models.openai_reply import MalformedReply, NoLogprobs, read_reply
+
+        reply = self.http.post(url + "/v1/completions", payload)
+        try:
+            return read_reply(reply)
+        except NoLogprobs as exc:
+            raise RequestRefused(f"{url}: {exc}: PAW reads the answer from them") from None
+        except MalformedReply as exc:
+            raise EndpointDown(f"{url}: {exc}") from None
+
+    def candidate_id(self, cand: Candidate) -> int | None:
+        """The vocabulary id of a reply's token: its `id`, else the one id whose piece is
+        its bytes or text (None when none or several are)."""
+        if cand.id is not None:
+            return cand.id
+        if self._by_text is None:
+            counts: dict[bytes, list[int]] = {}
+            for t in range(self.vocab.n_vocab()):
+                counts.setdefault(self.piece(t), []).append(t)
+            self._by_text = {piece: ids[0] for piece, ids in counts.items() if len(ids) == 1}
+        raw = cand.raw if cand.raw is not None else cand.text.encode("utf-8")
+        return self._by_text.get(raw)
+
+    def _top(self, top: Sequence[Candidate], watch: Sequence[int]) -> Watched:
+        found = {self.candidate_id(c): c.logprob for c in top}
+        return self._watched({t: v for t, v in found.items() if t is not None}, watch)
 
     def _generate_text(self, url: str, tok: Any, plan: Any) -> Decoded:
-        reply = self.http.post(url + "/v1/completions",
-                               self._openai_payload(tok, self._prompt_text(tok), plan.max_new))
-        try:
-            choice = reply["choices"][0]
-            output, finish = choice["text"] or "", choice.get("finish_reason") or "length"
-            logprobs = choice.get("logprobs") or {}
-            texts = list(logprobs.get("tokens") or [])
-            tops = list(logprobs.get("top_logprobs") or [])
-        except (KeyError, IndexError, TypeError):
-            raise EndpointDown(f"{url}: malformed completion reply") from None
-        ids = self._ids_of(texts, output)
+        reply = self.complete(url, self._openai_payload(
+            url, tok, self._openai_prompt(url, tok), plan.max_new))
+        ids = self._ids_of(reply)
         if ids is None:  # the reply's tokens do not spell the output: re-tokenize the text
+            output = reply.text
             ids = tuple(self.tokenize(output, special=False)) if output else ()
-        pieces = [self.piece(t).decode("utf-8", "replace") for t in ids]
-        if pieces == texts[:len(pieces)] and len(tops) >= len(ids):
-            steps = [self._text_top(top or {}, plan.watch_ids) for top in tops]
-        elif tops and tok.prepared.request.mode == "direct":
-            steps = [self._text_top(tops[0] or {}, plan.watch_ids)]  # the prompt's end
+            steps = [self._top(reply.tops[0], plan.watch_ids)] if reply.tops and \
+                tok.prepared.request.mode == "direct" else []  # the prompt's end
         else:
-            steps = []
-        return Decoded(ids, "stop" if finish == "stop" else "length", tuple(steps))
+            steps = [self._top(top, plan.watch_ids) for top in reply.tops[:len(ids) + 1]]
+            if ids and ids[-1] in self._eog:
+                ids = ids[:-1]
+        return Decoded(ids, reply.finish, tuple(steps))
 
-    def _ids_of(self, texts: Sequence[str], output: str) -> tuple[int, ...] | None:
-        """The generated ids, from the reply's token texts (one id per distinct piece text;
-        None when a text is not a piece, is ambiguous, or they do not spell the output)."""
-        if "".join(texts) != output:
+    def _ids_of(self, reply: Reply) -> tuple[int, ...] | None:
+        """The generated ids, from the reply's tokens (ids where given, else one id per
+        distinct piece); None when one is unknown or they do not spell the output."""
+        if spelled(reply.tokens) != reply.text and not (
+                reply.tokens and reply.tokens[-1].id is not None
+                and spelled(reply.tokens[:-1]) == reply.text):
             return None
-        if self._by_text is None:
-            counts: dict[str, list[int]] = {}
-            for t in range(self.vocab.n_vocab()):
-                counts.setdefault(self.piece(t).decode("utf-8", "replace"), []).append(t)
-            self._by_text = {text: ids[0] for text, ids in counts.items() if len(ids) == 1}
-        ids = [self._by_text.get(text) for text in texts]
-        return None if None in ids else tuple(ids)  # type: ignore[arg-type]
+        ids = [self.candidate_id(c) for c in reply.tokens]
+        if None in ids or len(reply.tops) < len(ids):
+            return None
+        return tuple(ids)  # type: ignore[arg-type]
 
     def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int]
                   ) -> Watched:
@@ -406,12 +391,10 @@ class ServerPoolBackend:
             except (KeyError, IndexError, TypeError, ValueError):
                 raise EndpointDown(f"{url}: no log-probs in the /completion reply") from None
         extra = list(ids[len(tok.context_ids):])
-        payload = self._openai_payload(tok, self._prompt_text(tok, extra), 1)
+        payload = self._openai_payload(url, tok, self._openai_prompt(url, tok, extra), 1)
         payload.update(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
                        logit_bias=self._no_eog_map)
-        reply = self.http.post(url + "/v1/completions", payload)
-        try:
-            return self._text_top(dict(reply["choices"][0]["logprobs"]["top_logprobs"][0]),
-                                  watch)
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise EndpointDown(f"{url}: no log-probs in the completion reply") from None
+        answer = self.complete(url, payload)
+        if not answer.tops:
+            raise EndpointDown(f"{url}: no log-probs in the completion reply")
+        return self._top(answer.tops[0], watch)
