@@ -188,6 +188,11 @@ def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
     if seed is not None:
         given["seed"] = seed
     report: Report = build(db, run.id, given)
+    from analysis.common.engines import engine_mix_line
+
+    mix = engine_mix_line(db, run.id)
+    if mix is not None:  # allowed with --allow-mixed-engines: said in every report
+        report.meta["engines"] = mix
     return report
 
 

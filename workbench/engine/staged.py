@@ -53,7 +53,7 @@ from workbench.engine.events import (
     StageStarted,
 )
 from workbench.engine.progress import Progress
-from workbench.engine.runners import AuditEngine
+from workbench.engine.runners import AuditEngine, check_one_engine
 from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
 
 HEARTBEAT_EVERY_S = 10.0
@@ -266,6 +266,10 @@ def run_staged(ctx: StudyContext, stages: Sequence[Stage], *, command: str,
     emit = on_event or (lambda event: None)
     ctx.emit, ctx.should_stop = emit, should_stop
     db, audit = ctx.db, ctx.audit
+    for model in [*ctx.models.values(), *([ctx.judge_model] if ctx.judge_model else [])]:
+        # One run, one engine (refused before anything is stored or the status changes).
+        check_one_engine(db, audit, model, ctx.engine.runner(model).engine,
+                         ctx.engine.allow_mixed_engines)
     sync_done(db, audit.id)
     session = start_session(db, command, audit_id=audit.id, settings=audit.config)
     set_audit_status(db, audit.id, "running")

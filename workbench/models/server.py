@@ -117,6 +117,7 @@ class ServerPoolBackend:
         self.concurrency = {url: self._concurrency(info) for url, info in self.infos.items()}
         widest = max(self.concurrency.values())
         self.key_tag = pool_tag(first, widest)
+        self.engine = self.key_tag  # recorded on each generation (`generations.engine`)
         ctxs = [i.slot_ctx for i in self.infos.values() if i.slot_ctx]
         self.n_ctx = min(ctxs) if ctxs else (settings.ctx or 4096)
         self.down = set(down)  # endpoints not answering now (kept across stages)
