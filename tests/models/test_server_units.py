@@ -50,9 +50,17 @@ def test_defaults_a_request_cannot_clear_or_paw_does_not_know_are_refused() -> N
         check_neutral(_info(defaults={"new_sampler_knob": 0.3}))
 
 
-def test_the_key_tag_names_kind_build_and_slot_mode() -> None:
+def test_the_key_tag_names_kind_build_slot_mode_and_serial_numerics() -> None:
+    from workbench.models.identity import numerics_signature
+
     assert pool_tag(_info(), 1) == "llama-server b1-abc serial"
     assert pool_tag(_info(), 4) == "llama-server b1-abc shared"
+    cpu = numerics_signature({282: -0.46372, 1041: -2.22277})
+    gpu = numerics_signature({282: -0.46372001, 1041: -2.22277})  # last bits differ
+    assert cpu != gpu and len(cpu) == 8
+    assert cpu == numerics_signature({1041: -2.22277, 282: -0.46372})  # order-free
+    assert pool_tag(_info(), 1, cpu) == f"llama-server b1-abc serial numerics:{cpu}"
+    assert pool_tag(_info(), 4, cpu) == "llama-server b1-abc shared"  # not reproducible
 
 
 def test_a_bad_server_header_is_one_clear_line(tmp_path) -> None:

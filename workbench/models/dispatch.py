@@ -336,7 +336,7 @@ class Dispatcher:
                 ep.next_probe = time.monotonic() + BACKOFF_S[min(ep.probes, len(BACKOFF_S) - 1)]
                 return
             backend.infos[ep.url] = info
-            serial = backend.key_tag.endswith(" serial")
+            serial = backend.serial
             ep.width = 1 if serial else backend.settings.concurrency or max(1, info.slots)
             backend.concurrency[ep.url] = ep.width
             ep.up, ep.down_since = True, None

@@ -178,7 +178,18 @@ def check_fingerprint(url: str, server_top: Mapping[int, float], facts: LocalFac
     return worst
 
 
-def check_endpoint(backend: Any, info: Any) -> float:
+def numerics_signature(top: Mapping[int, float]) -> str:
+    """8 hex digits of the exact log-probabilities a server gave after the probe prompt:
+    equal for two servers of one build that compute alike, different for a CPU and a CUDA
+    build of one commit (which share `build_info`) or for flags that change the arithmetic
+    (`-fa`, `-b`/`-ub`, `--no-repack`)."""
+    import hashlib
+
+    text = ";".join(f"{token}:{value!r}" for token, value in sorted(top.items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def check_endpoint(backend: Any, info: Any) -> tuple[float, str | None]:
     """Refuse an endpoint serving other weights than `backend.model`'s file: the sizes it
     reports, then the probe fingerprint (asked the way `backend` asks that kind of server).
 
@@ -188,7 +199,10 @@ def check_endpoint(backend: Any, info: Any) -> float:
         info: the endpoint's `ServerInfo`.
 
     Returns:
-        The fingerprint's largest |Δp|.
+        The fingerprint's largest |Δp|, and for llama-server (whose probe is sent with
+        `cache_prompt: false`, so its arithmetic never depends on what the slot held) the
+        `numerics_signature` of its exact answer (None for other kinds, whose prefix
+        caches can change the last bits).
 
     Raises:
         UserError: names both identities.
@@ -220,5 +234,6 @@ def check_endpoint(backend: Any, info: Any) -> float:
             token = backend.candidate_id(cand)
             if token is not None:
                 top[token] = cand.logprob
-    return check_fingerprint(info.url, top, facts, backend.model, info.served,
-                             lambda t: backend.piece(t).decode("utf-8", "replace"))
+    gap = check_fingerprint(info.url, top, facts, backend.model, info.served,
+                            lambda t: backend.piece(t).decode("utf-8", "replace"))
+    return gap, numerics_signature(top) if info.kind == KIND_LLAMA_SERVER else None

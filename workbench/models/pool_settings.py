@@ -69,10 +69,13 @@ def servers_from_env() -> list[str]:
     return parse_urls(os.environ.get("PAW_SERVERS"))
 
 
-def pool_tag(info: ServerInfo, concurrency: int) -> str:
-    """What a pool generation's key adds: kind, build and whether slots were shared."""
+def pool_tag(info: ServerInfo, concurrency: int, numerics: str | None = None) -> str:
+    """What a pool generation's key adds: kind, build, whether slots were shared, and for
+    serial llama-servers the signature of their arithmetic (`identity.numerics_signature`:
+    the device class and flags, which `build_info` does not show)."""
     mode = "serial" if concurrency <= 1 else "shared"
-    return f"{info.kind} {info.build} {mode}"
+    tag = f"{info.kind} {info.build} {mode}"
+    return f"{tag} numerics:{numerics}" if numerics and mode == "serial" else tag
 
 
 def load_vocabulary(path: str) -> Any:

@@ -106,6 +106,7 @@ class ServerPoolBackend:
         self._pieces: dict[int, bytes] = {}
         self._by_text: dict[bytes, int] | None = None
         self.fingerprint_gap: dict[str, float] = {}  # endpoint -> its identity probe's |Δp|
+        self.numerics: dict[str, str] = {}  # serial llama-server endpoint -> its signature
         try:
             for info in self.infos.values():
                 self.admissible(info)
@@ -116,7 +117,8 @@ class ServerPoolBackend:
         self.kind, self.build = first.kind, first.build
         self.concurrency = {url: self._concurrency(info) for url, info in self.infos.items()}
         widest = max(self.concurrency.values())
-        self.key_tag = pool_tag(first, widest)
+        self.serial = widest <= 1  # one request per endpoint at a time (key mode `serial`)
+        self.key_tag = pool_tag(first, widest, self.numerics.get(first.url))
         self.engine = self.key_tag  # recorded on each generation (`generations.engine`)
         ctxs = [i.slot_ctx for i in self.infos.values() if i.slot_ctx]
         self.n_ctx = min(ctxs) if ctxs else (settings.ctx or 4096)
@@ -153,7 +155,19 @@ class ServerPoolBackend:
             self._check_applied(info.url)
         from workbench.models.identity import check_endpoint
 
-        self.fingerprint_gap[info.url] = check_endpoint(self, info)
+        self.fingerprint_gap[info.url], numerics = check_endpoint(self, info)
+        if numerics is None or self._concurrency(info) > 1:
+            return  # shared slots batch requests together: not bit-reproducible anyway
+        others = {url: n for url, n in self.numerics.items() if url != info.url}
+        if others and numerics not in others.values():
+            url, theirs = next(iter(others.items()))
+            raise UserError(
+                f"--servers: the pool mixes arithmetic: {url} and {info.url} run build "
+                f"{info.build} but answer the probe prompt with different bits (numerics "
+                f"{theirs} vs {numerics}: a CPU and a GPU build of one commit, or other "
+                "-fa/-b/-ub/--no-repack flags); their results must not share keys, so pool "
+                "servers of one device class and one set of flags")
+        self.numerics[info.url] = numerics
 
     def _check_applied(self, url: str) -> None:
         """Refuse a llama-server whose applied settings differ from what PAW pinned.
