@@ -136,8 +136,10 @@ def test_a_5xx_moves_the_request_to_a_healthy_endpoint_and_counts_endpoints(tmp_
         # Alone, the failing endpoint: one endpoint, three attempts, said so.
         db2 = open_db(memory=True)
         import_demo(db2)
-        alone = ServerPoolBackend(model, PoolSettings((broken.url,), timeout_s=60))
-        failed = Runner(db2, model, backend=alone).run(requests[:1])
+        model2 = default_model(db2)
+        alone = ServerPoolBackend(model2, PoolSettings((broken.url,), timeout_s=60))
+        failed = Runner(db2, model2, backend=alone).run(
+            [r for r in demo_requests(db2, 1, 8, 4) if r.mode == "direct"])
     assert failed.errors == 1
     error = db2.execute("SELECT error FROM generations").fetchone()[0]
     assert "failed on 1 endpoint(s) in 3 attempt(s)" in error and "HTTP 500" in error

@@ -35,6 +35,12 @@ PROBE_TIMEOUT_S = 10.0
 """Time-out of the small requests that probe an endpoint."""
 
 
+SPLIT_ADVICE = ("the URL is a load balancer in front of several servers, and one "
+                "generation's requests must reach one server process: list the servers "
+                "behind it in --servers (one URL each; Kubernetes: a headless Service)")
+"""What a refusal of a URL that spreads one generation over several processes advises."""
+
+
 class ServerError(RuntimeError):
     """An endpoint did not give a usable reply."""
 

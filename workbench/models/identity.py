@@ -237,3 +237,42 @@ def check_endpoint(backend: Any, info: Any) -> tuple[float, str | None]:
     gap = check_fingerprint(info.url, top, facts, backend.model, info.served,
                             lambda t: backend.piece(t).decode("utf-8", "replace"))
     return gap, numerics_signature(top) if info.kind == KIND_LLAMA_SERVER else None
+
+
+ONE_PROCESS_ROUNDS = 3
+"""Generation-then-follow-up pairs sent to tell one llama-server process from several
+behind one URL (a random balancer passes all of them by chance with (1/N)^3)."""
+
+
+def check_one_process(backend: Any, info: Any) -> None:
+    """Refuse a llama-server URL whose requests reach more than one server process.
+
+    Each round generates one token after the probe prompt plus a token chosen for that
+    round (`cache_prompt: false`, as a generation is sent), then asks for the position
+    after it with the slot's cache allowed, as an answer cue is: the same process finds the
+    round's prompt cached (`timings.cache_n`), another process never saw it. A
+    round-robin balancer sends the two to different servers every time.
+
+    Raises:
+        UserError: names the URL and says to list the servers behind it.
+    """
+    from workbench.models.server_settings import LLAMA_SERVER_PINNED
+
+    facts = local_facts(backend.model)
+    pinned = {**LLAMA_SERVER_PINNED, "n_predict": 1, "n_probs": 1, "temperature": 0.0,
+              "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0}
+    for round_ in range(ONE_PROCESS_ROUNDS):
+        # A token of the vocabulary's middle, different each round and in each process run.
+        marker = (facts.n_vocab // 2 + round_ * 7919 + os.getpid()) % facts.n_vocab
+        ids = [*facts.prompt_ids, marker]
+        backend.http.post(info.url + "/completion",
+                          {**pinned, "prompt": ids, "cache_prompt": False})
+        reply = backend.http.post(info.url + "/completion",
+                                  {**pinned, "prompt": [*ids, ids[-2]], "cache_prompt": True})
+        cached = (reply.get("timings") or {}).get("cache_n")
+        if isinstance(cached, int) and cached < len(ids) - 1:
+            from workbench.models.endpoint import SPLIT_ADVICE
+
+            raise UserError(f"--servers: {info.url} answered one generation's two requests "
+                            f"from different server processes (the second found {cached} "
+                            f"of {len(ids)} tokens cached): {SPLIT_ADVICE}")

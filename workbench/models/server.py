@@ -42,6 +42,7 @@ from workbench.models.decoded import Decoded, Watched
 from workbench.models.endpoint import (
     KIND_LLAMA_SERVER,
     EndpointDown,
+    SPLIT_ADVICE,
     RequestRefused,
     ServerError,
     ServerInfo,
@@ -60,6 +61,10 @@ from workbench.models.server_settings import (
     MUST_BE_EMPTY,
     check_neutral,
 )
+
+class SplitGeneration(RequestRefused):
+    """A generation's requests reached more than one server process behind one URL."""
+
 
 class ServerPoolBackend:
     """The runner's backend for a pool of servers of one model.
@@ -156,6 +161,10 @@ class ServerPoolBackend:
         from workbench.models.identity import check_endpoint
 
         self.fingerprint_gap[info.url], numerics = check_endpoint(self, info)
+        if info.kind == KIND_LLAMA_SERVER:
+            from workbench.models.identity import check_one_process
+
+            check_one_process(self, info)
         if numerics is None or self._concurrency(info) > 1:
             return  # shared slots batch requests together: not bit-reproducible anyway
         others = {url: n for url, n in self.numerics.items() if url != info.url}
@@ -244,9 +253,14 @@ class ServerPoolBackend:
         started = time.perf_counter()
         failures: list[ServerError] = []
 
+        made: list[int] = []  # tokens the generation request left in its slot's cache
+
         def next_logits(ids: Sequence[int], watch: Sequence[int]) -> Watched:
+            # The slot that made this generation holds its prompt and output: a follow-up
+            # request that finds less of it cached reached another server process.
+            held = min(len(ids), len(tok.context_ids) + len(made)) - 1
             try:
-                return self._position(url, tok, ids, watch)
+                return self._position(url, tok, ids, watch, held)
             except ServerError as exc:
                 failures.append(exc)
                 raise
@@ -255,6 +269,7 @@ class ServerPoolBackend:
             decoded = self._generate_ids(url, tok, plan)
         else:
             decoded = self._generate_text(url, tok, plan)
+        made.extend(decoded.token_ids)
         if tok.prepared.request.mode == "direct" and not decoded.steps:
             decoded = dataclasses.replace(
                 decoded, steps=(next_logits(tok.context_ids, plan.watch_ids),))
@@ -389,10 +404,22 @@ class ServerPoolBackend:
             return None
         return tuple(ids)  # type: ignore[arg-type]
 
-    def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int]
-                  ) -> Watched:
+    def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int],
+                  held: int = 0) -> Watched:
         """The top-N log-probs after `ids` (one token drawn, end of generation banned, so the
-        server always reports that position; the reported log-probs are pre-sampling)."""
+        server always reports that position; the reported log-probs are pre-sampling).
+
+        llama-server, serial slots: the request reuses the generation's own cache (nothing
+        else of this pool runs on that server meanwhile), and its reply says how much it
+        reused (`timings.cache_n`); less than `held` tokens means it reached another server
+        process than the generation (a load balancer behind the URL), and the generation
+        is refused rather than stored split (issue 36.3). Shared slots are not checked
+        (another request may take the slot between the two; that mode is keyed `shared`
+        and never claimed reproducible).
+
+        Raises:
+            SplitGeneration: as said.
+        """
         if self.kind == KIND_LLAMA_SERVER:
             reply = self.http.post(url + "/completion", {
                 **LLAMA_SERVER_PINNED, "prompt": list(ids), "n_predict": 1,
@@ -400,6 +427,12 @@ class ServerPoolBackend:
                 "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0,
                 "logit_bias": self._no_eog_list,
             })
+            cached = (reply.get("timings") or {}).get("cache_n")
+            if self.serial and isinstance(cached, int) and cached < held:
+                raise SplitGeneration(
+                    f"{url}: the answer read of this generation reached another server "
+                    f"process than the generation itself (it found {cached} of the "
+                    f"generation's {held + 1} tokens cached): {SPLIT_ADVICE}")
             try:
                 step = reply["completion_probabilities"][0]["top_logprobs"]
                 return self._watched({int(p["id"]): float(p["logprob"]) for p in step}, watch)
