@@ -163,6 +163,8 @@ class ServerInfo:
             `n_vocab`, `n_params`, `size`, ...), {} where it says nothing.
         token_ids: whether its completion endpoint takes a prompt of token ids (llama-server
             always; a generic server where a probe with ids was answered).
+        token_id_texts: whether it writes reply tokens as `token_id:N` when asked
+            (vLLM's `return_tokens_as_token_ids`, sent with every request then).
         version_known: False where a generic server gave no version at all (its key then
             names the endpoint, `openai unknown@URL`).
     """
@@ -177,6 +179,7 @@ class ServerInfo:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
     token_ids: bool = False
+    token_id_texts: bool = False
     version_known: bool = True
 
     @property
@@ -215,11 +218,11 @@ def probe(url: str, http: Http) -> ServerInfo:
     entry = next((m for m in models.get("data") or () if isinstance(m, dict)), {})
     meta = dict(entry.get("meta") or {}) if isinstance(entry.get("meta"), dict) else {}
     ctx = entry.get("max_model_len") or meta.get("n_ctx")
-    token_ids, fingerprint = _capabilities(url, http, ids)
+    token_ids, id_texts, fingerprint = _capabilities(url, http, ids)
     version = fingerprint or _version(url, http)
     return ServerInfo(url, KIND_OPENAI, version or f"unknown@{url}", None, ids,
                       slot_ctx=int(ctx) if ctx else None, meta=meta, token_ids=token_ids,
-                      version_known=version is not None)
+                      token_id_texts=id_texts, version_known=version is not None)
 
 
 def _check_auth(url: str, status: int, http: Http) -> None:
@@ -254,10 +257,13 @@ def _llama_server_info(url: str, http: Http, props: dict[str, Any]) -> ServerInf
     )
 
 
-def _capabilities(url: str, http: Http, ids: tuple[str, ...]) -> tuple[bool, str | None]:
-    """Whether a generic server's `/v1/completions` takes token ids and answers with
-    log-probabilities, and its `system_fingerprint`: a one-token completion of token id 0
-    (any vocabulary has it), else of the text "a".
+def _capabilities(url: str, http: Http, ids: tuple[str, ...]
+                  ) -> tuple[bool, bool, str | None]:
+    """Whether a generic server's `/v1/completions` takes token ids, writes reply tokens as
+    `token_id:N` when asked, and answers with log-probabilities, and its
+    `system_fingerprint`: a one-token completion of token id 0 (any vocabulary has it),
+    else of the text "a"; each first with vLLM's `return_tokens_as_token_ids`, then
+    without (a server that refuses unknown fields answers 4xx to it).
 
     Raises:
         UserError: it has no completion endpoint, or answers without log-probabilities.
@@ -267,8 +273,10 @@ def _capabilities(url: str, http: Http, ids: tuple[str, ...]) -> tuple[bool, str
 
     base = {"model": ids[0] if ids else None, "max_tokens": 1, "temperature": 0.0,
             "logprobs": 1}
-    for prompt in ([0], "a"):
-        status, reply = http.call(url + "/v1/completions", {**base, "prompt": prompt},
+    for prompt, as_ids in (([0], True), ([0], False), ("a", True), ("a", False)):
+        extra = {"return_tokens_as_token_ids": True} if as_ids else {}
+        status, reply = http.call(url + "/v1/completions",
+                                  {**base, "prompt": prompt, **extra},
                                   timeout=PROBE_TIMEOUT_S * 3)
         _check_auth(url, status, http)
         if status in (404, 405):
@@ -288,7 +296,8 @@ def _capabilities(url: str, http: Http, ids: tuple[str, ...]) -> tuple[bool, str
                             "them, so this server cannot run an audit") from None
         except MalformedReply as exc:
             raise UserError(f"{url}: /v1/completions: {exc}") from None
-        return prompt == [0], parsed.fingerprint
+        id_texts = as_ids and any(t.text.startswith("token_id:") for t in parsed.tokens)
+        return prompt == [0], id_texts, parsed.fingerprint
     raise UserError(f"{url}: /v1/completions refused a one-token completion "
                     f"(HTTP {status}: {_error_text(reply)})")
 

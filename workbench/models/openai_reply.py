@@ -4,7 +4,9 @@ Servers answer log-probabilities in one of two formats, and PAW reads both:
 
 - **legacy** (OpenAI's completions API, vLLM's and llama_cpp.server's `/v1/completions`):
   `choices[0].logprobs` = {`tokens`: [text, ...], `token_logprobs`: [lp, ...],
-  `top_logprobs`: [{text: lp, ...}, ...]} — one entry per generated position;
+  `top_logprobs`: [{text: lp, ...}, ...]} — one entry per generated position; vLLM
+  writes each token as `token_id:N` when asked (`return_tokens_as_token_ids`), read as
+  the id itself;
 - **current** (OpenAI's chat completions, vLLM's `/v1/chat/completions`, and both of
   llama-server's `/v1` endpoints): `choices[0].logprobs.content` = [{`token`, `logprob`,
   `bytes`, `top_logprobs`: [{`token`, `logprob`, `bytes`}, ...]}, ...]; llama-server adds
@@ -66,12 +68,20 @@ class Reply:
     fingerprint: str | None = None
 
 
+def _token_id(text: str) -> int | None:
+    """The id in vLLM's `token_id:N` token text (`return_tokens_as_token_ids`), else None."""
+    head, _, number = text.partition(":")
+    return int(number) if head == "token_id" and number.isdigit() else None
+
+
 def _candidate(entry: dict[str, Any]) -> Candidate:
     raw = entry.get("bytes")
     token_id = entry.get("id")
-    return Candidate(str(entry.get("token", "")), float(entry["logprob"]),
-                     int(token_id) if token_id is not None else None,
-                     bytes(raw) if isinstance(raw, list) else None)
+    text = str(entry.get("token", ""))
+    return Candidate(text, float(entry["logprob"]),
+                     int(token_id) if token_id is not None else _token_id(text),
+                     bytes(raw) if isinstance(raw, list) and _token_id(text) is None
+                     else None)
 
 
 def read_reply(reply: Any, *, want_logprobs: bool = True) -> Reply:
@@ -99,9 +109,11 @@ def read_reply(reply: Any, *, want_logprobs: bool = True) -> Reply:
             texts = list(logprobs["tokens"])
             chosen = list(logprobs.get("token_logprobs") or [])
             chosen += [float("nan")] * (len(texts) - len(chosen))
-            tokens = [Candidate(str(t), float(lp) if lp is not None else float("nan"))
+            tokens = [Candidate(str(t), float(lp) if lp is not None else float("nan"),
+                                _token_id(str(t)))
                       for t, lp in zip(texts, chosen, strict=True)]
-            tops = [tuple(Candidate(str(k), float(v)) for k, v in (top or {}).items())
+            tops = [tuple(Candidate(str(k), float(v), _token_id(str(k)))
+                          for k, v in (top or {}).items())
                     for top in logprobs.get("top_logprobs") or ()]
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         raise MalformedReply("not a completion reply (no choices[0] with text and "

@@ -48,7 +48,7 @@ from workbench.models.endpoint import (
     ServerInfo,
     probe,
 )
-from workbench.models.openai_reply import Candidate, Reply, spelled
+from workbench.models.openai_reply import Candidate, Reply
 from workbench.models.pool_settings import (
     PoolSettings,
     load_vocabulary,
@@ -332,6 +332,7 @@ class ServerPoolBackend:
             "repeat_penalty": sampler.repeat_penalty, "seed": sampler.seed,
             "presence_penalty": 0.0, "frequency_penalty": 0.0, "mirostat_mode": 0,
             "logprobs": self.top_n, "stream": False,
+            **({"return_tokens_as_token_ids": True} if info.token_id_texts else {}),
         }
 
     def _openai_prompt(self, url: str, tok: Any, extra: Sequence[int] = ()
@@ -393,16 +394,17 @@ class ServerPoolBackend:
         return Decoded(ids, reply.finish, tuple(steps))
 
     def _ids_of(self, reply: Reply) -> tuple[int, ...] | None:
-        """The generated ids, from the reply's tokens (ids where given, else one id per
-        distinct piece); None when one is unknown or they do not spell the output."""
-        if spelled(reply.tokens) != reply.text and not (
-                reply.tokens and reply.tokens[-1].id is not None
-                and spelled(reply.tokens[:-1]) == reply.text):
-            return None
+        """The generated ids, from the reply's tokens (their ids where the server gives
+        them, else one id per distinct piece text), checked to spell the reply's text with
+        this vocabulary's pieces; None when one is unknown or they do not spell it."""
         ids = [self.candidate_id(c) for c in reply.tokens]
         if None in ids or len(reply.tops) < len(ids):
             return None
-        return tuple(ids)  # type: ignore[arg-type]
+        known = [t for t in ids if t is not None]
+        text = b"".join(self.piece(t) for t in known if t not in self._eog)
+        if text.decode("utf-8", "replace") != reply.text:
+            return None
+        return tuple(known)
 
     def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int],
                   held: int = 0) -> Watched:
