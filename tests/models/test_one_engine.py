@@ -99,3 +99,34 @@ def test_a_killed_pool_run_resumed_in_process_is_refused_then_reported(tmp_path)
     assert not done.stopped and not done.job_counts.get("error")
     mix = build_run_report(db, "mixed").meta["engines"]
     assert "llama_cpp.server" in mix and "in-process llama-cpp-python" in mix
+
+
+def test_a_second_live_process_on_the_same_run_is_warned_about() -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from workbench.engine.events import RunWarning
+
+    db = open_db(memory=True)
+    import_demo(db)
+    engine = AuditEngine(db, backend_factory=lambda m: _fake("engine-one"))
+    run_audit(db, _spec(), judge=False, engine=engine, should_stop=_stopper(1))
+    audit_id = db.execute("SELECT id FROM audits").fetchone()[0]
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:  # another process holding a session of the same run, as a second `paw` would
+        db.execute("INSERT INTO sessions (audit_id, command, settings_json, versions_json, "
+                   "started_at, status, n_generated, pid, host, heartbeat_at) VALUES "
+                   "(?, 'audit', '{}', '{}', '2026-01-01T00:00:00Z', 'running', 0, ?, ?, "
+                   "'2026-01-01T00:00:00Z')", [audit_id, other.pid, socket.gethostname()])
+        events: list = []
+        run_audit(db, _spec(), judge=False, engine=engine, on_event=events.append)
+    finally:
+        other.kill()
+        other.wait()
+    warnings = [e.message for e in events if isinstance(e, RunWarning)]
+    assert len(warnings) == 1 and f"pid {other.pid}" in warnings[0]
+    assert "another live process" in warnings[0]
+    events.clear()
+    run_audit(db, _spec(), judge=False, engine=engine, on_event=events.append)
+    assert not [e for e in events if isinstance(e, RunWarning)]  # that process is gone

@@ -234,6 +234,7 @@ class ProgressReporter:
             BlockProgress,
             JudgeFinished,
             RunnerProgress,
+            RunWarning,
             StageStarted,
         )
         from workbench.models.events import (
@@ -272,9 +273,10 @@ class ProgressReporter:
             if event.to_generate and self.live:
                 self._update_block("generations", 0, event.to_generate, unit="gen")
             self._plain_every = max(1, event.to_generate // 20)
-        elif isinstance(event, (BatchingChecked, PoolNotice)):  # once per load / change
+        elif isinstance(event, (BatchingChecked, PoolNotice, RunWarning)):  # once each
             self.say(event.message if isinstance(event, BatchingChecked)
-                     else f"paw: {event.message}")
+                     else f"paw: {'warning: ' if isinstance(event, RunWarning) else ''}"
+                          f"{event.message}")
         elif isinstance(event, ModelLoaded):
             threads = f", {event.threads} threads" if event.threads else ""
             self.say(f"model {event.name} loaded in {event.seconds:.1f} s{threads}")

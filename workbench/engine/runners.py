@@ -109,3 +109,18 @@ def check_one_engine(db: sqlite_utils.Database, audit: Any, model: ModelRecord, 
             f"; this command would go on on {engine}. One run, one engine: use the same "
             "engine again (the same --servers pool, or none), or pass --allow-mixed-engines "
             "(every report of the run then states the mix per arm)")
+
+
+def live_sessions(db: sqlite_utils.Database, audit_id: int) -> list[dict[str, Any]]:
+    """Sessions of a run that another live process holds (`running`, its process alive by
+    `store.runs.process_alive`: its pid on this host, a fresh heartbeat elsewhere)."""
+    import os
+    import socket
+
+    from store.runs import process_alive
+
+    rows = db.query("SELECT id, pid, host, heartbeat_at, started_at FROM sessions "
+                    "WHERE audit_id = ? AND status = 'running'", [audit_id])
+    me = (os.getpid(), socket.gethostname())
+    return [row for row in rows if (row["pid"], row["host"]) != me
+            and process_alive(row["pid"], row["host"], row["heartbeat_at"])]
