@@ -105,3 +105,47 @@ def test_the_parser_reads_live_llama_server_v1_answers(tmp_path) -> None:
         assert len(reply.tops) == len(reply.tokens) >= 1
         assert all(len(top) >= 1 for top in reply.tops)
         assert reply.fingerprint  # llama-server's build, as system_fingerprint
+
+
+def _v1_only(path: str, payload: object) -> tuple[int, dict] | None:
+    """A proxy that shows only the OpenAI API (`/v1/...`), as many gateways do."""
+    return None if path.startswith("/v1/") else (404, {"error": "not found"})
+
+
+@pytest.mark.model
+def test_llama_server_reached_as_a_generic_server_runs_the_small_audit(tmp_path) -> None:
+    from store import open_db
+    from tests.models.proxy import Proxy
+    from tests.models.servers import llama_server_or_skip
+    from workbench.audit import AuditSpec, run_audit
+    from workbench.datasets.demo import import_demo
+    from workbench.engine import AuditEngine
+    from workbench.models import default_model
+    from workbench.models.pool import start_pool
+    from workbench.models.server import PoolSettings, ServerPoolBackend
+    from workbench.perturb import resolve_operators
+
+    binary = llama_server_or_skip()
+    db = open_db(memory=True)
+    import_demo(db)
+    model = default_model(db)
+    spec = AuditSpec(dataset="demo", models=("default",), templates=("neutral_cot@1",),
+                     operators=resolve_operators("F1_truncate_50,M2_sex,shuffle"),
+                     item_ids=("demo-003", "demo-001", "triage-001"), max_tokens=24)
+    with start_pool(model.path, 1, engine="llama-server", threads=1, ctx=1024,
+                    binary=binary, log_dir=tmp_path) as pool, \
+            Proxy(pool.urls, _v1_only) as gateway:
+        settings = PoolSettings((gateway.url + "/v1",), concurrency=1)
+        backend = ServerPoolBackend(model, settings)
+        info = backend.infos[gateway.url]
+        assert backend.kind == "openai" and info.token_ids  # ids taken, as llama-server does
+        assert backend.n_ctx == 1024  # /v1/models meta.n_ctx, not the 4096 default
+        assert info.version_known and backend.build != "unknown"  # its system_fingerprint
+        backend.close()
+        engine = AuditEngine(db, servers=settings)
+        outcome = run_audit(db, spec, engine=engine, judge=False)
+        engine.close()
+    assert not outcome.stopped and not outcome.job_counts.get("error")
+    rows = db.execute("SELECT key, engine FROM generations").fetchall()
+    assert len(rows) == len({r[0] for r in rows}) == outcome.generated > 6  # each once
+    assert {r[1] for r in rows} == {f"openai {backend.build} serial"}

@@ -81,6 +81,7 @@ class ServerPoolBackend:
     def __init__(self, model: ModelRecord, settings: PoolSettings | Sequence[str]) -> None:
         if not isinstance(settings, PoolSettings):
             settings = PoolSettings(tuple(parse_urls(settings)))
+        settings = dataclasses.replace(settings, urls=tuple(parse_urls(settings.urls)))
         if not settings.urls:
             raise UserError("--servers: the pool needs at least one URL")
         from urllib.parse import urlsplit
