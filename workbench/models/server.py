@@ -55,12 +55,7 @@ from workbench.models.pool_settings import (
     parse_urls,
     pool_tag,
 )
-from workbench.models.server_settings import (
-    APPLIED_UNCHECKED,
-    LLAMA_SERVER_PINNED,
-    MUST_BE_EMPTY,
-    check_neutral,
-)
+from workbench.models.server_settings import LLAMA_SERVER_PINNED, check_applied, check_neutral
 
 class SplitGeneration(RequestRefused):
     """A generation's requests reached more than one server process behind one URL."""
@@ -158,7 +153,7 @@ class ServerPoolBackend:
                             "of different builds must not share keys, so use one build")
         if info.kind == KIND_LLAMA_SERVER:
             check_neutral(info)
-            self._check_applied(info.url)
+            check_applied(self.http, info.url)
         from workbench.models.identity import check_endpoint
 
         self.fingerprint_gap[info.url], numerics = check_endpoint(self, info)
@@ -178,34 +173,6 @@ class ServerPoolBackend:
                 "-fa/-b/-ub/--no-repack flags); their results must not share keys, so pool "
                 "servers of one device class and one set of flags")
         self.numerics[info.url] = numerics
-
-    def _check_applied(self, url: str) -> None:
-        """Refuse a llama-server whose applied settings differ from what PAW pinned.
-
-        `/props` does not show every default (`--reverse-prompt`, `--grammar`); the reply's
-        `generation_settings` does, so one token is generated and they are compared.
-
-        Raises:
-            UserError: names the setting, the server's value and PAW's.
-        """
-        try:
-            reply = self.http.post(url + "/completion", {
-                **LLAMA_SERVER_PINNED, "prompt": [0], "n_predict": 1, "temperature": 0.0,
-                "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0})
-        except ServerError as exc:
-            raise UserError(f"--servers: {url} did not run a one-token check: {exc}") from None
-        applied = reply.get("generation_settings") or {}
-        for name, flag in MUST_BE_EMPTY.items():
-            if applied.get(name) not in ([], "", None, "none"):
-                raise UserError(f"{url}: the server applies {name} = {applied[name]!r} to "
-                                f"every request; restart it without {flag}")
-        for name, wanted in LLAMA_SERVER_PINNED.items():
-            got = applied.get(name, wanted)
-            same = abs(got - wanted) < 1e-6 if isinstance(wanted, float) and \
-                isinstance(got, (int, float)) else got == wanted or name in APPLIED_UNCHECKED
-            if not same:
-                raise UserError(f"{url}: the server applied {name} = {got!r} where PAW "
-                                f"sent {wanted!r}; its results would not be reproducible")
 
     def _concurrency(self, info: ServerInfo) -> int:
         return self.settings.concurrency or max(1, info.slots)
