@@ -163,9 +163,8 @@ class ServerPoolBackend:
             check_one_process(self, info)
         if numerics is None or self._concurrency(info) > 1:
             return  # shared slots batch requests together: not bit-reproducible anyway
-        others = {url: n for url, n in self.numerics.items() if url != info.url}
-        if others and numerics not in others.values():
-            url, theirs = next(iter(others.items()))
+        if self.numerics and numerics not in self.numerics.values():  # incl. its own, earlier
+            url, theirs = next(iter(self.numerics.items()))
             raise UserError(
                 f"--servers: the pool mixes arithmetic: {url} and {info.url} run build "
                 f"{info.build} but answer the probe prompt with different bits (numerics "
