@@ -6,7 +6,9 @@ Before an endpoint takes work (`ServerPoolBackend.admissible`) PAW compares:
    `/v1/models` `meta`): vocabulary size `n_vocab`, parameter count `n_params` and tensor
    bytes `size`, each equal to what the bundled llama.cpp reads from the local file;
 2. a **fingerprint** no file name can fake: the next-token distribution after a fixed
-   probe prompt (`PROBE_TEXT`, exact token ids where the server takes ids). The local
+   probe prompt (`PROBE_TEXT`, exact token ids where the server takes ids; end of
+   generation banned so the position is always reported — the reported log-probs are
+   the raw logits', before any bias). The local
    file's top `FINGERPRINT_TOKENS` tokens are computed in-process once per file content
    (memo in ~/.cache/paw/fingerprints.json, keyed by sha256 and llama-cpp-python version)
    and every one of their probabilities must be within `FLOOR` of the server's (a token
@@ -147,6 +149,18 @@ def check_reported(url: str, meta: Mapping[str, Any], facts: LocalFacts, model: 
                 f"{os.path.basename(model.path)} (sha256 {model.sha256[:12]}…) has {mine}")
 
 
+def fingerprint_gap(server_top: Mapping[int, float], facts: LocalFacts
+                    ) -> tuple[float, tuple[int, float]]:
+    """The largest |p_server − p_local| over the fingerprint tokens, and (token, p_local)
+    where it is (a token outside the server's reported top N counts 0 there)."""
+    worst, where = 0.0, facts.top[0]
+    for token, p in facts.top:
+        theirs = math.exp(server_top[token]) if token in server_top else 0.0
+        if abs(theirs - p) > worst:
+            worst, where = abs(theirs - p), (token, p)
+    return worst, where
+
+
 def check_fingerprint(url: str, server_top: Mapping[int, float], facts: LocalFacts,
                       model: ModelRecord, served: str, decode: Any) -> float:
     """Refuse a server whose probe distribution is not the local file's within `FLOOR`.
@@ -161,11 +175,7 @@ def check_fingerprint(url: str, server_top: Mapping[int, float], facts: LocalFac
     Raises:
         UserError: names both identities and the token that differs most.
     """
-    worst, where = 0.0, facts.top[0]
-    for token, p in facts.top:
-        theirs = math.exp(server_top[token]) if token in server_top else 0.0
-        if abs(theirs - p) > worst:
-            worst, where = abs(theirs - p), (token, p)
+    worst, where = fingerprint_gap(server_top, facts)
     if worst > FLOOR:
         token, p = where
         theirs = math.exp(server_top[token]) if token in server_top else 0.0
@@ -217,7 +227,8 @@ def check_endpoint(backend: Any, info: Any) -> tuple[float, str | None]:
         reply = backend.http.post(info.url + "/completion", {
             **LLAMA_SERVER_PINNED, "prompt": list(facts.prompt_ids), "n_predict": 1,
             "n_probs": backend.top_n, "cache_prompt": False, "temperature": 0.0,
-            "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0})
+            "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0,
+            "logit_bias": backend.no_eog_list})
         try:
             top = {int(p["id"]): float(p["logprob"])
                    for p in reply["completion_probabilities"][0]["top_logprobs"]}
@@ -229,7 +240,7 @@ def check_endpoint(backend: Any, info: Any) -> tuple[float, str | None]:
         tops = backend.complete(info.url, {
             "model": info.model_ids[0] if info.model_ids else None, "prompt": prompt,
             "max_tokens": 1, "temperature": 0.0, "logprobs": backend.top_n,
-            "stream": False}).tops
+            "logit_bias": backend.no_eog_map, "stream": False}).tops
         for cand in tops[0] if tops else ():
             token = backend.candidate_id(cand)
             if token is not None:

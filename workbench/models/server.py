@@ -106,6 +106,10 @@ class ServerPoolBackend:
         self._model = self.vocab._model
         self._pieces: dict[int, bytes] = {}
         self._by_text: dict[bytes, int] | None = None
+        eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
+        self._eog = set(eog)
+        self.no_eog_list = [[t, False] for t in eog]  # end of generation banned (llama-server)
+        self.no_eog_map = {str(t): -100.0 for t in eog}  # the same, OpenAI's logit_bias
         self.fingerprint_gap: dict[str, float] = {}  # endpoint -> its identity probe's |Δp|
         self.numerics: dict[str, str] = {}  # serial llama-server endpoint -> its signature
         try:
@@ -128,10 +132,6 @@ class ServerPoolBackend:
         self.pins: dict[Any, str] = {}  # item id -> endpoint, kept across stages
         self.peak: dict[str, int] = {}  # endpoint -> most requests it had in flight at once
         self.add_bos = bool(self._model.add_bos_token())
-        eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
-        self._eog = set(eog)
-        self._no_eog_list = [[t, False] for t in eog]
-        self._no_eog_map = {str(t): -100.0 for t in eog}
 
     def admissible(self, info: ServerInfo) -> None:
         """Raise unless `info` may join this pool (same kind and build, the registered
@@ -394,7 +394,7 @@ class ServerPoolBackend:
                 **LLAMA_SERVER_PINNED, "prompt": list(ids), "n_predict": 1,
                 "n_probs": self.top_n, "temperature": 0.0, "top_k": 0, "top_p": 1.0,
                 "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0,
-                "logit_bias": self._no_eog_list,
+                "logit_bias": self.no_eog_list,
             })
             cached = (reply.get("timings") or {}).get("cache_n")
             if self.serial and isinstance(cached, int) and cached < held:
@@ -410,7 +410,7 @@ class ServerPoolBackend:
         extra = list(ids[len(tok.context_ids):])
         payload = self._openai_payload(url, tok, self._openai_prompt(url, tok, extra), 1)
         payload.update(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
-                       logit_bias=self._no_eog_map)
+                       logit_bias=self.no_eog_map)
         answer = self.complete(url, payload)
         if not answer.tops:
             raise EndpointDown(f"{url}: no log-probs in the completion reply")
