@@ -239,6 +239,7 @@ class ProgressReporter:
             BlockProgress,
             JudgeFinished,
             RunnerProgress,
+            RunWarning,
             StageStarted,
         )
         from workbench.models.events import (
@@ -284,9 +285,10 @@ class ProgressReporter:
             quarter = max(1, -(-event.total // 4))
             if event.done == 1 or event.done == event.total or event.done % quarter == 0:
                 self.say(event.message)
-        elif isinstance(event, (BatchingChecked, PoolNotice)):  # once per load / change
+        elif isinstance(event, (BatchingChecked, PoolNotice, RunWarning)):  # once each
             self.say(event.message if isinstance(event, BatchingChecked)
-                     else f"paw: {event.message}")
+                     else f"paw: {'warning: ' if isinstance(event, RunWarning) else ''}"
+                          f"{event.message}")
         elif isinstance(event, ModelLoaded):
             threads = f", {event.threads} threads" if event.threads else ""
             self.say(f"model {event.name} loaded in {event.seconds:.1f} s{threads}")

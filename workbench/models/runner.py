@@ -9,6 +9,8 @@ loses at most the generation in flight, and a re-run does only what is missing.
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from collections.abc import Callable, Iterable
 
@@ -131,6 +133,21 @@ class Runner:
                 prefix_cache_safe=self.model.prefix_cache_safe,
             )
         return self._backend
+
+    @property
+    def engine(self) -> str:
+        """What decodes this runner's generations, recorded on each (`generations.engine`):
+        the backend's own `engine` (a pool: kind, build, slot mode), else in-process
+        llama-cpp-python with its version and device, without loading the model."""
+        own = getattr(self._backend, "engine", None)
+        if own is not None:
+            return str(own)
+        if self._backend is not None and not isinstance(self._backend, LlamaCppBackend):
+            return type(self._backend).__name__
+        from importlib.metadata import version
+
+        device = "gpu" if self.gpu_layers else "cpu"
+        return f"in-process llama-cpp-python {version('llama-cpp-python')} {device}"
 
     def _local_backend(self) -> Backend:
         """The backend as one that decodes in this process (a server pool, which decodes
@@ -258,7 +275,10 @@ class Runner:
         stopped = False
         elapsed = 0.0
 
+        engine = self.engine
+
         def record(tok: Tokenized, row: NewGeneration) -> None:
+            row = dataclasses.replace(row, engine=engine)
             insert_generation(self.db, row)  # its own transaction: a kill loses nothing stored
             generated.append(row.key)
             totals["in"] += row.tokens_in or 0
