@@ -40,6 +40,13 @@ class AnnotationSet:
     strata: dict[str, int]
     n_harm: int
     n_chain: int
+    unparsed: tuple[tuple[str, int], ...] = ()
+    """Seed 003: per test, verdicts that did not parse (`annotate.sets.robustness`)."""
+    n_unjudged_drawn: int = 0
+    """Seed 003: drawn CFV cases whose judge verdict did not parse (class 'unjudged')."""
+    merged: tuple[tuple[str, ...], ...] = ()
+    """The operators of each drawn case that stands for several identical edits
+    (`annotate.sets.audit.merge_identical`)."""
 
 
 def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
@@ -81,7 +88,11 @@ def get_set(db: sqlite_utils.Database, name: str) -> AnnotationSet:
     return AnnotationSet(id=row[0], name=row[1], audit_id=row[2], size=sum(strata.values()),
                          seed=int(config.get("seed", 0)), codebook_version=row[4],
                          created_at=row[5], strata=strata, n_harm=int(n_harm),
-                         n_chain=int(n_chain))
+                         n_chain=int(n_chain),
+                         merged=tuple(tuple(m["operators"]) for m in config.get("merged", ())),
+                         unparsed=tuple((str(k), int(v))
+                                        for k, v in (config.get("unparsed") or {}).items()),
+                         n_unjudged_drawn=int(config.get("n_unjudged_drawn", 0)))
 
 
 def set_names(db: sqlite_utils.Database) -> list[str]:

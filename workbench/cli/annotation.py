@@ -208,6 +208,19 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
                f"{the_set.codebook_version}")
     for stratum, count in the_set.strata.items():
         click.echo(f"  {stratum.replace('|', ' / ')}: {count}")
+    if the_set.unparsed:
+        counts = dict(the_set.unparsed)
+        click.echo(f"judge verdicts that did not parse: CFV {counts.get('cfv', 0)} (drawn as "
+                   f"class 'unjudged': {the_set.n_unjudged_drawn} in this set; the judge's "
+                   f"plausible/limited are not compared there), direction "
+                   f"{counts.get('direction', 0)} and flags {counts.get('flags', 0)} (left "
+                   "out: nothing to confirm)")
+    if the_set.merged:
+        click.echo(f"merged identical edits: {len(the_set.merged)} case(s) each stand for "
+                   f"{sum(len(m) for m in the_set.merged)} edits in all; its labels apply "
+                   "to every one (docs/annotation.md, 'The sample')")
+        for operators in the_set.merged:
+            click.echo(f"  {' = '.join(operators)}")
 
 
 @annotate_group.command("assign")
