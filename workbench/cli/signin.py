@@ -145,6 +145,34 @@ def login_coordinator(db: Any, name: str | None, env: str | None, what: str, *,
     return login(db, name, env, "coordinator", write=write)
 
 
+BLINDED_HINT = ("people are registered in this store, so the cases' models, arms, operators "
+                "and verdicts are the coordinator's (blinding; docs/annotation.md)")
+"""Why a read command asks for the coordinator once people are registered."""
+
+
+def blinding_gate(db: Any, coordinator: str | None, env: str | None, what: str):
+    """The coordinator signed in for `what` once people are registered in the store (the
+    rule of `paw ui`'s sign-in gate, `annotate.trust.people.people_registered`); None, and
+    no sign-in, in a store with nobody registered (nothing is blinded there yet).
+
+    Every read command that shows runs' cases with their model, arm, operator or verdicts
+    calls it before reading anything (`paw flips`, `paw flips show`, `paw report`,
+    `paw export`); the table of docs/annotation.md lists them.
+
+    Raises:
+        UserError: people are registered and no coordinator was named, or the sign-in
+            failed (a rater's sign-in included).
+    """
+    from annotate.trust.people import people_registered
+
+    if not people_registered(db):
+        return None
+    if not coordinator:
+        raise UserError(f"{what}: {BLINDED_HINT}: add --coordinator NAME (their passphrase "
+                        "is asked for, or read from --passphrase-env VAR)")
+    return login(db, coordinator, env, "coordinator")
+
+
 def split_pair(text: str) -> tuple[str, str]:
     """'alice,bob' -> ('alice', 'bob').
 
