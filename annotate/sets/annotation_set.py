@@ -49,6 +49,25 @@ class AnnotationSet:
     (`annotate.sets.audit.merge_identical`)."""
 
 
+    def notes(self) -> list[str]:
+        """What the draw merged or could not use, for `paw annotate create` to print."""
+        lines = []
+        if self.unparsed:
+            counts = dict(self.unparsed)
+            lines.append(
+                f"judge verdicts that did not parse: CFV {counts.get('cfv', 0)} (drawn as "
+                f"class 'unjudged': {self.n_unjudged_drawn} in this set; the judge's "
+                f"plausible/limited are not compared there), direction "
+                f"{counts.get('direction', 0)} and flags {counts.get('flags', 0)} (left out: "
+                "nothing to confirm)")
+        if self.merged:
+            lines.append(f"merged identical edits: {len(self.merged)} case(s) each stand for "
+                         f"{sum(len(m) for m in self.merged)} edits in all; its labels apply "
+                         "to every one (docs/annotation.md, 'The sample')")
+            lines += [f"  {' = '.join(operators)}" for operators in self.merged]
+        return lines
+
+
 def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
                   raters: tuple[str, str]) -> AnnotationSet:
     """Name the two raters of a set drawn without them (e.g. by PAW 0.1), sealing it.

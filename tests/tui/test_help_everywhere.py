@@ -73,9 +73,9 @@ async def test_help_in_every_state_of_the_labelling_screen(annotation_db, size):
         screen = app.screen
         assert isinstance(screen, AnnotateScreen)
         # The first case, nothing labelled.
-        await _help(pilot, ["1… answer the highlighted question", "u undo", "e show the "
-                            "edited question", "⏎ go to the next case", "q quit",
-                            "pgup/pgdn scroll the case"])
+        await _help(pilot, ["1… answer the highlighted question", "u undo",
+                            "e show the edited question", "⏎ go to the next case", "q quit",
+                            "pgup/pgdn scroll the case", "g the guidelines"])
         await _plain_case(pilot, screen)
         # The new-answer prompt: its option keys, and esc.
         await pilot.press("3")

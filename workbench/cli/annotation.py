@@ -14,6 +14,7 @@ import click
 
 from store.errors import UserError
 from workbench.cli.options import db_option, open_store, prepare_output, whole
+from workbench.cli.codebook_help import CODEBOOK_EPILOG, FIELD_HELP
 from workbench.cli.signin import (
     coordinator_option,
     coordinator_passphrase_env_option,
@@ -102,7 +103,7 @@ def raters_list(db_path: str) -> None:
 
 # ---- annotate -----------------------------------------------------------------------------
 
-@click.group("annotate", invoke_without_command=True)
+@click.group("annotate", invoke_without_command=True, epilog=CODEBOOK_EPILOG)
 @click.option("--rater", help="Start RATER's blinded labelling session (Textual UI).")
 @click.option("--file", "rater_file", type=click.Path(dir_okay=False),
               help="Label your own rater file offline (from `paw annotate pack`) instead of "
@@ -208,19 +209,8 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
                f"{the_set.codebook_version}")
     for stratum, count in the_set.strata.items():
         click.echo(f"  {stratum.replace('|', ' / ')}: {count}")
-    if the_set.unparsed:
-        counts = dict(the_set.unparsed)
-        click.echo(f"judge verdicts that did not parse: CFV {counts.get('cfv', 0)} (drawn as "
-                   f"class 'unjudged': {the_set.n_unjudged_drawn} in this set; the judge's "
-                   f"plausible/limited are not compared there), direction "
-                   f"{counts.get('direction', 0)} and flags {counts.get('flags', 0)} (left "
-                   "out: nothing to confirm)")
-    if the_set.merged:
-        click.echo(f"merged identical edits: {len(the_set.merged)} case(s) each stand for "
-                   f"{sum(len(m) for m in the_set.merged)} edits in all; its labels apply "
-                   "to every one (docs/annotation.md, 'The sample')")
-        for operators in the_set.merged:
-            click.echo(f"  {' = '.join(operators)}")
+    for line in the_set.notes():
+        click.echo(line)
 
 
 @annotate_group.command("assign")
@@ -304,19 +294,6 @@ def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_en
     chosen = resolve_set(db, set_name)
     db.conn.close()
     _tui("run_coordinator")(db_path, person, chosen, watch=watch)
-
-
-def _field_help() -> str:
-    from annotate.codebook import ROBUSTNESS_TEST_FIELDS, SEED002_FIELDS
-
-    seed003 = ", ".join(dict.fromkeys(f for fields in ROBUSTNESS_TEST_FIELDS.values()
-                                      for f in fields))
-    return (f"The field. Seed 002 cases: {', '.join(SEED002_FIELDS)}; seed 003 (robustness) "
-            f"cases: {seed003}, stereotype_category; every case: note.")
-
-
-FIELD_HELP = _field_help()
-"""`paw label --field` help, from the codebook (so it lists every field a case can ask)."""
 
 
 @click.command("label")
