@@ -130,3 +130,4 @@ async def test_adjudicating_a_chain_decision_shows_the_reasoning_at_80x24(clinic
         assert chain.display
         # Lines of the reasoning itself are on screen, above the decision panel.
         assert "Inferior leads look at the" in text.split("Chain registration ·")[0], text
+

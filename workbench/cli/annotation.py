@@ -21,7 +21,7 @@ from workbench.cli.signin import (
     login,
     login_coordinator,
     passphrase_env_option,
-    read_passphrase,
+    read_new_passphrase,
     split_pair,
 )
 
@@ -85,8 +85,7 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
     warning = cost_warning()
     if warning:
         click.echo(warning, err=True)
-    person = register(db, name, role, read_passphrase(name, passphrase_env, confirm=True,
-                                                       what="New passphrase"), by=by)
+    person = register(db, name, role, read_new_passphrase(name, passphrase_env), by=by)
     vouched = f" by {by.name}" if by else " (self-registered: no coordinator yet)"
     click.echo(f"registered {person.role} {person.name}{vouched}")
 

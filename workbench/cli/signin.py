@@ -64,6 +64,33 @@ def read_passphrase(name: str, env: str | None, *, confirm: bool = False,
         typeahead.release()
 
 
+def read_new_passphrase(name: str, env: str | None) -> str:
+    """A new passphrase for `name`: from `env`, or typed at a hidden prompt, its strength
+    checked on the first entry (`annotate.trust.passphrase.check`) before it is asked a
+    second time to confirm; a weak one or two entries that differ are asked again, up to
+    `MAX_ATTEMPTS` times.
+
+    Raises:
+        UserError: no acceptable, confirmed passphrase after the last attempt.
+    """
+    from annotate.trust.passphrase import check
+
+    if env:
+        return read_passphrase(name, env)
+    for _ in range(MAX_ATTEMPTS):
+        first = read_passphrase(name, None, what="New passphrase")
+        try:
+            check(first, name)
+        except UserError as exc:
+            click.echo(f"{exc}; try again", err=True)
+            continue
+        if read_passphrase(name, None, what="Repeat the new passphrase") == first:
+            return first
+        click.echo("the two entries differ; try again", err=True)
+    raise UserError(f"{name}: no acceptable passphrase after {MAX_ATTEMPTS} tries; "
+                    "nothing was registered")
+
+
 def login(db: Any, name: str, env: str | None, role: str | None = None, *,
           write: bool = True):
     """Authenticate `name` (optionally requiring `role`) with bounded attempts.
