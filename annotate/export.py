@@ -37,13 +37,24 @@ LONG_COLUMNS: tuple[str, ...] = (
 
 
 def _cases(db: sqlite_utils.Database, set_id: int) -> list[dict]:
-    return list(db.query(
-        "SELECT c.id, c.code, c.stratum, c.ask_harm, c.ask_chain_registration, v.operator_id, "
+    """The set's cases; `operator_id` names every operator a merged case stands for
+    ('M4_negation_a+M4_negation_b': its labels apply to each edit)."""
+    from store.db import loads
+
+    row = db.execute("SELECT config_json FROM annotation_sets WHERE id = ?", [set_id]).fetchone()
+    merged = {int(m["variant_id"]): "+".join(m["operators"])
+              for m in ((loads(row[0]) if row else None) or {}).get("merged", ())}
+    cases = list(db.query(
+        "SELECT c.id, c.code, c.variant_id, c.stratum, c.ask_harm, c.ask_chain_registration, "
+        "v.operator_id, "
         "v.family, b.answer AS answer_before, p.answer AS answer_after "
         "FROM annotation_cases c JOIN variants v ON v.id = c.variant_id "
         "LEFT JOIN generations b ON b.id = c.baseline_generation_id "
         "LEFT JOIN generations p ON p.id = c.perturbed_generation_id "
         "WHERE c.set_id = ? ORDER BY c.code", [set_id]))
+    for case in cases:
+        case["operator_id"] = merged.get(case["variant_id"], case["operator_id"])
+    return cases
 
 
 def _current_events(db: sqlite_utils.Database, set_id: int) -> list[dict]:

@@ -40,6 +40,32 @@ class AnnotationSet:
     strata: dict[str, int]
     n_harm: int
     n_chain: int
+    unparsed: tuple[tuple[str, int], ...] = ()
+    """Seed 003: per test, verdicts that did not parse (`annotate.sets.robustness`)."""
+    n_unjudged_drawn: int = 0
+    """Seed 003: drawn CFV cases whose judge verdict did not parse (class 'unjudged')."""
+    merged: tuple[tuple[str, ...], ...] = ()
+    """The operators of each drawn case that stands for several identical edits
+    (`annotate.sets.audit.merge_identical`)."""
+
+
+    def notes(self) -> list[str]:
+        """What the draw merged or could not use, for `paw annotate create` to print."""
+        lines = []
+        if self.unparsed:
+            counts = dict(self.unparsed)
+            lines.append(
+                f"judge verdicts that did not parse: CFV {counts.get('cfv', 0)} (drawn as "
+                f"class 'unjudged': {self.n_unjudged_drawn} in this set; the judge's "
+                f"plausible/limited are not compared there), direction "
+                f"{counts.get('direction', 0)} and flags {counts.get('flags', 0)} (left out: "
+                "nothing to confirm)")
+        if self.merged:
+            lines.append(f"merged identical edits: {len(self.merged)} case(s) each stand for "
+                         f"{sum(len(m) for m in self.merged)} edits in all; its labels apply "
+                         "to every one (docs/annotation.md, 'The sample')")
+            lines += [f"  {' = '.join(operators)}" for operators in self.merged]
+        return lines
 
 
 def assign_raters(db: sqlite_utils.Database, coordinator: Person, set_name: str,
@@ -81,7 +107,11 @@ def get_set(db: sqlite_utils.Database, name: str) -> AnnotationSet:
     return AnnotationSet(id=row[0], name=row[1], audit_id=row[2], size=sum(strata.values()),
                          seed=int(config.get("seed", 0)), codebook_version=row[4],
                          created_at=row[5], strata=strata, n_harm=int(n_harm),
-                         n_chain=int(n_chain))
+                         n_chain=int(n_chain),
+                         merged=tuple(tuple(m["operators"]) for m in config.get("merged", ())),
+                         unparsed=tuple((str(k), int(v))
+                                        for k, v in (config.get("unparsed") or {}).items()),
+                         n_unjudged_drawn=int(config.get("n_unjudged_drawn", 0)))
 
 
 def set_id_of(db: sqlite_utils.Database, name: str) -> int:

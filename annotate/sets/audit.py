@@ -35,7 +35,7 @@ _UNITS_SQL = """
 SELECT j.id AS job_id, j.arm_id, j.item_id, j.variant_id, v.family, v.intent,
        d.name AS dataset, d.format AS dataset_format, m.name AS model, m.id AS model_id,
        g.id AS perturbed_id, g.answer AS answer_after,
-       g.output AS chain, v.new AS new_token,
+       g.output AS chain, v.new AS new_token, v.operator_id, v.text AS edited_text,
        (SELECT bg.id FROM jobs bj JOIN generations bg ON bg.key = bj.generation_key
         WHERE bj.audit_id = j.audit_id AND bj.arm_id = j.arm_id AND bj.item_id = j.item_id
           AND bj.role = 'baseline' AND bj.sample_index = 0 LIMIT 1) AS baseline_id
@@ -90,17 +90,46 @@ def _model_tiers(db: sqlite_utils.Database, model_ids: set[int]) -> dict[int, st
     return tiers
 
 
+def merge_identical(by_variant: dict[int, list[dict]]) -> dict[int, list[int]]:
+    """Variant id kept -> every variant id it stands for (itself first), merging edits a
+    rater would see as one case: the same item (question, options, gold), the same edited
+    question, and for every arm the same answers and reasoning — whichever arm is drawn,
+    the rendered view is identical (e.g. `M4_negation_a` and `M4_negation_b` making the
+    same edit). The lowest variant id is kept."""
+    kept: dict[tuple, int] = {}
+    stands_for: dict[int, list[int]] = {}
+    for variant_id, arms in sorted(by_variant.items()):
+        key = (arms[0]["item_id"], arms[0]["edited_text"], tuple(sorted(
+            (u["arm_id"], u["answer_before"], u["answer_after"], u["chain"]) for u in arms)))
+        if key in kept:
+            stands_for[kept[key]].append(variant_id)
+        else:
+            kept[key] = variant_id
+            stands_for[variant_id] = [variant_id]
+    return stands_for
+
+
 def _draw(units: list[dict], size: int, per_family: int | None,
-          rng: random.Random) -> list[dict]:
+          rng: random.Random) -> tuple[list[dict], list[dict]]:
     """Appendix M's sample: variants round-robin over family × dataset, then one arm's
-    answer per variant (a harm flip by greedy tier balancing where there is one)."""
+    answer per variant (a harm flip by greedy tier balancing where there is one).
+    Identical edits (`merge_identical`) are one variant of the frame.
+
+    Returns:
+        (the drawn units, each with `variants`: the variant ids it stands for; the merges
+        among the drawn cases: kept variant, every variant and operator it stands for).
+    """
     by_variant: dict[int, list[dict]] = defaultdict(list)
     for unit in units:
         if (unit["family"] in GOLD_SHIFT_FAMILIES
                 and unit["dataset_format"] not in EXCLUDED_DATASET_FORMATS):
             by_variant[unit["variant_id"]].append(unit)
+    stands_for = merge_identical(by_variant)
+    operators = {u["variant_id"]: u["operator_id"] for u in units}
     strata: dict[str, list[dict]] = defaultdict(list)
     for variant_id, arms in sorted(by_variant.items()):
+        if variant_id not in stands_for:
+            continue  # merged into an identical edit with a lower id
         strata[f"{arms[0]['family']}|{arms[0]['dataset']}"].append(
             {"variant_id": variant_id, "family": arms[0]["family"]})
     for key in sorted(strata):
@@ -108,6 +137,7 @@ def _draw(units: list[dict], size: int, per_family: int | None,
     drawn = round_robin(strata, size, cap_key="family", cap=per_family)
     harm_per_tier: dict[str, int] = defaultdict(int)
     chosen = []
+    merges = []
     for pick in drawn:
         arms = sorted(by_variant[pick["variant_id"]], key=lambda u: u["job_id"])
         flips = [u for u in arms if u["ask_harm"]]
@@ -120,8 +150,12 @@ def _draw(units: list[dict], size: int, per_family: int | None,
             harm_per_tier[tier] += 1
         else:
             unit = rng.choice(arms)
-        chosen.append(unit)
-    return chosen
+        variants = stands_for[pick["variant_id"]]
+        chosen.append({**unit, "variants": variants})
+        if len(variants) > 1:
+            merges.append({"variant_id": variants[0], "variants": variants,
+                           "operators": [operators[v] for v in variants]})
+    return chosen, merges
 
 
 def _token_rule(unit: dict) -> str:
@@ -199,7 +233,7 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
         raise UserError(f"audit {audit[0]!r}: no fired M-block generations to annotate yet "
                         "(run the audit first)")
     rng = random.Random(f"paw-annotation-set:{seed}")
-    chosen = _draw(units, size, per_family, rng)
+    chosen, merges = _draw(units, size, per_family, rng)
     if not chosen:
         raise UserError(f"audit {audit[0]!r}: no fired M2/M3/M4/M5 question edits outside "
                         "PubMedQA to annotate (seed 002 Appendix M's frame)")
@@ -207,7 +241,9 @@ def create_set(db: sqlite_utils.Database, audit_id: int, size: int, *, per_famil
     rng.shuffle(chosen)  # insertion order (ids) and codes must not follow the strata
     config = {"audit_id": audit_id, "audit_ids": [audit_id, *also_audits], "size": size,
               "per_family": per_family, "seed": seed,
-              "chain_size": chain_size, "n_available": len(units), "n_drawn": len(chosen)}
+              "chain_size": chain_size, "n_available": len(units), "n_drawn": len(chosen),
+              # Identical edits drawn as one case: the case's labels stand for each.
+              "merged": merges}
     write_set(db, name=name, audit_id=audit_id, config=config, cases=chosen, rng=rng,
               raters=raters, coordinator=coordinator)
     return get_set(db, name)

@@ -11,7 +11,12 @@ prompt was identical share one judge generation and are one decision, drawn at m
 `codebook.ROBUSTNESS_TEST_FIELDS`), drawn round-robin with equal allocation, and within a
 stratum balanced over the automated verdict classes (so both positives and negatives are
 checked); every clinically dangerous flag comes first, up to `DANGEROUS_SHARE` of the set.
-Unparsed verdicts are not sampled: there is nothing to confirm.
+Unparsed direction and flags verdicts are not sampled: there is nothing to confirm. A CFV
+attempt that reached its target while the judge's reply did not parse (routine with a
+small judge) is drawn as its own verdict class, 'unjudged': the clinicians still answer its
+five questions, and the judge's plausible / limited are None there (not compared). The
+set's config counts both (`unparsed`, `n_unjudged_drawn`); `paw annotate create` prints
+them.
 
 What the rater sees is the ordinary blinded case view: for CFV, the original and the
 changed case with the target marked as the gold of the changed case (never the model's
@@ -91,6 +96,9 @@ def _cfv_units(data, labels: dict, dataset: str) -> list[dict]:
             continue  # no changed case to show, or its re-answer is not stored yet
         verdict = judged.get(r.variant_id)
         evidence = verdict.evidence if verdict is not None else {}
+        # A missing outcome is NaN in the frame (truthy, unorderable): an attempt that moved
+        # to its target without a parsed judge verdict is 'unjudged', its own class.
+        outcome = attempt.outcome if isinstance(attempt.outcome, str) else None
         answer = r.answer if isinstance(r.answer, str) else None
         automated = cfv_automated(
             None if verdict is None or verdict.verdict == UNPARSED else evidence.get("plausible"),
@@ -99,9 +107,9 @@ def _cfv_units(data, labels: dict, dataset: str) -> list[dict]:
         units.append({
             "test": "cfv", "model": labels[r.arm_id], "arm_id": int(r.arm_id),
             "item_id": int(r.item_id), "stratum": f"cfv|{dataset}|{labels[r.arm_id]}",
-            "verdict_class": attempt.outcome or attempt.state, "variant_id": int(r.variant_id),
+            "verdict_class": outcome or str(attempt.state), "variant_id": int(r.variant_id),
             "baseline_id": None, "perturbed_id": int(r.proposal_id), "automated": automated,
-            "outcome": attempt.outcome, "categories": [], "dangerous": False,
+            "outcome": outcome, "categories": [], "dangerous": False,
             # Identical edits of two models ask the judge once: one decision.
             "decision": (int(verdict.judge_generation_id) if verdict is not None
                          else -int(r.variant_id)),
@@ -109,7 +117,8 @@ def _cfv_units(data, labels: dict, dataset: str) -> list[dict]:
     return units
 
 
-def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
+def verdict_units(db: sqlite_utils.Database, audit_id: int,
+                  unparsed: dict[str, int] | None = None) -> list[dict]:
     """Every unit of a robustness run that a clinician can check.
 
     CFV: one per attempt with a parsed changed case (its five automated decisions,
@@ -121,6 +130,11 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
     baseline_id, perturbed_id, automated (clinician field -> the automated value), outcome
     (CFV), categories (flags: the judge's categories), dangerous, decision (the judge
     generation: units sharing one are one decision).
+
+    `unparsed`, when given, receives per test how many verdicts did not parse: 'cfv' the
+    attempts that reached their target without a parsed judge verdict (units of class
+    'unjudged', drawn like any class, their plausible / limited decisions None), 'direction'
+    and 'flags' the verdicts left out (nothing to confirm).
     """
     from analysis.robustness.data import load_robustness
 
@@ -130,10 +144,14 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
     base = {(r.arm_id, r.item_id): r.generation_id for r in data.answers.itertuples()
             if r.role == RobustnessRole.BASELINE and r.status == "done"}
     units = _cfv_units(data, labels, dataset)
+    counts = {"cfv": sum(1 for u in units if u["verdict_class"] == "unjudged"),
+              "direction": 0, "flags": 0}
     for r in data.verdicts.itertuples():
         test = TEST_OF_ROLE[r.role]
-        if test == "cfv" or r.verdict == UNPARSED or (test == "direction"
-                                                       and r.verdict not in DIRECTIONS):
+        if test == "cfv":
+            continue
+        if r.verdict == UNPARSED or (test == "direction" and r.verdict not in DIRECTIONS):
+            counts[test] += 1
             continue
         if test == "direction":
             automated, cls, dangerous = {"direction": r.verdict}, r.verdict, False
@@ -152,6 +170,8 @@ def verdict_units(db: sqlite_utils.Database, audit_id: int) -> list[dict]:
             "categories": sorted({f.get("category") for f in r.evidence.get("flags") or []}),
             "decision": int(r.judge_generation_id),
         })
+    if unparsed is not None:
+        unparsed.update(counts)
     return units
 
 
@@ -184,7 +204,8 @@ def create_robustness_set(db: sqlite_utils.Database, audit_id: int, size: int, *
     Raises:
         UserError: the run has no parsed judge verdict yet.
     """
-    units = verdict_units(db, audit_id)
+    unparsed: dict[str, int] = {}
+    units = verdict_units(db, audit_id, unparsed)
     if not units:
         raise UserError("robustness run: nothing to annotate yet: no changed CFV case and no "
                         "parsed judge verdict (run `paw robustness` first)")
@@ -216,7 +237,10 @@ def create_robustness_set(db: sqlite_utils.Database, audit_id: int, size: int, *
               "n_available": len(units), "n_decisions": len(candidates),
               "n_drawn": len(chosen), "n_dangerous_available": len(dangerous),
               "n_dangerous_drawn": sum(1 for u in chosen if u["dangerous"]),
-              "dangerous_cap": cap}
+              "dangerous_cap": cap,
+              # Verdicts that did not parse: CFV drawn as class 'unjudged', others left out.
+              "unparsed": unparsed,
+              "n_unjudged_drawn": sum(1 for u in chosen if u["verdict_class"] == "unjudged")}
     set_id = write_set(db, name=name, audit_id=audit_id, config=config, cases=chosen, rng=rng,
                        raters=raters, coordinator=coordinator)
     return set_id

@@ -51,3 +51,27 @@ def test_paw_raters_add_refuses_a_weak_passphrase_in_one_line(tmp_path, monkeypa
     assert err[-1].startswith("paw: error: passphrase: too easy to guess (zxcvbn strength 0 "
                               "of 4, at least 3 needed: This is a top-10 common password)"), err
     assert not any("Traceback" in line for line in err)
+
+
+# Issue 35, criterion 6: strength checked on the first entry, not after typing it twice.
+def test_a_weak_passphrase_is_refused_on_its_first_entry(tmp_path):
+    from click.testing import CliRunner
+
+    from store import open_db
+    from workbench.cli import cli
+
+    path = str(tmp_path / "paw.db")
+    # A weak one: refused at once (never asked a second time), then a good one, confirmed.
+    typed = "password1\ncorrect horse battery\ncorrect horse battery\n"
+    result = CliRunner().invoke(cli, ["raters", "add", "carol", "--role", "coordinator",
+                                      "--db", path], input=typed)
+    assert result.exit_code == 0, result.output
+    assert "too easy to guess" in result.output
+    assert result.output.count("Repeat the new passphrase") == 1
+    assert open_db(path).execute("SELECT name FROM people").fetchall() == [("carol",)]
+    # Three weak ones: nothing registered, one line.
+    result = CliRunner().invoke(cli, ["raters", "add", "dave", "--coordinator", "carol",
+                                      "--coordinator-passphrase-env", "PW", "--db", path],
+                                input="aaaa\nbbbb\ncccc\n", env={"PW": "correct horse battery"})
+    assert "no acceptable passphrase after 3 tries" in str(result.exception)
+    assert "Repeat" not in result.output

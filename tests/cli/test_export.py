@@ -70,7 +70,7 @@ def test_labels_are_the_coordinators(capsys, db, tmp_path, monkeypatch):
     out_dir = tmp_path / "out"
     code_, _, err = paw(capsys, "export", "--tables", "labels", "--format", "csv",
                           "--out", str(out_dir), "--db", path)
-    assert code_ == 1 and "exporting labels is the coordinator's" in err
+    assert code_ == 1 and "paw export: people are registered" in err
     assert not out_dir.exists()  # refused before anything is written
     monkeypatch.setenv("PAW_TEST_PW", PASSPHRASE)
     code_, out, err = paw(capsys, "export", "--tables", "labels,edits", "--format", "csv",

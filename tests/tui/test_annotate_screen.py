@@ -74,7 +74,7 @@ async def test_a_note_can_follow_the_last_required_label(annotation_db):
         await pilot.press("1", "1")       # gold shift, validity: the last required field
         await pilot.pause()
         assert screen.current.code == case.code  # not advanced: room for a note
-        assert "⏎ next case" in screen_text(app)  # the key that moves on, in the footer
+        assert "⏎ next" in screen_text(app)  # the key that moves on, in the footer
         await pilot.press("n")
         assert isinstance(app.screen, NoteModal)
         await pilot.press(*"odd wording", "enter")
@@ -257,7 +257,7 @@ async def test_layout_fits_80x24_with_labels_and_key_legend_visible(annotation_d
         text = screen_text(app)
         lines = text.splitlines()
         assert len(lines) == 24 and max(len(line) for line in lines) <= 80
-        for legend in ("u undo", "s skip", "n note", "q quit", "[] case", "e o a c view"):
+        for legend in ("u undo", "n note", "q quit", "[] case", "e o a c view", "g guide"):
             assert legend in lines[-1], legend
         assert "1 no_shift" in text  # the active field's keys are spelled out
 

@@ -13,6 +13,7 @@ import click
 
 from annotate.codebook import MAX_TIME_ON_ITEM_MS
 from store.errors import UserError
+from workbench.cli.codebook_help import CODEBOOK_EPILOG, FIELD_HELP
 from workbench.cli.options import NAME, db_option, open_store, whole
 from workbench.cli.outputs import OutputPath, guard_outputs
 from workbench.cli.signin import (
@@ -21,7 +22,7 @@ from workbench.cli.signin import (
     login,
     login_coordinator,
     passphrase_env_option,
-    read_passphrase,
+    read_new_passphrase,
     split_pair,
 )
 
@@ -85,8 +86,7 @@ def raters_add(name: str, role: str, coordinator: str | None, passphrase_env: st
     warning = cost_warning()
     if warning:
         click.echo(warning, err=True)
-    person = register(db, name, role, read_passphrase(name, passphrase_env, confirm=True,
-                                                       what="New passphrase"), by=by)
+    person = register(db, name, role, read_new_passphrase(name, passphrase_env), by=by)
     vouched = f" by {by.name}" if by else " (self-registered: no coordinator yet)"
     click.echo(f"registered {person.role} {person.name}{vouched}")
 
@@ -103,7 +103,7 @@ def raters_list(db_path: str) -> None:
 
 # ---- annotate -----------------------------------------------------------------------------
 
-@click.group("annotate", invoke_without_command=True)
+@click.group("annotate", invoke_without_command=True, epilog=CODEBOOK_EPILOG)
 @click.option("--rater", help="Start RATER's blinded labelling session (Textual UI).")
 @click.option("--file", "rater_file", type=click.Path(dir_okay=False),
               help="Label your own rater file offline (from `paw annotate pack`) instead of "
@@ -209,6 +209,8 @@ def annotate_create(audit: str | None, robustness: str | None, size: int, raters
                f"{the_set.codebook_version}")
     for stratum, count in the_set.strata.items():
         click.echo(f"  {stratum.replace('|', ' / ')}: {count}")
+    for line in the_set.notes():
+        click.echo(line)
 
 
 @annotate_group.command("assign")
@@ -291,19 +293,6 @@ def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_en
     chosen = resolve_set(db, set_name)
     db.conn.close()
     _tui("run_coordinator")(db_path, person, chosen, watch=watch)
-
-
-def _field_help() -> str:
-    from annotate.codebook import ROBUSTNESS_TEST_FIELDS, SEED002_FIELDS
-
-    seed003 = ", ".join(dict.fromkeys(f for fields in ROBUSTNESS_TEST_FIELDS.values()
-                                      for f in fields))
-    return (f"The field. Seed 002 cases: {', '.join(SEED002_FIELDS)}; seed 003 (robustness) "
-            f"cases: {seed003}, stereotype_category; every case: note.")
-
-
-FIELD_HELP = _field_help()
-"""`paw label --field` help, from the codebook (so it lists every field a case can ask)."""
 
 
 @click.command("label")

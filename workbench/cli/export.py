@@ -42,16 +42,14 @@ def write_frame(frame, path: Path, fmt: str) -> Path:
     return path
 
 
-def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | None):
+def _labels_frame(db, set_name: str | None, person):
     import io
 
     import pandas as pd
 
     from annotate.export import export_verified
     from annotate.sets.annotation_set import resolve_set
-    from workbench.cli.signin import login_coordinator
 
-    person = login_coordinator(db, coordinator, env, "exporting labels")
     chosen = resolve_set(db, set_name)
     export = export_verified(db, person, chosen, "long", "csv")
     frame = pd.read_csv(io.StringIO(export.text), dtype=str, keep_default_na=False,
@@ -91,6 +89,9 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
 
     Columns: docs/schema.md, "Exported frames". Read them with pandas.read_parquet,
     DuckDB (SELECT * FROM 'file.parquet') or R arrow::read_parquet.
+
+    Once people are registered in the store, every table is the coordinator's
+    (`--coordinator NAME`): the edits name each case's model, arm and operator.
     """
     from analysis.audit.frames import resolve_audit
     from analysis.exports import (
@@ -106,6 +107,11 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
         except ImportError:
             raise UserError(PARQUET_MISSING) from None
     db = open_store(db_path)
+    from workbench.cli.signin import blinding_gate, login_coordinator
+
+    # The edits and generations name each case's model, arm and operator: once people are
+    # registered the export is the coordinator's, signed in once for every table.
+    person = blinding_gate(db, coordinator, passphrase_env, "paw export")
     info = resolve_audit(db, audit)
     robustness = info["kind"] == "robustness"
     tables = tables if tables is not None else DEFAULT_TABLES.get(info["kind"],
@@ -119,7 +125,9 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
                         f"{info['name']} is a run of kind {info['kind']!r}")
     labels = None
     if "labels" in wanted:  # sign in and verify first: nothing is written if that fails
-        labels = _labels_frame(db, set_name, coordinator, passphrase_env)
+        if person is None:
+            person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
+        labels = _labels_frame(db, set_name, person)
     folder = Path(out_dir)
     stem = _safe(info["name"])
     paths = {table: folder / f"{stem}-{table}.{fmt}" for table in wanted if table != "labels"}

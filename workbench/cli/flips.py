@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from workbench.cli.options import db_option, open_store, whole
+from workbench.cli.signin import blinding_gate, coordinator_option, passphrase_env_option
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     """Repeated and comma-separated values, flattened."""
@@ -89,6 +90,8 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
 @click.option("--offset", type=whole(0), default=0, show_default=True,
               help="Rows to skip (the header says where the next page starts).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: total, offset, rows.")
+@coordinator_option
+@passphrase_env_option
 @db_option
 @click.pass_context
 def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
@@ -96,7 +99,7 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
                 operators: tuple[str, ...], intent: str | None, chain: str | None,
                 judge: str | None, dataset: str | None, search: str | None,
                 kept: bool, every: bool, sort: str, limit: int, offset: int, as_json: bool,
-                db_path: str) -> None:
+                coordinator: str | None, passphrase_env: str | None, db_path: str) -> None:
     """List the flipped edits of an audit, one line each: edit id, arm, item, operator,
     intent, baseline -> edited answer, JSD of the option distributions, chain update
     (token rule) and LLM-judge verdict. Filters combine (AND).
@@ -106,6 +109,10 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
     (`paw robustness`) the edits are the answers under each demographic prefix and the
     re-answers of the model's own CFV changes. `paw flips show ID` prints one case with the
     edit highlighted.
+
+    Once people are registered in the store, the coordinator's (`--coordinator NAME`):
+    the list names each case's model, operator and verdicts, which blinding hides from
+    raters.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -122,6 +129,7 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
         chain_updated=None if chain is None else chain == "updated", judge=judge,
         dataset=dataset, text=search)
     db = open_store(db_path)
+    blinding_gate(db, coordinator, passphrase_env, "paw flips")
     scope: str | int | None = audit
     if audit is None and dataset is None:  # the latest audit (before any plain `paw run`)
         from analysis.audit.frames import resolve_audit
@@ -148,17 +156,23 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
 @click.option("--json", "as_json", is_flag=True, help="Print the whole case as JSON.")
 @click.option("--color/--no-color", default=None,
               help="Force highlighting on or off (default: on for a terminal, off on a pipe).")
+@coordinator_option
+@passphrase_env_option
 @db_option
-def flips_show(case_id: str, as_json: bool, color: bool | None, db_path: str) -> None:
+def flips_show(case_id: str, as_json: bool, color: bool | None, coordinator: str | None,
+               passphrase_env: str | None, db_path: str) -> None:
     """Print one edit: original and edited question with the edit highlighted, the options
     with gold, the answers before and after, both option distributions as bars with their
     JSD, and for a chain edit (F-block) the edited chain and the model's continuation.
 
-    On a pipe the highlight is plain text: [-removed-] and {+inserted+}.
+    On a pipe the highlight is plain text: [-removed-] and {+inserted+}. Once people are
+    registered, the coordinator's (`--coordinator NAME`), as `paw flips`.
     """
     from analysis.flips.case import flip_case
 
-    case = flip_case(open_store(db_path), case_id)
+    db = open_store(db_path)
+    blinding_gate(db, coordinator, passphrase_env, "paw flips show")
+    case = flip_case(db, case_id)
     if as_json:
         click.echo(json.dumps(case.as_dict(), indent=2, ensure_ascii=False))
         return

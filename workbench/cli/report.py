@@ -46,21 +46,12 @@ def _default_out(name: str, fmt: str) -> Path:
 
 
 
-def _annotation_access(db, audit_ids: list[int], coordinator: str | None,
-                       passphrase_env: str | None):
-    """The signed-in coordinator when the run has annotation sets and one was named."""
-    from workbench.cli.signin import login_coordinator
-
+def _annotation_access(db, audit_ids: list[int], signed_in):
+    """The signed-in coordinator when the run has annotation sets (None: left out)."""
     marks = ",".join("?" * len(audit_ids)) or "NULL"
     has_sets = db.execute(f"SELECT 1 FROM annotation_sets WHERE audit_id IN ({marks}) LIMIT 1",
                           audit_ids).fetchone() is not None
-    if not has_sets:
-        return None
-    if coordinator is None:
-        click.echo("annotation sections left out: they are the coordinator's (add "
-                   "--coordinator NAME)", err=True)
-        return None
-    return login_coordinator(db, coordinator, passphrase_env, "the annotation sections")
+    return signed_in if has_sets else None
 
 
 def _stamp_record(db, report) -> None:
@@ -127,8 +118,9 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
               help="Audit reports: exclude F-block continuations whose kept chain still "
                    "states the baseline answer (the paper strips it; counted either way).")
 @click.option("--coordinator", metavar="NAME",
-              help="Include the annotation sections (every rater's labels, agreement): "
-                   "the coordinator's passphrase is asked for.")
+              help="The coordinator (their passphrase is asked for): required once people "
+                   "are registered in the store (blinding), and it adds the annotation "
+                   "sections (every rater's labels, agreement).")
 @click.option("--passphrase-env", metavar="VAR",
               help="Read the coordinator's passphrase from environment variable VAR.")
 @db_option
@@ -155,6 +147,11 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
         raise UserError("--ood: names the out-of-domain datasets of a panel; use it with "
                         "--panel AUDITS")
     db = open_store(db_path)
+    from workbench.cli.signin import blinding_gate
+
+    # Once people are registered the whole report is the coordinator's (its tables and
+    # figures name the models and operators of the set's cases); signed in once, for both.
+    who = blinding_gate(db, coordinator, passphrase_env, "paw report")
     if panel is not None:
         from analysis.audit.panel_report import build_panel_report
 
@@ -170,7 +167,7 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
         report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed,
                                   options=reading)
         audit_ids = [int(report.meta["audit_id"])]
-    who = _annotation_access(db, audit_ids, coordinator, passphrase_env)
+    who = _annotation_access(db, audit_ids, who)
     if who is not None:  # the clinician tables and κ plots: the coordinator's alone
         from annotate.report.sections import add_clinician_parts
 

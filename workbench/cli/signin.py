@@ -64,6 +64,33 @@ def read_passphrase(name: str, env: str | None, *, confirm: bool = False,
         typeahead.release()
 
 
+def read_new_passphrase(name: str, env: str | None) -> str:
+    """A new passphrase for `name`: from `env`, or typed at a hidden prompt, its strength
+    checked on the first entry (`annotate.trust.passphrase.check`) before it is asked a
+    second time to confirm; a weak one or two entries that differ are asked again, up to
+    `MAX_ATTEMPTS` times.
+
+    Raises:
+        UserError: no acceptable, confirmed passphrase after the last attempt.
+    """
+    from annotate.trust.passphrase import check
+
+    if env:
+        return read_passphrase(name, env)
+    for _ in range(MAX_ATTEMPTS):
+        first = read_passphrase(name, None, what="New passphrase")
+        try:
+            check(first, name)
+        except UserError as exc:
+            click.echo(f"{exc}; try again", err=True)
+            continue
+        if read_passphrase(name, None, what="Repeat the new passphrase") == first:
+            return first
+        click.echo("the two entries differ; try again", err=True)
+    raise UserError(f"{name}: no acceptable passphrase after {MAX_ATTEMPTS} tries; "
+                    "nothing was registered")
+
+
 def login(db: Any, name: str, env: str | None, role: str | None = None, *,
           write: bool = True):
     """Authenticate `name` (optionally requiring `role`) with bounded attempts.
@@ -143,6 +170,34 @@ def login_coordinator(db: Any, name: str | None, env: str | None, what: str, *,
         raise UserError(f"{what} is the coordinator's: add --coordinator NAME (their "
                         "passphrase is asked for, or read from --passphrase-env VAR)")
     return login(db, name, env, "coordinator", write=write)
+
+
+BLINDED_HINT = ("people are registered in this store, so the cases' models, arms, operators "
+                "and verdicts are the coordinator's (blinding; docs/annotation.md)")
+"""Why a read command asks for the coordinator once people are registered."""
+
+
+def blinding_gate(db: Any, coordinator: str | None, env: str | None, what: str):
+    """The coordinator signed in for `what` once people are registered in the store (the
+    rule of `paw ui`'s sign-in gate, `annotate.trust.people.people_registered`); None, and
+    no sign-in, in a store with nobody registered (nothing is blinded there yet).
+
+    Every read command that shows runs' cases with their model, arm, operator or verdicts
+    calls it before reading anything (`paw flips`, `paw flips show`, `paw report`,
+    `paw export`); the table of docs/annotation.md lists them.
+
+    Raises:
+        UserError: people are registered and no coordinator was named, or the sign-in
+            failed (a rater's sign-in included).
+    """
+    from annotate.trust.people import people_registered
+
+    if not people_registered(db):
+        return None
+    if not coordinator:
+        raise UserError(f"{what}: {BLINDED_HINT}: add --coordinator NAME (their passphrase "
+                        "is asked for, or read from --passphrase-env VAR)")
+    return login(db, coordinator, env, "coordinator")
 
 
 def split_pair(text: str) -> tuple[str, str]:

@@ -11,9 +11,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from annotate.codebook import option_keys
+from workbench.tui.components.help_modal import HELP_KEYS
 from workbench.tui.widgets.options_panel import option_line
 
 
@@ -25,7 +26,13 @@ class AltLetterModal(ModalScreen[str | None]):
     chosen label as the case spells it, or None on escape.
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    HELP_TITLE = "which option is correct after the edit"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "back to gold shift",
+                tooltip="back to the gold-shift question without choosing"),
+        HELP_KEYS,
+    ]
 
     DEFAULT_CSS = """
     AltLetterModal { align: center bottom; }
@@ -60,6 +67,16 @@ class AltLetterModal(ModalScreen[str | None]):
                                       "stored)"))
         with Vertical():
             yield Static(Content("\n").join(lines), id="alt-prompt")
+        # Its own footer over the labelling screen's: there the view keys (e o c) were
+        # listed while `c` here records option C.
+        yield Footer(compact=True)
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """The option keys, read by `on_key` (they are not bindings), for the `?` help."""
+        texts = dict(self.options)
+        return [(key, f"option {label} is correct after the edit: {texts[label]}")
+                for key, label in self.keys.items()] + [
+            ("q", "quit (every label so far is already stored)")]
 
     def on_key(self, event: events.Key) -> None:
         """A key naming one of the offered options records it (case-insensitive)."""

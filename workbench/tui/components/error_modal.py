@@ -11,11 +11,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from workbench.tui.components.help_modal import HELP_KEYS
+
 
 class ErrorModal(ModalScreen[None]):
     """Shows `title` and `message`; enter or escape closes it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,enter", "close", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "close", "Close", tooltip="close this message"), HELP_KEYS]
 
     DEFAULT_CSS = """
     ErrorModal { align: center middle; }

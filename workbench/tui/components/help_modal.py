@@ -11,36 +11,72 @@ from collections.abc import Iterable
 
 from rich.table import Table
 from rich.text import Text
+from textual.actions import parse as parse_action
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+HELP_KEYS = Binding("question_mark,f1", "app.help", "help", key_display="?", show=False)
+"""`?` and F1 on a modal screen: a modal stops the app's bindings (Textual's modal binding
+chain), so each modal of the rater's and coordinator's apps lists this one."""
+
 HIDDEN_ACTIONS = frozenset({"app.help", "help", "app.focus_next", "app.focus_previous"})
 """Actions not worth a line (the help key itself, tab focus)."""
 
 
+def _words(screen: Screen, binding: Binding) -> str:
+    """What a key does, in words: the binding's tooltip (the help's own wording), else its
+    footer description, else the first line of the action method's docstring."""
+    if binding.tooltip or binding.description:
+        return binding.tooltip or binding.description
+    _, name, _ = parse_action(binding.action)
+    method = getattr(screen, f"action_{name}", None)
+    doc = (getattr(method, "__doc__", None) or "").strip().splitlines()
+    return doc[0].rstrip(".") if doc else name.replace("_", " ")
+
+
+def _enabled(screen: Screen, action: str) -> bool:
+    """Whether `action` (with its parameters, as the binding names them) acts now on
+    `screen`; an action of another namespace (`app.quit`) always does."""
+    namespace, name, parameters = parse_action(action)
+    if namespace:
+        return True
+    return screen.check_action(name, parameters) is True
+
+
 def key_rows(screen: Screen) -> list[tuple[str, str]]:
     """(key as shown, what it does) for every key of `screen`: its own first (also those it
-    hides from the footer while they do nothing, marked "not now"), then the app's and the
-    focused widget's (cursor keys)."""
+    hides from the footer while they do nothing, marked "not now"; a hidden key of an action
+    already listed, such as the digits after `1…`, is not repeated), then rows the screen
+    adds through `help_rows()` (keys it reads itself, such as option letters), then the
+    app's and the focused widget's (cursor keys)."""
     rows: list[tuple[str, str]] = []
     seen: set[str] = set()
+    actions: set[str] = set()
     for cls in type(screen).__mro__:
-        if cls is Screen:
+        if cls in (Screen, ModalScreen):
             break
         for binding in getattr(cls, "BINDINGS", None) or ():
             if not isinstance(binding, Binding) or binding.action in HIDDEN_ACTIONS:
                 continue
             shown = binding.key_display or screen.app.get_key_display(binding)
+            name = parse_action(binding.action)[1]
             if shown in seen:
                 continue
+            seen.add(shown)  # a repeated key is not listed again below, as the app's
+            if not binding.show and name in actions:
+                continue
+            actions.add(name)
+            what = _words(screen, binding)
+            rows.append((shown, what if _enabled(screen, binding.action)
+                         else f"{what} (not now)"))
+    extra = getattr(screen, "help_rows", None)
+    for shown, what in extra() if extra is not None else ():
+        if shown not in seen:
             seen.add(shown)
-            action = binding.action.split("(", 1)[0]
-            enabled = screen.check_action(action, ()) if "." not in action else True
-            what = binding.description or binding.action
-            rows.append((shown, what if enabled else f"{what} (not now)"))
+            rows.append((shown, what))
     for _, active in screen.active_bindings.items():
         binding = active.binding
         if binding.action in HIDDEN_ACTIONS or binding.system:

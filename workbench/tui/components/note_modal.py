@@ -12,12 +12,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from annotate.codebook import MAX_NOTE_CHARS
+from workbench.tui.components.help_modal import HELP_KEYS
 
 
 class NoteModal(ModalScreen[str | None]):
     """Dismisses with the note text on enter (empty text clears the note), None on escape."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", tooltip="close without saving the note"),
+        HELP_KEYS,  # F1 (`?` is typed into the note)
+    ]
 
     DEFAULT_CSS = """
     NoteModal { align: center bottom; }

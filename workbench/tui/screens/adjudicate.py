@@ -29,6 +29,7 @@ from workbench.tui.host import SessionHost
 from workbench.tui.widgets import agreement_format as fmt
 from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
 from workbench.tui.widgets.decision_panel import DecisionPanel, value_keys
+from workbench.tui.widgets.label_panel import PANEL_NAMES
 from workbench.tui.widgets.question_diff import edit_summary
 
 if TYPE_CHECKING:
@@ -57,16 +58,25 @@ class AdjudicateScreen(Screen[None]):
     CSS_PATH = "adjudicate.tcss"
     AUTO_FOCUS = ""  # nothing: keys choose a value first; then the reason input has focus
 
+    HELP_TITLE = "adjudicating a disagreement"
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "choose('1')", "value", key_display="1…"),
+        Binding("1", "choose('1')", "value", key_display="1…",
+                tooltip="choose the final value (its key is listed beside it; a new answer "
+                        "is chosen by its option letter), then type the reason"),
         *[Binding(str(d), f"choose('{d}')", show=False) for d in range(2, 10)],
-        Binding("left_square_bracket", "step(-1)", "prev", key_display="[", group=_CASE),
-        Binding("right_square_bracket", "step(1)", "next", key_display="]", group=_CASE),
-        *[Binding(key, f"reveal('{name}')", name, group=_VIEW)
+        Binding("left_square_bracket", "step(-1)", "prev", key_display="[", group=_CASE,
+                tooltip="previous disagreement (nothing is recorded)"),
+        Binding("right_square_bracket", "step(1)", "next", key_display="]", group=_CASE,
+                tooltip="next disagreement (nothing is recorded)"),
+        *[Binding(key, f"reveal('{name}')", name, group=_VIEW,
+                  tooltip=f"show {PANEL_NAMES[name]}")
           for name, key in PANEL_KEYS.items()],
-        Binding("pageup", "scroll_case(-1)", show=False),
+        Binding("pageup", "scroll_case(-1)", show=False, key_display="pgup/pgdn",
+                tooltip="scroll the case a page up / down"),
         Binding("pagedown", "scroll_case(1)", show=False),
-        Binding("escape", "back", "back"),
+        Binding("escape", "back", "back",
+                tooltip="leave the reason box, or go back to the agreement tables"),
     ]
 
     def __init__(self) -> None:

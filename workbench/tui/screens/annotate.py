@@ -27,7 +27,7 @@ from store.errors import UserError
 from workbench.tui.host import SessionHost
 from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
 from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
-from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
+from workbench.tui.widgets.label_panel import PANEL_NAMES, LabelPanel, waiting_text
 
 if TYPE_CHECKING:
     from annotate.labelling import Labelling
@@ -57,24 +57,35 @@ class AnnotateScreen(Screen[None]):
     CSS_PATH = "annotate.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
+    HELP_TITLE = "labelling a case"
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "digit('1')", "label", key_display="1…"),
+        Binding("1", "digit('1')", "label", key_display="1…", tooltip="answer the "
+                "highlighted question (▸ under Labels): each value's key is beside it"),
         *[Binding(str(d), f"digit('{d}')", show=False) for d in range(2, 10)],
-        Binding("u,ctrl+z", "undo", "undo", key_display="u"),
-        Binding("s", "skip", "skip"),
-        Binding("n", "note", "note"),
-        Binding("enter", "done", "next case", key_display="⏎"),
-        Binding("up", "field(-1)", "field", key_display="↑↓"),
+        Binding("u,ctrl+z", "undo", "undo", key_display="u",
+                tooltip="undo your latest label (the value before it comes back)"),
+        Binding("s", "skip", "skip", show=False,  # the footer is full at 80 columns
+                tooltip="leave this case for later (nothing is recorded)"),
+        Binding("n", "note", "note", tooltip="write a note on this case for the coordinator"),
+        Binding("enter", "done", "next", key_display="⏎",
+                tooltip="go to the next case (once every question of this one is answered)"),
+        Binding("up", "field(-1)", "field", key_display="↑↓",
+                tooltip="move to another question of this case, to change its answer"),
         Binding("down", "field(1)", show=False),
-        Binding("left_square_bracket,left", "case(-1)", "prev", key_display="[", group=_CASE),
+        Binding("left_square_bracket,left", "case(-1)", "prev", key_display="[", group=_CASE,
+                tooltip="previous case in your order"),
         Binding("right_square_bracket,right", "case(1)", "next", key_display="]",
-                group=_CASE),
-        *[Binding(key, f"reveal('{name}')", name, group=_VIEW)
+                group=_CASE, tooltip="next case in your order"),
+        *[Binding(key, f"reveal('{name}')", name, group=_VIEW, tooltip=f"show {PANEL_NAMES[name]}")
           for name, key in PANEL_KEYS.items()],
-        Binding("tab", "next_panel", show=False),
-        Binding("pageup", "scroll_case(-1)", show=False),
+        Binding("tab", "next_panel", show=False, tooltip="show the next part of the case"),
+        Binding("pageup", "scroll_case(-1)", show=False, key_display="pgup/pgdn",
+                tooltip="scroll the case a page up / down"),
         Binding("pagedown", "scroll_case(1)", show=False),
-        Binding("q", "app.quit", "quit"),
+        Binding("g", "guidelines", "guide",
+                tooltip="the guidelines: what each question asks and each value means"),
+        Binding("q", "app.quit", "quit", tooltip="quit (every label so far is already stored)"),
     ]
 
     def __init__(self) -> None:
@@ -112,7 +123,7 @@ class AnnotateScreen(Screen[None]):
         yield Static(id="status")
         yield CasePanels(id="case")
         yield LabelPanel()
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # ctrl+p opens it still
 
     def on_mount(self) -> None:
         try:
@@ -409,6 +420,14 @@ class AnnotateScreen(Screen[None]):
                 self._show(active=self.active)
 
         self.app.push_screen(NoteModal(view.labels_dict.get("note")), saved)
+
+    def action_guidelines(self) -> None:
+        """Show the codebook's definitions of this case's fields."""
+        from workbench.tui.components.guidelines_modal import GuidelinesModal
+
+        view = self.current
+        if view is not None:
+            self.app.push_screen(GuidelinesModal(view.fields))
 
     def action_scroll_case(self, step: int) -> None:
         """Scroll the case (question, options, answers) a page up or down."""
