@@ -323,7 +323,9 @@ def merge_folder(db: Any, folder: str | Path, coordinator: Person,
             continue
         try:
             conn = open_file(path, readonly=True)
-        except UserError:
+        except UserError as exc:
+            if path.suffix == ".paw-rater":  # named as a rater file: say why it is not one
+                out.append(str(exc))
             continue  # another SQLite file (the store itself, say): not a rater file
         try:
             other_set = set_name is not None and meta(conn).get("set") != set_name

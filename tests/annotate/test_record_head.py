@@ -106,3 +106,8 @@ def test_report_and_merge_print_the_head_and_an_empty_folder_is_said(
     code, out, err = paw(capsys, "annotate", "merge", str(folder), *AS_CAROL)
     assert code == 0, err
     assert "0 new labels merged" in out and HEAD.search(out), out
+    (folder / "alice.paw-rater").write_bytes(b"half a file")  # named as one: said, not skipped
+    (folder / "other.db").write_bytes(b"")  # any other file: left alone
+    code, out, err = paw(capsys, "annotate", "merge", str(folder), *AS_CAROL)
+    assert code == 1 and f"refused: {folder / 'alice.paw-rater'}: " in err, err
+    assert "0 new labels merged" in out

@@ -169,6 +169,15 @@ def test_each_output_refuses_the_store_and_an_existing_file(capsys, tmp_path, st
     assert set(after) >= {"paw.db", "paw.db-wal", "paw.db-shm"}
 
 
+def test_the_files_beside_a_symlinked_store_are_its_files(capsys, tmp_path, store):
+    db, _ = store
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    for target in (db, db + "-wal", str(tmp_path / "link.db-wal")):
+        code, err = paw(capsys, ["backup", target, "--db", str(link), "--force"])
+        assert code == 1 and "is the database" in err, (target, err)
+
+
 def test_rater_files_are_never_replaced_even_with_force(capsys, tmp_path, store):
     db, _ = store
     code, err = paw(capsys, argv_for("annotate pack", "out", str(tmp_path / "notes.md"), db,

@@ -65,10 +65,12 @@ def _same_file(a: Path, b: Path) -> bool:
 def store_file(path: str | Path, db_path: str | Path) -> str | None:
     """Which of the store's files `path` is ('the database', 'its -wal file', …), or None."""
     target = Path(path).expanduser()
-    db = Path(db_path).expanduser()
-    for suffix in STORE_SUFFIXES:
-        if _same_file(target, db.with_name(db.name + suffix)):
-            return "the database" if not suffix else f"the database's {suffix} file"
+    given = Path(db_path).expanduser()
+    # SQLite keeps -wal and -shm beside the file a symlink leads to: both places count.
+    for db in dict.fromkeys((given, Path(os.path.realpath(given)))):
+        for suffix in STORE_SUFFIXES:
+            if _same_file(target, db.with_name(db.name + suffix)):
+                return "the database" if not suffix else f"the database's {suffix} file"
     return None
 
 

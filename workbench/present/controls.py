@@ -8,8 +8,8 @@ shows every C0 and C1 control character and DEL as a visible escape (`\\x1b`, `\
 through `EscapingStream` (installed by `workbench.cli.main`), so no command can print one
 raw; the two Rich consoles that colour their output on purpose (a case's panes, progress
 bars) write through `EscapingStream(..., keep_sgr=True)` or the raw stream with only PAW's
-own text. The UI shows names and notes through `safe_text` (Rich `Text` of the escaped
-string).
+own text. In the UI (`workbench.tui.controls`), every Rich `Text` and Textual `Content`
+built from a string shows them the same way (`ESCAPE_TABLE`).
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ def escape_controls(text: str, *, keep_sgr: bool = False) -> str:
     return pattern.sub(_shown, text)
 
 
-def safe_text(text: str, style: str = "") -> Any:
-    """A Rich `Text` of `text` with its control characters escaped (for the UI)."""
-    from rich.text import Text
-
-    return Text(escape_controls(text), style=style)
+ESCAPE_TABLE: dict[int, str] = {
+    code: f"\\x{code:02x}" for code in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))
+    if code not in (0x09, 0x0A, 0x08, 0x0B, 0x0C, 0x0D)}
+"""`str.translate` table of the UI: each C0/C1 control and DEL shown as `\\xNN`, except
+tab and newline (kept) and backspace, vertical tab, form feed and carriage return, which
+Rich and Textual already drop."""
 
 
 class EscapingStream:
