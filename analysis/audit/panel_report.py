@@ -187,6 +187,15 @@ def build_panel_report(db: sqlite_utils.Database, refs: str | Sequence[str | int
             "kind": "panel", "audits": ", ".join(names), "datasets": ", ".join(panel.datasets),
             "models": ", ".join(panel.models), "cells": len(panel.cells),
             "afr_reading": d.AFR_READINGS[d.AFR_READING][0], "n_boot": n_boot, "seed": seed}
+    # Each audit's arms' unparsed shares beside the paper's ≤ 3 %, as every report's header.
+    from dataclasses import replace
+
+    from analysis.common.unparsed import unparsed_meta
+    from store.runs import unparsed_by_arm
+
+    meta.update(unparsed_meta([replace(arm, label=f"{name} {arm.label}")
+                               for name, audit_id in zip(names, meta["audit_ids"], strict=True)
+                               for arm in unparsed_by_arm(db, audit_id)]))
     sections = panel_sections(panel, ood)
     frames = {s.key: s.frame for s in sections}
     return Report(f"PAW panel report: {len(panel.models)} models × "
