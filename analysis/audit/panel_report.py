@@ -193,9 +193,9 @@ def build_panel_report(db: sqlite_utils.Database, refs: str | Sequence[str | int
     from analysis.common.unparsed import unparsed_meta
     from store.runs import unparsed_by_arm
 
-    meta.update(unparsed_meta([replace(arm, label=f"{name} {arm.label}")
-                               for name, audit_id in zip(names, meta["audit_ids"], strict=True)
-                               for arm in unparsed_by_arm(db, audit_id)]))
+    meta.update(unparsed_meta([replace(arm, label=f"{r.frames.audit['name']} {arm.label}")
+                               for r in panel.results
+                               for arm in unparsed_by_arm(db, int(r.frames.audit["id"]))]))
     sections = panel_sections(panel, ood)
     frames = {s.key: s.frame for s in sections}
     return Report(f"PAW panel report: {len(panel.models)} models × "
