@@ -39,7 +39,10 @@ def list_command(db_path: str) -> None:
 
     The batching column is the last self-check on this machine: `batch N: identical`
     (N sequences per llama.cpp batch gave the same bits as one at a time, so batching
-    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`.
+    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`. The format
+    column is `chat-template` (the file's own) or `plain-format` (no chat template: PAW's
+    plain format, with the BOS the file asks for); a note under a model says so, and when
+    its metadata marks a base model.
     """
     from store.models import list_models
     from workbench.models.registry import batch_verdict, default_model, format_notes
