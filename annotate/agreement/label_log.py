@@ -5,8 +5,10 @@ lock in commit order, so "id greater than the last one seen" is exactly what is 
 `LabelLog.refresh` reads only those events and updates, for each (case, rater) they touch,
 the rater's current labels (the rule of `labels.derive_labels`), whether the rater has
 started and finished the case, and the case's cell in every confusion table of the rater
-pair (`PairTables`). A recomputation after one new label therefore costs the new event,
-one case's cells and the tables it changed — not a pass over every label.
+pair (`PairTables`: running counts per full stratum and per filter, and each table's
+cells in the order they became current). A recomputation after one new label therefore
+costs the new event, one case's cells and the tables it changed — not a pass over every
+label. The new events are found by a range of their id (`new_events_where`).
 """
 
 from __future__ import annotations
