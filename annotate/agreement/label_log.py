@@ -99,7 +99,8 @@ def new_events_where(last_id: int) -> str:
     """The condition (parameters: set id, `last_id`) that `LabelLog.refresh` reads events
     with. After the first read the new events are found by a range of the events' own key:
     the `+` keeps SQLite off the set's case index, whose plan walks every event of the set
-    (measured: 21 ms a refresh at 5,000 labels per rater, growing with them)."""
+    (cProfile at 5,000 labels per rater, load ≈ 17: 21 ms a recomputation, growing with
+    the labels)."""
     return "+c.set_id = ? AND e.id > ?" if last_id else "c.set_id = ? AND e.id > ?"
 
 
