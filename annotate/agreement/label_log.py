@@ -145,15 +145,19 @@ class PairTables:
                     size = len(self._index[key])
                     table = tables[key] = [[0] * size for _ in range(size)]
                 table[i][j] += step
-        for key, i, j, when in cells:  # an event id belongs to one case: `when` is unique
+        for key, i, j, when in cells:
             whens, rows, cols = self._order[key]
             at = bisect_left(whens, when)
             if step > 0:
                 whens.insert(at, when)
                 rows.insert(at, i)
                 cols.insert(at, j)
-            else:
-                del whens[at], rows[at], cols[at]
+                continue
+            # An event id belongs to one case, so `when` is unique in a table; without the
+            # event ids (`update` called without them: every `when` 0) find the same cell.
+            while (rows[at], cols[at]) != (i, j):
+                at += 1
+            del whens[at], rows[at], cols[at]
 
     def update(self, case: SetCase, la: dict[str, str] | None, lb: dict[str, str] | None,
                set_a: dict[str, int] | None = None, set_b: dict[str, int] | None = None,
