@@ -27,6 +27,7 @@ from store.migrations import (
     m010_rater_files,
     m011_dbpa_design_and_null,
     m012_power_runs,
+    m013_job_generation_link,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -44,6 +45,7 @@ MIGRATIONS: list[Migration] = [
     m010_rater_files.m010_rater_files,
     m011_dbpa_design_and_null.m011_dbpa_design_and_null,
     m012_power_runs.m012_power_runs,
+    m013_job_generation_link.m013_job_generation_link,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 

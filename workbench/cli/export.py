@@ -1,5 +1,6 @@
 """`paw export`: an audit's analysis frames (edits with flips, generations with distributions,
-and — for a coordinator — the labels) as Parquet or CSV files for pandas, DuckDB and R."""
+and — for a coordinator — the labels) as Parquet, CSV or JSON-lines files for pandas, DuckDB,
+R and `datasets`."""
 
 from __future__ import annotations
 
@@ -28,14 +29,22 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "audit"
 
 
+FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl")
+"""What `--format` can name (the file's extension is the format's name)."""
+
+
 def write_frame(frame, path: Path, fmt: str) -> Path:
-    """Write a DataFrame as Parquet (pyarrow) or CSV (header row, UTF-8); returns the path."""
+    """Write a DataFrame as Parquet (pyarrow), CSV (header row, UTF-8) or JSON lines (one
+    object per row, UTF-8, missing values as null, the column order kept); returns the path."""
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             raise UserError(PARQUET_MISSING) from None
         frame.to_parquet(path, index=False)
+    elif fmt == "jsonl":
+        frame.to_json(path, orient="records", lines=True, force_ascii=False,
+                      date_format="iso")
     else:
         frame.to_csv(path, index=False)
     return path
@@ -63,8 +72,9 @@ def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | 
 
 @click.command("export")
 @click.option("--audit", metavar="NAME_OR_ID", help="The audit (default: the latest).")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
-              show_default=True, help="Parquet (needs the [parquet] extra: pyarrow) or CSV.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="parquet",
+              show_default=True, help="Parquet (needs the [parquet] extra: pyarrow), CSV, or "
+                                      "JSON lines (one object per row).")
 @click.option("--tables", default=None,
               help="Comma-separated: edits, wide (robustness runs), generations, labels "
                    "(labels: coordinator only). Default: edits,generations; for a robustness "
