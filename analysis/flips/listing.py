@@ -122,17 +122,17 @@ class FlipRow:
     base_text: str | None = None
     answer_text: str | None = None
 
-    def answer_cell(self, arrow: str = "→") -> str:
-        """The answer before and after: letters, and for the shuffle the options' texts
-        (a shuffle flips by text, so its letters alone can read 'A→A')."""
+    def answer_cell(self, arrow: str = "→", width: int = 18, letters: bool = True) -> str:
+        """The answer before and after: letters, and for the shuffle the chosen options'
+        texts (each cut to `width`; only the texts when `letters` is False), since a
+        shuffle flips by text and its letters alone can read 'A→A'."""
         if self.excluded is not None:
             return self.excluded
-        letters = f"{self.base_answer or '?'}{arrow}{self.answer or '?'}"
+        pair = f"{self.base_answer or '?'}{arrow}{self.answer or '?'}"
         if self.block != "shuffle" or (self.base_text is None and self.answer_text is None):
-            return letters
-        same = self.base_text == self.answer_text
-        return (f"{letters} (same text: {_clip(self.base_text)})" if same else
-                f"{letters} ({_clip(self.base_text)}{arrow}{_clip(self.answer_text)})")
+            return pair
+        texts = f"{_clip(self.base_text, width)}{arrow}{_clip(self.answer_text, width)}"
+        return f"{pair} ({texts})" if letters else texts
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

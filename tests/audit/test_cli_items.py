@@ -82,8 +82,8 @@ def test_item_mistakes_are_one_line_and_plan_nothing(capsys, store, tmp_path):
          f"--items-file {tmp_path / 'none.txt'}: no such file"),
         (("--items-file", str(binary)), f"--items-file {binary}: expected UTF-8 text"),
         (("--items", "demo-001,nope-9"),
-         "items: expected ids of dataset 'demo' (such as demo-001, demo-002, demo-003), "
-         "got nope-9"),
+         ("items: expected ids of dataset 'demo' (such as demo-001, demo-002, demo-003), "
+          "got nope-9")),
     ]
     for args, message in cases:
         code, out, err = paw(capsys, *AUDIT, *args, "--db", store)

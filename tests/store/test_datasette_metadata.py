@@ -47,7 +47,8 @@ def test_metadata_and_store_name_the_same_tables_and_columns(db):
 
 def test_a_change_to_the_page_changes_the_metadata():
     text = SCHEMA_DOC.read_text("utf-8").replace(
-        "| `status` | TEXT | `pending`, `done`,", "| `status` | TEXT | the state: `pending`, `done`,")
+        "| `status` | TEXT | `pending`, `done`,",
+        "| `status` | TEXT | the state: `pending`, `done`,")
     changed = metadata_from_schema(text, database="demo")
     status = changed["databases"]["demo"]["tables"]["jobs"]["columns"]["status"]
     assert status.startswith("TEXT; the state: pending, done,")

@@ -71,7 +71,8 @@ def _split(text: str | None) -> tuple[str, ...]:
 @engine_options
 @db_option
 def audit_command(models: str, dataset_name: str, templates: str, limit: int | None,
-                  item_ids: str | None, items_file: str | None, operators: str, seed: int, name: str | None, max_tokens: int,
+                  item_ids: str | None, items_file: str | None, operators: str, seed: int,
+                  name: str | None, max_tokens: int,
                   no_direct: bool, no_judge: bool, judge_model: str, threads: int | None,
                   gpu_layers: int, ctx: int | None, batch_size: int | None,
                   servers: str | None, db_path: str) -> None:

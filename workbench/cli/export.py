@@ -50,6 +50,35 @@ def write_frame(frame, path: Path, fmt: str) -> Path:
     return path
 
 
+def write_run_frames(db, info: dict, wanted: list[str], fmt: str,
+                     folder: Path) -> list[tuple[Path, int]]:
+    """Write a run's `edits`, `wide` and `generations` frames (those in `wanted`) into
+    `folder` as `<run>-<table>.<fmt>`; [(path, rows)]. `paw export` and the Runs screen's
+    export key (`e`) both write through here."""
+    from analysis.exports import (
+        edits_frame,
+        generations_frame,
+        robustness_edits_frame,
+        robustness_wide_frame,
+    )
+
+    robustness = info["kind"] == "robustness"
+    stem = _safe(info["name"])
+    written = []
+    if "edits" in wanted:
+        frame = (robustness_edits_frame(db, info["id"]) if robustness
+                 else edits_frame(db, info["id"]))
+        written.append((write_frame(frame, folder / f"{stem}-edits.{fmt}", fmt), len(frame)))
+    if "wide" in wanted and robustness:
+        frame = robustness_wide_frame(db, info["id"])
+        written.append((write_frame(frame, folder / f"{stem}-wide.{fmt}", fmt), len(frame)))
+    if "generations" in wanted:
+        frame = generations_frame(db, info["id"])
+        written.append((write_frame(frame, folder / f"{stem}-generations.{fmt}", fmt),
+                        len(frame)))
+    return written
+
+
 def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | None):
     import io
 
@@ -101,12 +130,6 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
     DuckDB (SELECT * FROM 'file.parquet') or R arrow::read_parquet.
     """
     from analysis.audit.frames import resolve_audit
-    from analysis.exports import (
-        edits_frame,
-        generations_frame,
-        robustness_edits_frame,
-        robustness_wide_frame,
-    )
 
     if fmt == "parquet":
         try:
@@ -131,24 +154,13 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
         labels = _labels_frame(db, set_name, coordinator, passphrase_env)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    stem = _safe(info["name"])
     written = []
     if labels is not None:
         chosen, frame, head = labels
         path = write_frame(frame, folder / f"{_safe(chosen)}-labels.{fmt}", fmt)
         written.append((path, len(frame)))
         click.echo(f"record head {head} (the labels were verified against it)", err=True)
-    if "edits" in wanted:
-        frame = (robustness_edits_frame(db, info["id"]) if robustness
-                 else edits_frame(db, info["id"]))
-        written.append((write_frame(frame, folder / f"{stem}-edits.{fmt}", fmt), len(frame)))
-    if "wide" in wanted:
-        frame = robustness_wide_frame(db, info["id"])
-        written.append((write_frame(frame, folder / f"{stem}-wide.{fmt}", fmt), len(frame)))
-    if "generations" in wanted:
-        frame = generations_frame(db, info["id"])
-        written.append((write_frame(frame, folder / f"{stem}-generations.{fmt}", fmt),
-                        len(frame)))
+    written += write_run_frames(db, info, wanted, fmt, folder)
     for path, n in written:
         click.echo(f"wrote {path} ({n} rows)")
 

@@ -180,18 +180,9 @@ class LaunchModal(ModalScreen[Any]):
             yield Static(fcs_note(SMALL_DEFAULTS["operators"]), id="operators-note",
                          classes="field-note", markup=False)
             with Horizontal(classes="row"):
-                yield Label("Items")
-                yield Select([(label, key) for key, label in ITEM_KINDS.items()],
-                             id="item-kind", allow_blank=False, compact=True, value="any")
-            with Horizontal(classes="row"):
-                yield Label("Item ids")
-                yield Input("", id="item-ids",
-                            placeholder="optional: e.g. triage-001,triage-002 (then no Limit)")
-            with Horizontal(classes="row"):
                 yield Label("Limit")
                 yield Input(SMALL_DEFAULTS["limit"], id="limit", placeholder="empty: all items")
             yield Static("", id="limit-error", classes="field-error", markup=False)
-            yield Static("", id="items-note", classes="field-note", markup=False)
             with Horizontal(classes="row"):
                 yield Label("Seed")
                 yield Input(SMALL_DEFAULTS["seed"], id="seed")
@@ -200,6 +191,15 @@ class LaunchModal(ModalScreen[Any]):
                 yield Label("Max tokens")
                 yield Input(SMALL_DEFAULTS["max-tokens"], id="max-tokens")
             yield Static("", id="max-tokens-error", classes="field-error", markup=False)
+            with Horizontal(classes="row"):
+                yield Label("Items")
+                yield Select([(label, key) for key, label in ITEM_KINDS.items()],
+                             id="item-kind", allow_blank=False, compact=True, value="any")
+            with Horizontal(classes="row"):
+                yield Label("Item ids")
+                yield Input("", id="item-ids",
+                            placeholder="optional: e.g. triage-001,triage-002 (then no Limit)")
+            yield Static("", id="items-note", classes="field-note", markup=False)
             yield Static("", id="launch-error")
             with Horizontal(classes="row"):
                 yield Button("Launch", id="launch", variant="primary", compact=True)
@@ -210,12 +210,14 @@ class LaunchModal(ModalScreen[Any]):
         self.query_one("#dataset", Select).focus()
         self._note_items()
 
-    def chosen_items(self, dataset: str) -> tuple[tuple[str, ...] | None, int | None]:
+    def chosen_items(self, dataset: str, check_ids: bool = False
+                     ) -> tuple[tuple[str, ...] | None, int | None]:
         """(item ids, limit) the item fields choose: typed ids (no limit), the first
         `Limit` of one kind, or (None, Limit) for the dataset's first items.
 
         Raises:
-            UserError: an invalid limit, or no item of the chosen kind.
+            UserError: an invalid limit, no item of the chosen kind, or (`check_ids`) a
+                typed id not in the dataset.
         """
         from store.db import open_db
         from workbench.engine.plans import items_of_kind
@@ -230,6 +232,17 @@ class LaunchModal(ModalScreen[Any]):
         typed = tuple(w.strip() for w in self.query_one("#item-ids", Input).value.split(",")
                       if w.strip())
         if typed:
+            if check_ids:  # as the planner will: refused here, before anything is launched
+                from types import SimpleNamespace
+
+                from workbench.engine.plans import select_items
+
+                db = open_db(self.db_path)
+                try:
+                    select_items(db, SimpleNamespace(dataset=dataset, limit=None,
+                                                     item_ids=typed))
+                finally:
+                    db.conn.close()
             return typed, None
         kind = str(self.query_one("#item-kind", Select).value)
         if kind == "any":
@@ -285,7 +298,7 @@ class LaunchModal(ModalScreen[Any]):
             problem = field_problem(field, self.query_one(f"#{field}", Input).value)
             if problem:
                 raise UserError(problem)
-        item_ids, limit = self.chosen_items(str(dataset))
+        item_ids, limit = self.chosen_items(str(dataset), check_ids=True)
         seed = int(self.query_one("#seed", Input).value.strip())
         max_tokens = int(self.query_one("#max-tokens", Input).value.strip())
         return AuditSpec(dataset=str(dataset), models=models,

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from workbench.tui.components.form_screen import FOCUS_NOW
 from workbench.tui.host import WorkbenchHost
+from workbench.tui.widgets.list_table import ListTable
 from workbench.tui.messages import StoreListed
 
 
@@ -77,12 +78,12 @@ class ModelsDataScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("models and datasets in the store", id="status", markup=False)
         yield Static("Models", classes="title")
-        models: DataTable = DataTable(id="models-table", cursor_type="row")
+        models: DataTable = ListTable(id="models-table", cursor_type="row")
         models.add_columns("name", "arch", "quant", "size", "sha256", "chat tmpl", "batching",
                            "file")
         yield models
         yield Static("Datasets", classes="title")
-        datasets: DataTable = DataTable(id="datasets-table", cursor_type="row")
+        datasets: DataTable = ListTable(id="datasets-table", cursor_type="row")
         datasets.add_columns("name", "format", "items", "mcq", "yes/no", "source")
         yield datasets
         yield Footer()

@@ -1,0 +1,49 @@
+"""Issue 38 item 7's defects, each through the real app under Pilot on a real store: a new
+dataset's name shown whole without `r`, the Runs list keeping its time column at 80
+columns, distinct κ-plot entries in the Statistics list, and model registration showing
+progress."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from tests.tui.helpers import screen_text, wait_until
+from tests.tui.test_workbench import workbench_db  # noqa: F401  (the fixture)
+from workbench.tui.workbench_app import WorkbenchApp
+
+pytestmark = pytest.mark.asyncio
+
+LONG_NAME = "medmcqa-validation-subset-2024"
+
+
+async def test_a_new_dataset_name_shows_whole_without_refresh(workbench_db, tmp_path):  # noqa: F811
+    data = tmp_path / f"{LONG_NAME}.jsonl"
+    data.write_text('{"question": "Fever and stiff neck?", "options": {"A": "Meningitis", '
+                    '"B": "Migraine"}, "answer_idx": "A"}\n', encoding="utf-8")
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("4")
+        await wait_until(pilot, lambda: "dataset(s)" in screen_text(app))
+        await pilot.press("i")
+        await pilot.pause()
+        app.screen.query_one("#path", Input).value = str(data)
+        await pilot.press("enter")
+        table = app.screen.query_one("#datasets-table", DataTable)
+        await wait_until(pilot, lambda: table.row_count == 3)
+        # No key pressed: the name is drawn in full (it was cut to the old width until `r`).
+        await wait_until(pilot, lambda: LONG_NAME in screen_text(app), seconds=5)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+async def test_runs_keeps_its_time_column_at_80(workbench_db, attempt):  # noqa: F811
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.runs)
+        await wait_until(pilot, lambda: "48/48" in screen_text(app), seconds=5)
+        lines = screen_text(app).splitlines()
+        at = next(n for n, line in enumerate(lines) if line.strip().startswith("id "))
+        header, row = lines[at], lines[at + 1]
+        assert header.rstrip().endswith("time") and "chest-audit" in row
+        assert row.rstrip().endswith("0:00:00")
