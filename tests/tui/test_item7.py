@@ -47,3 +47,34 @@ async def test_runs_keeps_its_time_column_at_80(workbench_db, attempt):  # noqa:
         header, row = lines[at], lines[at + 1]
         assert header.rstrip().endswith("time") and "chest-audit" in row
         assert row.rstrip().endswith("0:00:00")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_kappa_plot_entries_read_differently(annotation_db, monkeypatch, size):
+    # The coordinator's Statistics list had eight κ entries all reading "Plot: κ over
+    # paired labels…" (the caption cut to the list's width).
+    from textual.widgets import OptionList
+
+    from tests.tui.helpers import case_codes, label_everything
+    from tests.tui.test_coordinator_screen import ALICE, BOB
+    from tests.tui.test_signin_gate import at_the_gate, sign_in
+    from tests.tui.conftest import PASSPHRASE
+
+    codes = case_codes(annotation_db.db_path)
+    for person, values in ((annotation_db.alice, ALICE), (annotation_db.bob, BOB)):
+        label_everything(annotation_db.db_path, person,
+                         {c: {"gold_shift": v, "validity": "valid"}
+                          for c, v in zip(codes, values, strict=True)})
+    async with at_the_gate(annotation_db.db_path, monkeypatch, size) as (app, pilot):
+        await sign_in(pilot, "carol", PASSPHRASE)
+        await wait_until(pilot, lambda: not app.locked)
+        await pilot.press("3")
+        await wait_until(pilot, lambda: app.screen.report is not None, seconds=60)
+        options = app.screen.query_one("#sections", OptionList)
+        kappa = [str(options.get_option_at_index(i).prompt)
+                 for i in range(options.option_count)
+                 if str(options.get_option_at_index(i).id).startswith("figure:")
+                 and str(options.get_option_at_index(i).prompt).startswith("κ")]
+        assert len(kappa) >= 4, kappa  # gold_shift and validity, each full and binary
+        assert len(set(kappa)) == len(kappa), kappa
+        assert "κ gold_shift" in kappa and "κ₂ gold_shift" in kappa

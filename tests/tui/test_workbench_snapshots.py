@@ -12,14 +12,6 @@ from workbench.tui.workbench_app import WorkbenchApp
 SIZES = [(80, 24), (120, 36)]
 
 
-@pytest.fixture(autouse=True)
-def frozen_refresh_time(monkeypatch):
-    """The status lines' "refreshed HH:MM:SS" at a fixed time, so a snapshot is the same on
-    every run (tests/tui/test_follow.py checks the real clock's text)."""
-    monkeypatch.setattr("workbench.tui.follow.refreshed_text",
-                        lambda at=None: "refreshed 12:00:00")
-
-
 def _ids(size):
     return f"{size[0]}x{size[1]}"
 

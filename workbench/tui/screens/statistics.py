@@ -219,7 +219,10 @@ class StatisticsScreen(Screen[None]):
         cut = 17 if self.size.width < 100 else 26  # the list is 22 cells wide at 80
         for index, figure in enumerate(report.figures):
             if index in self.plots:
-                options.add_option(Option(Text(short_title(f"Plot: {figure.caption}", cut)),
+                # A figure's `short` as it is: eight κ figures' captions all begin "κ over
+                # paired labels: …", and a cut left eight equal entries.
+                title = figure.short or f"Plot: {figure.caption}"
+                options.add_option(Option(Text(short_title(title, cut)),
                                           id=f"{FIGURE_PREFIX}{index}"))
         for index, section in enumerate(report.sections):
             options.add_option(Option(Text(short_title(section.title, cut)), id=str(index)))
