@@ -78,3 +78,27 @@ async def test_kappa_plot_entries_read_differently(annotation_db, monkeypatch, s
         assert len(kappa) >= 4, kappa  # gold_shift and validity, each full and binary
         assert len(set(kappa)) == len(kappa), kappa
         assert "κ gold_shift" in kappa and "κ₂ gold_shift" in kappa
+
+
+async def test_registering_a_model_shows_its_progress(workbench_db):  # noqa: F811
+    # Registering a GGUF (a 253 MB one takes 8-12 s on 2 cores) showed nothing until done.
+    from workbench.models.registry import embedded_model_path
+
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("4")
+        await wait_until(pilot, lambda: "dataset(s)" in screen_text(app))
+        screen = app.screen
+        await pilot.press("a")
+        await pilot.pause()
+        app.screen.query_one("#path", Input).value = str(embedded_model_path())
+        app.screen.query_one("#name", Input).value = "smol-again"
+        await pilot.press("enter")
+        table = screen.query_one("#models-table", DataTable)
+        await wait_until(pilot, lambda: table.row_count == 4, seconds=120)
+    seen = screen.progress_seen
+    assert seen[0].startswith("registering ") and seen[1].startswith("reading the GGUF")
+    hashing = [line for line in seen if line.startswith("hashing ")]
+    assert len(hashing) >= 2 and hashing[-1].endswith("(100%)…"), seen
+    assert any(line.startswith("asking llama.cpp") for line in seen), seen
