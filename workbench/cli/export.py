@@ -4,79 +4,25 @@ R and `datasets`."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
 from store.errors import UserError
 from workbench.cli.options import db_option, open_store, prepare_output
+from workbench.present.run_files import (
+    DEFAULT_TABLES,
+    FORMATS,
+    PARQUET_MISSING,
+    safe_name,
+    write_frame,
+    write_run_frames,
+)
 from workbench.cli.signin import coordinator_option, passphrase_env_option
 
 TABLES: tuple[str, ...] = ("edits", "wide", "generations", "labels")
 """What `--tables` can name (columns: docs/schema.md, "Exported frames"); `wide` is a
 robustness run's one row per model × item."""
-
-DEFAULT_TABLES: dict[str, str] = {"robustness": "edits,wide,generations"}
-"""`--tables` when not given, by kind of run (others: edits,generations)."""
-
-PARQUET_MISSING = ("Parquet needs pyarrow, which this install lacks: pip install "
-                   "'paw-workbench[parquet]' (or export --format csv)")
-"""The one line printed when `--format parquet` cannot be written."""
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "audit"
-
-
-FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl")
-"""What `--format` can name (the file's extension is the format's name)."""
-
-
-def write_frame(frame, path: Path, fmt: str) -> Path:
-    """Write a DataFrame as Parquet (pyarrow), CSV (header row, UTF-8) or JSON lines (one
-    object per row, UTF-8, missing values as null, the column order kept); returns the path."""
-    if fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UserError(PARQUET_MISSING) from None
-        frame.to_parquet(path, index=False)
-    elif fmt == "jsonl":
-        frame.to_json(path, orient="records", lines=True, force_ascii=False,
-                      date_format="iso")
-    else:
-        frame.to_csv(path, index=False)
-    return path
-
-
-def write_run_frames(db, info: dict, wanted: list[str], fmt: str,
-                     folder: Path) -> list[tuple[Path, int]]:
-    """Write a run's `edits`, `wide` and `generations` frames (those in `wanted`) into
-    `folder` as `<run>-<table>.<fmt>`; [(path, rows)]. `paw export` and the Runs screen's
-    export key (`e`) both write through here."""
-    from analysis.exports import (
-        edits_frame,
-        generations_frame,
-        robustness_edits_frame,
-        robustness_wide_frame,
-    )
-
-    robustness = info["kind"] == "robustness"
-    stem = _safe(info["name"])
-    written = []
-    if "edits" in wanted:
-        frame = (robustness_edits_frame(db, info["id"]) if robustness
-                 else edits_frame(db, info["id"]))
-        written.append((write_frame(frame, folder / f"{stem}-edits.{fmt}", fmt), len(frame)))
-    if "wide" in wanted and robustness:
-        frame = robustness_wide_frame(db, info["id"])
-        written.append((write_frame(frame, folder / f"{stem}-wide.{fmt}", fmt), len(frame)))
-    if "generations" in wanted:
-        frame = generations_frame(db, info["id"])
-        written.append((write_frame(frame, folder / f"{stem}-generations.{fmt}", fmt),
-                        len(frame)))
-    return written
 
 
 def _labels_frame(db, set_name: str | None, coordinator: str | None, env: str | None):
@@ -157,7 +103,7 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
     written = []
     if labels is not None:
         chosen, frame, head = labels
-        path = write_frame(frame, folder / f"{_safe(chosen)}-labels.{fmt}", fmt)
+        path = write_frame(frame, folder / f"{safe_name(chosen)}-labels.{fmt}", fmt)
         written.append((path, len(frame)))
         click.echo(f"record head {head} (the labels were verified against it)", err=True)
     written += write_run_frames(db, info, wanted, fmt, folder)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 
 def safe_stem(text: str) -> str:
@@ -39,3 +39,14 @@ def new_folder(db_path: str, stem: str) -> Path:
         except FileExistsError:
             continue
     raise FileExistsError(f"{folder}: no free name for {stem}")
+
+
+def export_flips(db: Any, db_path: str, scope: str, audit_id: int | None, flt: Any,
+                 order: str) -> tuple[Path, int]:
+    """The flip inspector's `e`: every row the filter matches as CSV (what `paw flips
+    --format csv` prints) in a new file `<scope>-flips.csv` beside the database."""
+    from workbench.present.flips_csv import write_flips_csv
+
+    path, stream = new_file(db_path, f"{scope}-flips", "csv")
+    with stream:
+        return path, write_flips_csv(db, audit_id, flt, order, stream)

@@ -172,7 +172,6 @@ class FlipsScreen(Screen[None]):
 
     def _scope_stamp(self, db: Any) -> tuple:
         from workbench.tui.follow import run_stamp, store_stamp
-
         return store_stamp(db) if self.all_audits else run_stamp(db, self.audit_id)
 
     def on_screen_resume(self) -> None:
@@ -406,26 +405,20 @@ class FlipsScreen(Screen[None]):
             "" if row is None else f"{row.id} · {row.arm} · {row.item} · {row.operator_id} "
                                    f"({row.intent or '–'}) · {row.answer_cell()}{flip}")
 
-    def _highlighted_row(self) -> FlipRow | None:
-        if self.page is None or not self.page.rows:
-            return None
-        at = self.query_one("#flips", DataTable).cursor_row
-        return self.page.rows[min(max(at, 0), len(self.page.rows) - 1)]
-
     def action_copy_row(self) -> None:
         """Copy the highlighted row (header and cells, tab-separated) to the clipboard."""
         from workbench.present.flips_csv import tsv_line
 
-        row = self._highlighted_row()
-        if row is None:
+        rows = self.page.rows if self.page is not None else ()
+        if not rows:
             self.notify("no row to copy")
             return
+        row = rows[min(max(self.query_one("#flips", DataTable).cursor_row, 0), len(rows) - 1)]
         self.app.copy_to_clipboard(tsv_line(row))
         self.notify(f"copied edit {row.id} (tab-separated, with its header)")
 
     def action_export(self) -> None:
-        """Write every row the filter matches (not only this page) as CSV next to the
-        database: the file `paw flips --format csv` prints, in a new file."""
+        """Every row the filter matches (not only this page) as CSV in a new file."""
         if self.page is None:
             self.notify("nothing listed yet")
             return
@@ -434,18 +427,14 @@ class FlipsScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="flips-export",
           name="exporting flips")
     def _export(self, audit_id: int | None, flt: FlipFilter, order: str) -> None:
-        from workbench.present.flips_csv import write_flips_csv
-        from workbench.tui.export_files import new_file
+        from workbench.tui.export_files import export_flips
 
+        scope = "all-runs" if audit_id is None else (
+            self.page.rows[0].audit if self.page and self.page.rows else f"run-{audit_id}")
         with self._db_lock:
             if self._reader is None:
                 return
-            db = self._reader
-            scope = "all-runs" if audit_id is None else (
-                self.page.rows[0].audit if self.page and self.page.rows else f"run-{audit_id}")
-            path, stream = new_file(self.paw.db_path, f"{scope}-flips", "csv")
-            with stream:
-                n = write_flips_csv(db, audit_id, flt, order, stream)
+            path, n = export_flips(self._reader, self.paw.db_path, scope, audit_id, flt, order)
         self.app.call_from_thread(self.notify, f"wrote {path} ({n} rows)", timeout=10)
 
     def palette_commands(self) -> list[SystemCommand]:

@@ -348,7 +348,7 @@ class RunsScreen(Screen[None]):
     def _export(self, audit_id: int) -> None:
         from analysis.audit.frames import resolve_audit
         from store.db import open_db
-        from workbench.cli.export import DEFAULT_TABLES, write_run_frames
+        from workbench.present.run_files import DEFAULT_TABLES, write_run_frames
         from workbench.tui.export_files import new_folder
 
         db = open_db(self.paw.db_path)
