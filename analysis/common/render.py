@@ -339,14 +339,23 @@ def html_table(frame: pd.DataFrame) -> str:
     header = ([shown.index.name] if named else []) + [str(c) for c in shown.columns]
     lines = ['<table class="dataframe">', "<thead><tr>"
              + "".join(f"<th>{esc(str(h))}</th>" for h in header) + "</tr></thead>", "<tbody>"]
-    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
+    rows = list(zip(shown.index, shown.itertuples(index=False), strict=True))
+    # Rows with nothing computable (11 of 12 Appendix G rows on a small audit) are named
+    # under the table instead of drawn as lines of dashes.
+    dashes = [str(label) for label, row in rows if all(str(c) in (DASH, "") for c in row)]
+    dashes = dashes if named and len(dashes) < len(rows) else []
+    for i, (label, row) in enumerate(rows):
+        if str(label) in dashes:
+            continue
         # A long arm label ('default/neutral_cot@1') may break after its '/'.
         cells = [f"<th>{esc(str(label)).replace('/', '/<wbr>')}</th>"] if named else []
         cells += [f"<td><b>{html_cell(str(c))}</b></td>" if (i, j) in bold else
                   f"<td>{html_cell(str(c))}</td>" for j, c in enumerate(row)]
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines.append("</tbody></table>")
-    return '<div class="table">' + "\n".join(lines) + "</div>"
+    gone = (f'<p class="note">Not computable here (every cell {DASH}): '
+            f'{esc(", ".join(dashes))}.</p>') if dashes else ""
+    return '<div class="table">' + "\n".join(lines) + "</div>" + gone
 
 
 def render_html(title: str, meta: dict[str, Any], sections: Sequence[Section],

@@ -84,6 +84,13 @@ def test_cells_and_emptiness():
     assert not is_empty(pd.DataFrame({"x": [0.5, float("nan")]}))
     html = render_html("t", {}, [])
     assert "Not computable" not in html
+    from analysis.common.render import html_table
+
+    rows = pd.DataFrame({"x": [0.5, float("nan"), float("nan")], "y": [0.1, float("nan"), 0.2]},
+                        index=pd.Index(["a", "b", "c"], name="row"))
+    table = html_table(rows)
+    assert "<th>a</th>" in table and "<th>c</th>" in table and "<th>b</th>" not in table
+    assert table.endswith('<p class="note">Not computable here (every cell –): b.</p>')
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
