@@ -44,6 +44,7 @@ def test_export_edits_and_generations(capsys, fake_audit, tmp_path, fmt):
         objects = [json.loads(line) for line in lines]
         assert len(objects) == 10 and all(tuple(o) == EDIT_COLUMNS for o in objects)
         assert any(value is None for o in objects for value in o.values())
+        assert '"arm":"fake/neutral_cot@1"' in lines[0]  # no '\/' escapes
 
 
 def test_parquet_without_pyarrow_is_one_line(capsys, fake_audit, tmp_path, monkeypatch):
@@ -103,3 +104,14 @@ def test_every_exported_column_is_documented():
                   for name in cell.split(",")}
     assert set(EDIT_COLUMNS) <= documented
     assert set(GENERATION_COLUMNS) <= documented and "p_<label>" in documented
+
+
+def test_jsonl_reads_back_every_string_as_written(tmp_path):
+    from workbench.present.run_files import write_frame
+
+    texts = ["a/b", "c\\/d", "e\\", "\\\\/", "ünï/cödé", None]
+    frame = pd.DataFrame({"text": texts, "n": [1, 2, 3, 4, 5, None]})
+    path = write_frame(frame, tmp_path / "x.jsonl", "jsonl")
+    back = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert [row["text"] for row in back] == texts
+    assert back[5]["n"] is None and "\\/" not in path.read_text("utf-8").replace("\\\\", "")

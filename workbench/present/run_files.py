@@ -36,8 +36,12 @@ def write_frame(frame, path: Path, fmt: str) -> Path:
             raise UserError(PARQUET_MISSING) from None
         frame.to_parquet(path, index=False)
     elif fmt == "jsonl":
-        frame.to_json(path, orient="records", lines=True, force_ascii=False,
-                      date_format="iso")
+        text = frame.to_json(orient="records", lines=True, force_ascii=False,
+                             date_format="iso")
+        # pandas escapes every '/' as '\/' (valid JSON, but 'fake\/neutral_cot@1' reads
+        # badly): undone; an escaped backslash before a slash stays '\\/'.
+        path.write_text(text.replace("\\/", "/") + ("" if text.endswith("\n") else "\n"),
+                        encoding="utf-8")
     else:
         frame.to_csv(path, index=False)
     return path
