@@ -126,6 +126,8 @@ def series_plot(title: str, kappas: Sequence[float | None]) -> PlotData:
         notes = (f"κ after {len(kappas)} paired labels: "
                  + ("undefined" if last is None else f"{last:.2f}")
                  + f" · lowest {min(drawn):.2f} · highest {max(drawn):.2f}",)
+    margin = 0.05 * (1.0 - low)  # the lowest and highest points drawn whole, not clipped
     return PlotData(title=f"κ over paired labels: {title}", xlabel="paired labels n",
                     ylabel="κ after n", series=(Series("κ", xs, tuple(kappas)),),
-                    xlim=(1, max(2, len(kappas))), ylim=(low, 1.0), notes=notes)
+                    xlim=(1, max(2, len(kappas))), ylim=(low - margin, 1.0 + margin),
+                    notes=notes)

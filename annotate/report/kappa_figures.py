@@ -34,7 +34,8 @@ def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
             continue
         log = LabelLog(set_id)
         log.refresh(db)
-        keys = table_keys(log.fields or ())
+        asked = _asked_fields(db, set_id)
+        keys = [key for key in table_keys(log.fields or ()) if key[0] in asked]
         for key, kappas in kappa_series(db, log, pair, keys).items():
             label = table_label(key[0], key[1], len(table_categories(key)))
             data = series_plot(f"{label}, set {name}", kappas)
@@ -44,6 +45,19 @@ def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
                 render=partial(plot_png, data), after=f"agreement_{name}",
                 plot=partial(_same, data)))
     return out
+
+
+def _asked_fields(db: sqlite_utils.Database, set_id: int) -> set[str]:
+    """Fields some case of the set asks (harm only where a case was drawn with it, …): a
+    field no case asks gets no plot (an empty κ plot for harm said nothing)."""
+    from annotate.codebook import applicable_fields
+
+    asked: set[str] = set()
+    every = {"gold_shift": "shifted", "stereotype": "clinically_dangerous"}
+    for row in db.query("SELECT stratum, ask_harm, ask_chain_registration FROM "
+                        "annotation_cases WHERE set_id = ?", [set_id]):
+        asked.update(applicable_fields(row, every))
+    return asked
 
 
 def _same(data: PlotData) -> PlotData:
