@@ -279,10 +279,10 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
         raise UserError(f"{field_name}: has no companion field; got {companion!r}")
     now = utcnow()
     with transaction(db) as conn:
-        mine = own_events(conn, person.id, case["id"])
+        own = own_events(conn, person.id, case["id"])
         rows = []
         for name, clean_value in writes:
-            previous = [e["id"] for e in mine if e["field"] == name]
+            previous = [e["id"] for e in own if e["field"] == name]
             rows.append(append_event(conn, {
                 "case_id": case["id"], "person_id": person.id, "session_id": session.id,
                 "field": name, "value": clean_value,
