@@ -14,6 +14,11 @@ from typing import Any
 from store.errors import UserError
 
 CODEBOOK_VERSION = "paw-codebook-2"
+
+MAX_TIME_ON_ITEM_MS = 24 * 3600 * 1000
+"""The most time on one case a label event may carry (a day): more is a screen left open,
+not time spent. `paw label --time-ms` and a rater file's events refuse more; the labelling
+screen records at most this."""
 """Stamped on every label event and every export; bump when a field or value changes.
 paw-codebook-2: a seed-003 CFV case asks one field per automated decision (`CFV_FIELDS`)
 instead of codebook 1's single `cfv_validity`."""
@@ -274,22 +279,6 @@ EVIDENCE: dict[str, str] = {
 
 MAX_NOTE_CHARS = 2000
 """Longest note accepted (a note is a remark, not a report)."""
-
-
-def guidelines(fields: Sequence[str] | None = None) -> list[str]:
-    """The definitions for raters (every field, or `fields`): title, question, when it is
-    asked, each value's key and meaning; the screen's `g` and `paw annotate --help`."""
-    lines: list[str] = []
-    for name in fields if fields is not None else FIELDS:
-        spec = FIELDS[name]
-        lines += [f"{spec.title} — {spec.question}", f"  asked: {spec.applies}"]
-        if spec.kind == FieldKind.OPTION_LETTER:
-            lines.append("  the new answer's letter (Yes / No / Maybe: y / n / m)")
-        elif spec.kind == FieldKind.TEXT:
-            lines.append(f"  n: optional text for the coordinator (≤ {MAX_NOTE_CHARS} chars)")
-        for value in spec.values:
-            lines.append(f"  {value.key} {value.value}: {value.help}")
-    return lines
 
 
 def field(name: str) -> Field:

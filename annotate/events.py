@@ -24,7 +24,12 @@ from typing import Any
 
 import sqlite_utils
 
-from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
+from annotate.codebook import (
+    CODEBOOK_VERSION,
+    MAX_TIME_ON_ITEM_MS,
+    applicable_fields,
+    validate_value,
+)
 from annotate.codebook import field as field_spec
 from annotate.labels import COMPANIONS, companion_value, current_labels
 from annotate.sets.raters import require_named_rater
@@ -266,8 +271,9 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
                else "it does not apply to this case")
         raise UserError(f"{field_name}: not asked for case {code} ({why})")
     clean = validate_value(field_name, value, options=case["options"], gold=case["gold"])
-    if time_on_item_ms is not None and time_on_item_ms < 0:
-        raise UserError(f"time_on_item_ms: expected >= 0, got {time_on_item_ms}")
+    if time_on_item_ms is not None and not 0 <= time_on_item_ms <= MAX_TIME_ON_ITEM_MS:
+        raise UserError(f"time_on_item_ms: expected 0 to {MAX_TIME_ON_ITEM_MS} ms (a day), "
+                        f"got {time_on_item_ms}")
     writes = [(field_name, clean)]
     if field_name in COMPANIONS:  # the companion too: the same shape whatever the value
         name = COMPANIONS[field_name][0]

@@ -1,34 +1,42 @@
-"""Benchmark: the labelling and coordinator screens' data paths at 10,000 labels per rater.
+"""Benchmark: the labelling and coordinator screens' data paths as the labels grow.
 
 Issue 15 measured the coordinator's recomputation at 12.4 s (median) on a set with 10,000
-labels per rater. This script builds such a set through the real API — `create_set` with
-its two named raters, then every label by `record_label` (each one BEGIN IMMEDIATE …
-COMMIT, signed) — and measures, at 2,500, 5,000, 7,500 and 10,000 labels per rater:
+labels per rater; issue 40 found it still growing with the labels already stored. This
+script builds a set through the real API — `create_set` with its two named raters, then
+every label by `record_label` (each one BEGIN IMMEDIATE … COMMIT, signed, sealed) — and
+measures at a quarter, half, three quarters and all of `--labels` (default 20,000 per
+rater: 5,000, 10,000, 15,000 and 20,000):
 
 - **next case** (labelling screen): the work between the key that completes a case and
   the next case on screen — `record_label` of that last field, `get_case_view` (the
   screen's refresh of the case) and the completeness bookkeeping; p50 and p95 over the
   cases completed since the previous checkpoint. The next case itself is already in
   memory (`rater_queue` loads the queue when the screen opens; its time is printed too);
-- **coordinator recomputation after a new label**: one more label, then
-  `workbench.tui.report.compute_report` with the screen's `ReportCache` (only the new
-  events are read, and only the tables the label changed are recomputed) — median and
-  p95 of 15; and the same cold (the whole log read once, every table computed), which is
-  what a newly opened coordinator screen pays;
-- at 10,000, side by side on the same store, what the two measured causes cost: the old
-  rater query of `progress()` (orders joined to every label event of the rater) against
-  the EXISTS form, and agreement read once per table (the old `all_agreements`, one
-  `agreement_table` call per table, each reading the whole log) against one read.
+- **coordinator recomputation after a new label**: bob relabels gold_shift on a case both
+  raters labelled (a superseding event that moves the case's cell in the tables of all
+  its strata), then `workbench.tui.report.compute_report` with the screen's
+  `ReportCache` — median and p95 of `--repeats`, with the κ-over-labels plot hidden (the
+  screen's default: only the new events are read, and only the tables they changed are
+  computed) and shown (its series has one point per paired label, so it is computed over
+  them all); and cold (a newly opened screen: the whole log read, every table computed;
+  the sealed values this process opened while labelling are not opened again, so a new
+  process pays ~0.16 ms more per label once);
+- with `--causes`, at the last checkpoint, issue 15's two causes side by side: the old
+  rater query of `progress()` against the EXISTS form, and agreement read once per table
+  against one read (minutes at 20,000 labels).
 
-Growth from 2,500 to 10,000 is printed as the ratio of each figure to its 2,500 value
-(4.0 would be linear).
+The end prints every checkpoint side by side and each figure's growth (its ratio to the
+first checkpoint: ×4.0 would be linear for ×4 labels), with the load average of each
+checkpoint: on a shared machine the ratios are steadier than the times.
 
-    .venv/bin/python bench/annotation_scale.py                  # 10,000 labels per rater
-    .venv/bin/python bench/annotation_scale.py --labels 2000    # a quick look
+    .venv/bin/python bench/annotation_scale.py                       # 20,000 labels per rater
+    .venv/bin/python bench/annotation_scale.py --labels 2000         # a quick look
+    .venv/bin/python bench/annotation_scale.py --keep /tmp/scale     # save each checkpoint
+    .venv/bin/python bench/annotation_scale.py --from /tmp/scale     # measure them again
 
-The store goes in /dev/shm when it exists (tmpfs: the build does 20,000 fsyncs; reads,
+The store goes in /dev/shm when it exists (tmpfs: the build does 40,000 fsyncs; reads,
 which is what is measured, do not depend on it), else the system temp folder; `--dir`
-chooses. Building takes a few minutes on two cores.
+chooses. Building 20,000 labels per rater takes about 10 minutes on two busy cores.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from annotate.agreement.kappa import _variance
 from annotate.agreement.tables import agreement_table, strata_values
 from annotate.codebook import AGREEMENT_FIELDS, FIELDS
 from annotate.events import record_label, start_session
+from annotate.labels import current_labels
 from annotate.sets.annotation_set import get_set, rater_queue
 from annotate.sets.audit import create_set
 from annotate.sets.cases import get_case_view
@@ -124,24 +133,50 @@ def label_until(db, person, rater: int, session, queue, start: int, target: int,
     return index
 
 
-def coordinator_times(db_path: str, db, bob, bob_session, queue, at: int,
-                      repeats: int = 15) -> tuple[list[float], list[float]]:
-    """(incremental, cold) recomputation times in ms, each after one new label."""
-    cache = ReportCache()
-    report = compute_report(db_path, SET, "family", None, cache)
-    warm, cold = [], []
-    for i in range(repeats):
-        view = queue[(at + i) % len(queue)]
-        record_label(db, bob, bob_session, view.code, "note", f"bench note {i}")
-        started = time.perf_counter()
-        report = compute_report(db_path, SET, "family", report.fingerprint, cache)
-        warm.append(_ms(time.perf_counter() - started))
-        assert report is not None  # the new label changed the fingerprint
+def both_labelled(db, alice, bob, limit: int = 60) -> list[str]:
+    """Codes of cases both raters have labelled (a relabel there changes the tables); at
+    a tiny size with none yet, the cases bob labelled."""
+    return [row[0] for row in db.execute(
+        "SELECT c.code FROM annotation_cases c JOIN annotation_sets s ON s.id = c.set_id "
+        "WHERE s.name = ? AND EXISTS (SELECT 1 FROM label_events e WHERE e.case_id = c.id "
+        "AND e.person_id = ?) AND EXISTS (SELECT 1 FROM label_events e WHERE "
+        "e.case_id = c.id AND e.person_id = ?) ORDER BY c.id LIMIT ?",
+        [SET, alice.id, bob.id, limit])] or [row[0] for row in db.execute(
+            "SELECT DISTINCT c.code FROM annotation_cases c JOIN label_events e ON "
+            "e.case_id = c.id WHERE e.person_id = ? ORDER BY c.id LIMIT ?", [bob.id, limit])]
+
+
+def relabel(db, bob, bob_session, code: str) -> None:
+    """Bob changes his gold_shift on `code` (no_shift <-> ambiguous): a superseding event
+    that moves the case's cell in every gold_shift table of its strata."""
+    current = current_labels(db, bob, code).get("gold_shift")
+    record_label(db, bob, bob_session, code, "gold_shift",
+                 "ambiguous" if current == "no_shift" else "no_shift")
+
+
+def coordinator_times(db_path: str, db, bob, bob_session, codes: list[str],
+                      repeats: int = 15, cold_repeats: int = 3,
+                      ) -> tuple[list[float], list[float], list[float]]:
+    """Recomputation times in ms, each after one new label (a relabel that changes the
+    agreement tables): (kept cache with the κ plot hidden — the screen's default; kept
+    cache with the plot shown; cold — a newly opened screen)."""
+    hidden, shown, cold = [], [], []
+    for series, times in ((False, hidden), (True, shown)):
+        cache = ReportCache()
+        report = compute_report(db_path, SET, "family", None, cache, series=series)
+        for i in range(repeats):
+            relabel(db, bob, bob_session, codes[i % len(codes)])
+            started = time.perf_counter()
+            report = compute_report(db_path, SET, "family", report.fingerprint, cache,
+                                    series=series)
+            times.append(_ms(time.perf_counter() - started))
+            assert report is not None  # the new label changed the fingerprint
+    for _ in range(cold_repeats):
         _variance.cache_clear()  # cold: nothing folded, no table computed before
         started = time.perf_counter()
-        compute_report(db_path, SET, "family", None, ReportCache())
+        compute_report(db_path, SET, "family", None, ReportCache(), series=False)
         cold.append(_ms(time.perf_counter() - started))
-    return warm, cold
+    return hidden, shown, cold
 
 
 OLD_PROGRESS_SQL = (
@@ -187,15 +222,127 @@ def causes(db) -> None:
           f"one read: {once:6.1f} ms; ratio {per_table / once:.0f}x")
 
 
+def labels_of(db, person) -> int:
+    """The person's label events in the set (the bench's 'labels per rater')."""
+    return db.execute("SELECT COUNT(*) FROM label_events e JOIN annotation_cases c ON "
+                      "c.id = e.case_id JOIN annotation_sets s ON s.id = c.set_id "
+                      "WHERE s.name = ? AND e.person_id = ?", [SET, person.id]).fetchone()[0]
+
+
+def measure(db_path: str, db, alice, bob, bob_session, labels: int, next_case: list[float],
+            repeats: int) -> dict:
+    """Every figure of one checkpoint (next case from `next_case`, empty in --from mode)."""
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    rater_queue(db, SET, bob)
+    open_ms = _ms(time.perf_counter() - started)
+    hidden, shown, cold = coordinator_times(db_path, db, bob, bob_session,
+                                            both_labelled(db, alice, bob), repeats)
+    row = {"labels": labels, "load": (load + os.getloadavg()[0]) / 2, "open": open_ms,
+           "next50": statistics.median(next_case) if next_case else None,
+           "next95": _p95(next_case) if next_case else None, "n_next": len(next_case),
+           "hidden50": statistics.median(hidden), "hidden95": _p95(hidden),
+           "shown50": statistics.median(shown), "shown95": _p95(shown),
+           "cold": statistics.median(cold)}
+    nxt = (f"next case p50 {row['next50']:5.1f} ms, p95 {row['next95']:5.1f} ms "
+           f"(n={row['n_next']}); " if next_case else "")
+    print(f"{labels:6} labels/rater (load {row['load']:.1f}): {nxt}screen opens "
+          f"(rater_queue) {open_ms:6.0f} ms; coordinator after a label: plot hidden median "
+          f"{row['hidden50']:5.1f} ms, p95 {row['hidden95']:5.1f} ms; plot shown median "
+          f"{row['shown50']:5.1f} ms, p95 {row['shown95']:5.1f} ms; cold {row['cold']:6.1f} ms",
+          flush=True)
+    return row
+
+
+def growth_table(rows: list[dict]) -> str:
+    """The checkpoints side by side, then each figure's ratio to the first checkpoint."""
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{value:.1f}"
+
+    lines = [("| labels per rater | load | after a label, plot hidden: median / p95 ms | "
+              "plot shown: median / p95 ms | cold ms | next case p95 ms |"),
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['labels']:,} | {r['load']:.1f} | {cell(r['hidden50'])} / "
+              f"{cell(r['hidden95'])} | {cell(r['shown50'])} / {cell(r['shown95'])} | "
+              f"{cell(r['cold'])} | {cell(r['next95'])} |" for r in rows]
+    first, last = rows[0], rows[-1]
+
+    def ratio(name: str) -> str:
+        if first[name] is None or last[name] is None:
+            return "–"
+        return f"×{last[name] / first[name]:.2f}"
+
+    lines.append(f"| growth ×{last['labels'] / first['labels']:.1f} labels | | "
+                 f"{ratio('hidden50')} / {ratio('hidden95')} | {ratio('shown50')} / "
+                 f"{ratio('shown95')} | {ratio('cold')} | {ratio('next95')} |")
+    return "\n".join(lines)
+
+
+def saved(db_path: str, keep: str | None, labels: int) -> None:
+    """A copy of the store at this checkpoint, for `--from` (SQLite's backup API)."""
+    if keep is None:
+        return
+    import sqlite3
+
+    Path(keep).mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(db_path) as source, \
+            sqlite3.connect(str(Path(keep) / f"scale-{labels:06d}.db")) as target:
+        source.backup(target)
+
+
+def from_saved(folder: str, repeats: int) -> list[dict]:
+    """Measure each store saved by `--keep` (on a copy: the bench adds labels)."""
+    import shutil
+
+    from annotate.trust.people import authenticate
+
+    rows = []
+    for path in sorted(Path(folder).glob("scale-*.db")):
+        work = Path(tempfile.mkdtemp(prefix="paw-annotation-from-")) / path.name
+        shutil.copy(path, work)
+        db = open_db(str(work))
+        authenticate(db, "carol", PASSPHRASE)  # the coordinator's key opens the labels
+        alice, bob = (authenticate(db, name, PASSPHRASE) for name in ("alice", "bob"))
+        session = start_session(db, bob, SET)
+        rows.append(measure(str(work), db, alice, bob, session, labels_of(db, alice), [],
+                            repeats))
+        db.conn.close()
+        shutil.rmtree(work.parent)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--labels", type=int, default=10_000, help="labels per rater")
+    parser.add_argument("--labels", type=int, default=20_000, help="labels per rater")
     parser.add_argument("--dir", help="folder for the store (default /dev/shm or temp)")
+    parser.add_argument("--repeats", type=int, default=15,
+                        help="new labels per checkpoint and coordinator mode")
+    parser.add_argument("--keep", help="save the store at each checkpoint in this folder")
+    parser.add_argument("--from", dest="saved", metavar="DIR",
+                        help="measure the stores saved by --keep instead of building")
+    parser.add_argument("--causes", action="store_true",
+                        help="also time issue 15's two causes at the last checkpoint "
+                             "(minutes at 20,000 labels: one log read per table)")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if args.saved:
+        rows = from_saved(args.saved, args.repeats)
+        if not rows:
+            sys.exit(f"{args.saved}: no scale-*.db stores (write them with --keep)")
+    else:
+        rows = build_and_measure(args)
+    print(f"\ngrowth from {rows[0]['labels']:,} to {rows[-1]['labels']:,} labels per rater "
+          "(the ratio to the first checkpoint; ×4.0 would be linear for ×4 labels):\n")
+    print(growth_table(rows))
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+
+
+def build_and_measure(args) -> list[dict]:
+    """Build the set, label it checkpoint by checkpoint and measure at each."""
     folder = args.dir or ("/dev/shm" if Path("/dev/shm").is_dir() else tempfile.gettempdir())
     db_path = str(Path(tempfile.mkdtemp(dir=folder, prefix="paw-annotation-scale-")) /
                   "scale.db")
-    print(f"store: {db_path}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"store: {db_path}")
     alice, bob, _ = build(db_path, args.labels)
     db = open_db(db_path)
     sessions = [start_session(db, p, SET) for p in (alice, bob)]
@@ -210,28 +357,15 @@ def main() -> None:
             positions[rater] = label_until(
                 db, person, rater, sessions[rater], queues[rater], positions[rater], target,
                 counters[rater], next_case if rater == 0 else None)
-        started = time.perf_counter()
-        queue = rater_queue(db, SET, bob)
-        open_ms = _ms(time.perf_counter() - started)
-        warm, cold = coordinator_times(db_path, db, bob, sessions[1], queue, positions[1])
-        rows.append((counters[0]["n"], statistics.median(next_case), _p95(next_case),
-                     len(next_case), open_ms, statistics.median(warm), _p95(warm),
-                     statistics.median(cold)))
-        print(f"{counters[0]['n']:6} labels/rater: next case p50 {rows[-1][1]:5.1f} ms, "
-              f"p95 {rows[-1][2]:5.1f} ms (n={len(next_case)}); screen opens (rater_queue) "
-              f"{open_ms:6.0f} ms; coordinator after a label: median {rows[-1][5]:5.1f} ms, "
-              f"p95 {rows[-1][6]:5.1f} ms; cold {rows[-1][7]:6.1f} ms", flush=True)
-    first = rows[0]
-    print("\ngrowth from the first checkpoint (labels ×"
-          f"{rows[-1][0] / first[0]:.1f}; 4.0 = linear for ×4):")
-    for row in rows[1:]:
-        print(f"  {row[0]:6} labels: next case p95 ×{row[2] / first[2]:.2f}, "
-              f"screen open ×{row[4] / first[4]:.2f}, coordinator (incremental) "
-              f"×{row[5] / first[5]:.2f}, cold ×{row[7] / first[7]:.2f}")
-    print(f"\nthe two causes of issue 15 at {rows[-1][0]} labels per rater, side by side:")
-    causes(db)
+        saved(db_path, args.keep, counters[0]["n"])
+        rows.append(measure(db_path, db, alice, bob, sessions[1], counters[0]["n"],
+                            next_case, args.repeats))
+    if args.causes:
+        print(f"\nthe two causes of issue 15 at {rows[-1]['labels']} labels per rater, "
+              "side by side:")
+        causes(db)
     db.conn.close()
-    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    return rows
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ test in [0.03, 0.07] from 5 items on.
     .venv/bin/python bench/counterfactual_fpr.py                       # 2,000 sims per N
     .venv/bin/python bench/counterfactual_fpr.py --sims 200 --n-boot 200   # quick look
     .venv/bin/python bench/counterfactual_fpr.py --sides two           # the authors' tests
+    .venv/bin/python bench/counterfactual_fpr.py --designs all --items 15,30,100 --sims 1000
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def simulate(n: int, sims: int, *, sigma: float, z_mean: float, z_sd: float, n_boot: int,
-             alpha: float, sides: str, seed: int) -> dict[str, int]:
+             alpha: float, sides: cfd.Sides, seed: int) -> dict[str, int]:
     """Rejections per test over `sims` null simulations of `n` items."""
     rng = np.random.default_rng([seed, n])
     rejections = dict.fromkeys(TESTS, 0)
@@ -70,6 +71,18 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return centre - half, centre + half
 
 
+DESIGNS: dict[str, tuple[float, float, float]] = {
+    "bench": (0.5, 0.0, 2.0),
+    "confident": (0.2, 2.0, 1.0),
+    "uncertain": (1.0, 0.0, 0.5),
+}
+"""Null designs (σ, z mean, z sd) of `--designs`: 'bench' is the one the tables in
+docs/counterfactual.md were first measured in (answers spread over both labels, moderate
+noise); 'confident' a model sure of one label on most items (p ≈ 0.88) with small
+prompt-to-prompt noise, so most answers agree; 'uncertain' answers near a coin flip with
+large noise, so most answers differ between prompts."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", default="3,5,10,15,20,30", help="comma-separated N")
@@ -78,17 +91,31 @@ def main() -> None:
     parser.add_argument("--sigma", type=float, default=0.5)
     parser.add_argument("--z-mean", type=float, default=0.0)
     parser.add_argument("--z-sd", type=float, default=2.0)
+    parser.add_argument("--designs", default=None,
+                        help=f"named null designs, comma-separated, or 'all' "
+                             f"({', '.join(DESIGNS)}); they replace --sigma/--z-mean/--z-sd")
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--sides", choices=cfd.SIDES, default="one")
+    parser.add_argument("--sides", choices=[s.value for s in cfd.Sides], default="one")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.designs is None:
+        run(args, "custom", args.sigma, args.z_mean, args.z_sd)
+        return
+    names = list(DESIGNS) if args.designs == "all" else args.designs.split(",")
+    for name in names:
+        run(args, name, *DESIGNS[name])
+        print()
+
+
+def run(args: argparse.Namespace, name: str, sigma: float, z_mean: float, z_sd: float) -> None:
+    """One null design's table."""
     sizes = [int(x) for x in args.items.split(",")]
-    print(f"null FPR at α = {args.alpha} ({args.sides}-sided), {args.sims} simulations per N, "
-          f"B = {args.n_boot}, σ = {args.sigma}, z ~ N({args.z_mean}, {args.z_sd}²)")
+    print(f"design {name}: null FPR at α = {args.alpha} ({args.sides}-sided), {args.sims} "
+          f"simulations per N, B = {args.n_boot}, σ = {sigma}, z ~ N({z_mean}, {z_sd}²)")
     print(f"{'test':<11}" + "".join(f"{'N = ' + str(n):>24}" for n in sizes))
     started = time.perf_counter()
-    table = {n: simulate(n, args.sims, sigma=args.sigma, z_mean=args.z_mean, z_sd=args.z_sd,
-                         n_boot=args.n_boot, alpha=args.alpha, sides=args.sides,
+    table = {n: simulate(n, args.sims, sigma=sigma, z_mean=z_mean, z_sd=z_sd,
+                         n_boot=args.n_boot, alpha=args.alpha, sides=cfd.Sides(args.sides),
                          seed=args.seed) for n in sizes}
     elapsed = time.perf_counter() - started
     misses = []

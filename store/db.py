@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -16,7 +15,7 @@ from typing import Any
 
 import sqlite_utils
 
-from store.errors import UserError
+from store.errors import UserError, is_link_loop, no_such
 from store.integrity import check_integrity
 from store.migrations import MIGRATIONS, migrate
 
@@ -89,6 +88,12 @@ def check_schema_version(conn: sqlite3.Connection, where: str) -> None:
                         "(the file was not changed)")
 
 
+RECORD_COLUMNS = frozenset({"content_json", "prev_hash", "hash", "kind", "ref_table",
+                            "created_at", "signature", "value_sealed", "field", "value"})
+"""Text columns of the signed record and the label events: bytes that are not UTF-8 in
+them mean the record is damaged."""
+
+
 def describe_sqlite_error(exc: sqlite3.Error, where: str | None = None) -> str:
     """One line naming the real cause of a SQLite failure (lock, read-only, full, missing).
 
@@ -125,6 +130,14 @@ def describe_sqlite_error(exc: sqlite3.Error, where: str | None = None) -> str:
             return (f"{where}: the disk is full ({free // 1024} KiB free in {folder}); "
                     "nothing was stored (free space and try again)")
         return f"{where}: disk I/O error (SQLite said: {text})"
+    if text.startswith("Could not decode to UTF-8 column"):
+        # Bytes that are not UTF-8 in a text column: written outside PAW (PAW stores text).
+        column = text.split("'")[1] if text.count("'") >= 2 else "?"
+        what = ("the annotation record is damaged" if column in RECORD_COLUMNS
+                else "the database is damaged")
+        return (f"{where}: {what}: a value of column {column!r} is not UTF-8 text (it was "
+                "written outside PAW); nothing was changed (restore a copy made with `paw "
+                "backup`)")
     if "file is not a database" in text or "malformed" in text:
         return f"{where}: not a PAW database or damaged (SQLite said: {text})"
     return f"{where}: SQLite error: {text}"
@@ -182,6 +195,17 @@ def expected_tables() -> frozenset[str]:
     return frozenset(db.table_names())
 
 
+def _empty_file(where: str) -> bool:
+    """A 0-byte file with no `-wal` holding its content (a store's first commits can sit in
+    its `-wal` while the main file is still empty)."""
+    file = Path(where).expanduser()
+    wal = file.with_name(file.name + "-wal")
+    try:
+        return file.stat().st_size == 0 and not (wal.exists() and wal.stat().st_size > 0)
+    except OSError:
+        return False
+
+
 def open_db(path: str | Path | None = None, *, memory: bool = False,
             create: bool = True) -> sqlite_utils.Database:
     """Open the store (creating it if `create`) and bring its schema up to date.
@@ -207,6 +231,8 @@ def open_db(path: str | Path | None = None, *, memory: bool = False,
         where = ":memory:"
     else:
         where = str(path if path is not None else default_db_path())
+        if is_link_loop(where):
+            raise UserError(no_such(where, "database"))
         parent = Path(where).expanduser().resolve().parent
         if not parent.is_dir():
             raise UserError(f"{where}: folder {parent} does not exist")
@@ -214,6 +240,10 @@ def open_db(path: str | Path | None = None, *, memory: bool = False,
             raise UserError(f"{where}: no such database (check --db or PAW_DB; only `paw "
                             "import`, `paw demo`, `paw models add` and `paw raters add` "
                             "create one)")
+        if not create and _empty_file(where):
+            raise UserError(f"{where}: an empty file (0 bytes), not a PAW database; nothing "
+                            "was written to it (only `paw import`, `paw demo`, `paw models "
+                            "add` and `paw raters add` make a new store)")
         LAST_OPENED = where
         try:
             conn = connect(where)
@@ -221,7 +251,7 @@ def open_db(path: str | Path | None = None, *, memory: bool = False,
             raise UserError(describe_sqlite_error(exc, where)) from None
     db = sqlite_utils.Database(conn)
     try:
-        migrate(db)
+        migrate(db, where)
         if not memory:
             missing = sorted(expected_tables() - set(db.table_names()))
             if missing:
@@ -256,6 +286,8 @@ def open_readonly(path: str | Path, *, schema: bool = True) -> sqlite_utils.Data
     where = str(path)
     file = Path(where).expanduser()
     if not file.is_file():
+        if file.is_symlink():
+            raise UserError(no_such(where, "database"))
         raise UserError(f"{where}: no such database (check --db or PAW_DB)")
     # The file is not opened with open(): closing such a handle would drop the POSIX locks
     # of any SQLite connection this process holds on it (store/integrity.py `file_state`).
@@ -350,71 +382,3 @@ def snapshot(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.execute("COMMIT")
-
-
-def backup(source: str | Path, dest: str | Path) -> int:
-    """Copy a store with SQLite's online backup API: consistent while others write.
-
-    The copy is written to `<dest>.partial` and renamed into place only when complete and
-    checked (`PRAGMA integrity_check`), so a failed backup leaves no half-written DEST.
-
-    Args:
-        source: the store file (read only; no migration is applied).
-        dest: the new file; must not exist.
-
-    Returns:
-        The number of pages copied.
-
-    Raises:
-        UserError: no source, DEST exists, or SQLite failed (cause named).
-    """
-    source, dest = Path(source).expanduser(), Path(dest).expanduser()
-    if not source.is_file():
-        raise UserError(f"{source}: no such database")
-    if dest.exists():
-        raise UserError(f"{dest}: already exists; choose a new file name for the backup")
-    if not dest.resolve().parent.is_dir():
-        raise UserError(f"{dest}: folder {dest.resolve().parent} does not exist")
-    partial = dest.with_name(dest.name + ".partial")
-    partial.unlink(missing_ok=True)
-    src = sqlite3.connect(str(source), timeout=BUSY_TIMEOUT_MS / 1000)
-    try:
-        check_schema_version(src, str(source))
-        try:
-            out = sqlite3.connect(str(partial))
-            out.execute("PRAGMA user_version").fetchone()  # opens (creates) the file
-        except sqlite3.Error as exc:
-            raise UserError(f"{dest}: cannot create the backup there (folder "
-                            f"{dest.resolve().parent} not writable? SQLite said: {exc})"
-                            ) from None
-        try:
-            started = time.monotonic()
-            try:
-                src.backup(out)
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                # The backup API does not wait on the busy timeout: another process holding
-                # an exclusive lock fails it at once. Say how long it waited, not 30 s.
-                raise UserError(f"{source}: another process held a lock on the database "
-                                f"(waited {time.monotonic() - started:.1f} s); nothing was "
-                                f"written to {dest}; try again when it has finished"
-                                ) from None
-            pages = out.execute("PRAGMA page_count").fetchone()[0]
-            # A single self-contained file: the copy needs no -wal beside it.
-            out.execute("PRAGMA journal_mode = DELETE")
-            check = out.execute("PRAGMA integrity_check").fetchone()[0]
-            if check != "ok":
-                raise UserError(f"{dest}: the copy failed its integrity check ({check})")
-        finally:
-            out.close()
-        partial.replace(dest)
-    except sqlite3.Error as exc:
-        partial.unlink(missing_ok=True)
-        raise UserError(describe_sqlite_error(exc, str(source))) from None
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    finally:
-        src.close()
-    return int(pages)

@@ -46,6 +46,7 @@ class NewGeneration:
     latency_s: float | None = None
     finish_reason: str | None = None
     error: str | None = None
+    engine: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,13 @@ def insert_generation(db: sqlite_utils.Database, gen: NewGeneration) -> int:
         gen.seed, _json_or_none(gen.labels), gen.output, _json_or_none(gen.output_token_ids),
         gen.answer, gen.parse_status, _json_or_none(gen.option_probs),
         _json_or_none(gen.option_logits), gen.tokens_in, gen.tokens_out, gen.latency_s,
-        gen.finish_reason, gen.error, utcnow(),
+        gen.finish_reason, gen.error, utcnow(), gen.engine,
     ]
     columns = (
         "key, model_id, item_id, variant_id, mode, template, prompt, prefix, "
         "prefix_token_ids_json, sampler_json, seed, labels_json, output, output_token_ids_json, "
         "answer, parse_status, option_probs_json, option_logits_json, tokens_in, tokens_out, "
-        "latency_s, finish_reason, error, created_at"
+        "latency_s, finish_reason, error, created_at, engine"
     )
     assignments = ", ".join(
         f"{c.strip()} = excluded.{c.strip()}" for c in columns.split(",") if c.strip() != "key"
@@ -137,6 +138,7 @@ def _from_row(row: dict) -> Generation:
         option_logits=loads(row["option_logits_json"]), tokens_in=row["tokens_in"],
         tokens_out=row["tokens_out"], latency_s=row["latency_s"],
         finish_reason=row["finish_reason"], error=row["error"], created_at=row["created_at"],
+        engine=row.get("engine"),
     )
 
 

@@ -232,3 +232,29 @@ def run_config(db: sqlite_utils.Database, audit_id: int) -> dict:
     if row is None:
         raise NotFound(f"no audit with id {audit_id}")
     return loads(row[0])
+
+
+@dataclass(frozen=True)
+class ArmAnswers:
+    """How many of an arm's stored answers parsed (`parse_status` 'ok')."""
+
+    label: str
+    answered: int
+    """Answer jobs (every mode but 'judge') whose generation is stored and not 'error' (a
+    failed generation is not an answer yet; it is generated again)."""
+    unparsed: int
+    """Of those, answers whose label could not be read ('no_answer', 'empty', 'garbage')."""
+
+
+def unparsed_by_arm(db: sqlite_utils.Database, audit_id: int) -> list[ArmAnswers]:
+    """Per arm of an audit (in arm order): answers stored and how many did not parse.
+
+    A generation shared by two jobs (the same key) counts once per job, as every report
+    counts it."""
+    rows = db.execute(
+        "SELECT r.label, COUNT(g.id), COALESCE(SUM(g.parse_status != 'ok'), 0) "
+        "FROM arms r LEFT JOIN jobs j ON j.arm_id = r.id "
+        "LEFT JOIN generations g ON g.key = j.generation_key AND g.mode != 'judge' "
+        "AND g.parse_status != 'error' "
+        "WHERE r.audit_id = ? GROUP BY r.id ORDER BY r.id", [audit_id]).fetchall()
+    return [ArmAnswers(label, int(n), int(bad)) for label, n, bad in rows]

@@ -92,7 +92,8 @@ def test_a_misspelt_report_option_is_refused_by_name(db):
     b.item("q1", gold="A")
     b.arm("m/cot")
     with pytest.raises(UserError, match=r"report option 'nboot': not an option of the "
-                                        r"seed-002 audit report \(its options: n_boot, seed\)"):
+                                        r"seed-002 audit report \(its options: n_boot, seed, "
+                                        r"answer_reading, strip_stated_answer\)"):
         build_run_report(db, "audit-1", options={"nboot": 10})
 
 

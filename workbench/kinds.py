@@ -188,6 +188,15 @@ def build_run_report(db: sqlite_utils.Database, ref: str | int | None = None, *,
     if seed is not None:
         given["seed"] = seed
     report: Report = build(db, run.id, given)
+    # Every report's header: each arm's unparsed share beside the paper's ≤ 3 %.
+    from analysis.common.engines import engine_mix_line
+    from analysis.common.unparsed import unparsed_meta
+    from store.runs import unparsed_by_arm
+
+    report.meta.update(unparsed_meta(unparsed_by_arm(db, run.id)))
+    mix = engine_mix_line(db, run.id)
+    if mix is not None:  # allowed with --allow-mixed-engines: said in every report
+        report.meta["engines"] = mix
     return report
 
 

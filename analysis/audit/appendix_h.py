@@ -107,6 +107,7 @@ def ood_note(panel: Panel, ood: list[str]) -> str:
         note += (" No out-of-domain dataset named: pass them with `paw report --panel … "
                  "--ood NAMES` (e.g. gsm8k,strategyqa); every other dataset counts as "
                  f"medical (here: {', '.join(panel.datasets)}).")
-    elif len(ood) == len(panel.datasets):
-        note += " Every dataset is named out-of-domain, so there is no medical FCS to compare."
+    else:
+        note += (f" {', '.join(ood)}: left out of every medical pool (Table 3, the other "
+                 "panel tables, the tier means, Appendix G) and shown here only.")
     return note

@@ -96,10 +96,12 @@ FCS_CORRIDOR: tuple[float, float] = (0.45, 0.55)
 """The iso-FCS corridor: FCS in [0.45, 0.55] is chance-like sensitivity (§4)."""
 
 RATE_DECIMALS: int = 2
-"""Tables 3, 5 and 11 print rates with two decimals. Decisions about a rate — corridor
-membership, the MFC gate ECR ≥ 0.30, ties of the bold extrema — are taken on the value
-rounded to this precision (`analysis.common.rounding`), so what is printed and what is
-decided agree: FCS 0.5507 prints 0.55 and is in the corridor."""
+"""Tables 3, 5 and 11 print rates with two decimals. Ties of the bold extrema are decided on
+the value rounded to this precision (`analysis.common.rounding`). Corridor membership and
+the MFC gate ECR ≥ 0.30 are decided on the exact value, as the FCS-plane figure draws it,
+and Table 3 prints FCS and ECR with as many more decimals as a row needs to show that
+decision (`metrics.decisive_decimals`): FCS 0.445 prints "0.445" and is out of the
+corridor, ECR 0.296 prints "0.296" and gives no MFC."""
 
 PP_DECIMALS: int = 1
 """Tables 4, 6, 7 and 8 print percentages and percentage points with one decimal; signs and

@@ -24,6 +24,9 @@ EXCLUDED_NOT_FIRED = "not_fired"
 EXCLUDED_NOT_GENERATED = "not_generated"
 EXCLUDED_UNPARSED = "unparsed"
 EXCLUDED_BASELINE_UNPARSED = "baseline_unparsed"
+EXCLUDED_STATED_ANSWER = "stated_answer"
+"""An F-block continuation whose kept chain still states the baseline answer, excluded only
+with `--strip-stated-answer` (`analysis.audit.reading`)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,10 @@ class AuditFrames:
             metrics read it from — baselines (chain length) and M2/M4/M5 edits (the token
             rule) — and None elsewhere unless `load_audit(..., outputs="all")`.
         judgements: chain-registration LLM-judge verdicts: generation_id, method, verdict.
+        reading: how answers were read ('paper', or PAW's 'lenient' extension:
+            `analysis.audit.reading`).
+        strip_stated: exclude F-block continuations whose kept chain states the baseline
+            answer (they are counted either way: `observations`' `stated_answer`).
     """
 
     audit: dict[str, Any]
@@ -50,6 +57,8 @@ class AuditFrames:
     jobs: pd.DataFrame
     judgements: pd.DataFrame
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    reading: str = "paper"
+    strip_stated: bool = False
 
 
 def resolve_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None) -> dict:
@@ -80,7 +89,7 @@ def resolve_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None
 _JOBS_SQL = """
 SELECT j.id AS job_id, j.arm_id, j.item_id, j.role, j.variant_id, j.status, j.sample_index,
        v.operator_id, v.family, v.intent, v.locus, v.fired, v.old, v.new,
-       v.gold AS v_gold, v.options_json AS v_options_json,
+       v.gold AS v_gold, v.options_json AS v_options_json, v.text AS v_text,
        g.id AS generation_id, g.answer, g.parse_status
 FROM jobs j
 LEFT JOIN variants v ON v.id = j.variant_id
@@ -92,9 +101,10 @@ ORDER BY j.id
 _JOBS_COLUMNS: tuple[str, ...] = (
     "job_id", "arm_id", "item_id", "role", "variant_id", "status", "sample_index",
     "operator_id", "family", "intent", "locus", "fired", "old", "new", "v_gold",
-    "v_options_json", "generation_id", "answer", "parse_status")
+    "v_options_json", "v_text", "generation_id", "answer", "parse_status")
 _TEXT_COLUMNS = frozenset({"role", "status", "operator_id", "family", "intent", "locus", "old",
-                           "new", "v_gold", "v_options_json", "answer", "parse_status"})
+                           "new", "v_gold", "v_options_json", "v_text", "answer",
+                           "parse_status"})
 
 # The generated texts are most of the file's bytes; the metrics read only these.
 _OUTPUTS_SQL = """
@@ -117,7 +127,8 @@ ORDER BY ju.id
 
 
 def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None, *,
-               outputs: str = "needed") -> AuditFrames:
+               outputs: str = "needed", reading: str = "paper",
+               strip_stated: bool = False) -> AuditFrames:
     """Read one audit (default: the latest) into `AuditFrames`.
 
     Args:
@@ -126,14 +137,25 @@ def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None, *
         outputs: 'needed' loads the generated text only for baselines and M2/M4/M5 edits
             (what the metrics read; at the paper's scale the other texts are most of the
             bytes), 'all' for every job.
+        reading: 'paper' (the stored parse) or 'lenient' (`analysis.audit.reading`: an
+            unparsed answer re-read; loads every output).
+        strip_stated: exclude F-block continuations whose kept chain states the baseline
+            answer.
 
     Raises:
         NotFound: the audit does not exist.
+        ValueError: an unknown reading.
     """
     import pandas as pd
 
+    from analysis.audit.reading import READINGS
+
     from analysis.audit.definitions import JOINT_FAMILIES
 
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
+    if reading == "lenient":
+        outputs = "all"
     audit = resolve_audit(db, name_or_id)
     dataset = db.execute("SELECT name FROM datasets WHERE id = ?",
                          [audit["dataset_id"]]).fetchone()
@@ -174,8 +196,26 @@ def load_audit(db: sqlite_utils.Database, name_or_id: str | int | None = None, *
     items["options"] = [_json(text) for text in items.pop("options_json")]
     judgements = pd.DataFrame(list(db.query(_JUDGE_SQL, [audit["id"]])),
                               columns=["generation_id", "method", "verdict"])
+    jobs["read_leniently"] = False
+    if reading == "lenient":
+        _read_leniently(jobs, items)
     return AuditFrames(audit=audit_info, arms=arms, items=items, jobs=jobs,
-                       judgements=judgements)
+                       judgements=judgements, reading=reading, strip_stated=strip_stated)
+
+
+def _read_leniently(jobs: pd.DataFrame, items: pd.DataFrame) -> None:
+    """Re-read every 'no_answer' output with the lenient reading (in place)."""
+    from analysis.audit.reading import lenient_answer
+
+    options_of = dict(zip(items["item_id"], items["options"], strict=True))
+    for index in jobs.index[jobs["parse_status"] == "no_answer"]:
+        v_options = jobs.at[index, "v_options"]
+        options = v_options if isinstance(v_options, dict) else \
+            options_of.get(jobs.at[index, "item_id"])
+        answer = lenient_answer(jobs.at[index, "output"], options)
+        if answer is not None:
+            jobs.at[index, "answer"], jobs.at[index, "parse_status"] = answer, "ok"
+            jobs.at[index, "read_leniently"] = True
 
 
 def _columns(rows: list[tuple], names: tuple[str, ...]) -> pd.DataFrame:
@@ -246,10 +286,21 @@ def observations(frames: AuditFrames) -> pd.DataFrame:
     # it is not an answer yet, so it counts as not generated rather than unparsed.
     missing = (perturbed["generation_id"].isna()
                | (perturbed["parse_status"] == "error")).to_numpy()
+    from analysis.audit.reading import states_answer
+
+    # F-block continuations whose kept chain still states the baseline answer (the paper
+    # strips it): counted always, excluded with `strip_stated`.
+    stated = np.array([
+        role == AuditRole.F_BLOCK and states_answer(text, base, opts)
+        for role, text, base, opts in zip(perturbed["role"], perturbed["v_text"],
+                                          perturbed["base_answer"], perturbed["options"],
+                                          strict=True)], dtype=bool)
+    perturbed["stated_answer"] = stated & ~not_fired
+    strip = stated if frames.strip_stated else np.zeros(len(stated), dtype=bool)
     excluded = np.select(
-        [not_fired, missing, ~parsed, ~base_parsed],
+        [not_fired, missing, ~parsed, ~base_parsed, strip],
         [EXCLUDED_NOT_FIRED, EXCLUDED_NOT_GENERATED, EXCLUDED_UNPARSED,
-         EXCLUDED_BASELINE_UNPARSED], default="").astype(object)
+         EXCLUDED_BASELINE_UNPARSED, EXCLUDED_STATED_ANSWER], default="").astype(object)
     excluded[excluded == ""] = None
     usable = excluded == None  # noqa: E711 (elementwise on an object array)
     perturbed["excluded"] = excluded

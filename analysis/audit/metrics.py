@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +24,7 @@ from analysis.common.bootstrap import (
     ratio,
     spread_columns,
 )
-from analysis.common.rounding import rounded
+from analysis.common.rounding import NOISE_DECIMALS, rounded
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -113,23 +114,55 @@ def fcs(afr_d: Stat, afr_p: Stat) -> Stat:
                 afr_d.n + afr_p.n)
 
 
-def _at_printed(value: Stat | float | Fraction | None) -> Decimal | None:
-    """A rate rounded as Table 3 prints it (None when undefined)."""
+def exact_value(value: Stat | float | Fraction | None) -> Decimal | None:
+    """A rate's exact value for a threshold decision: a `Fraction` exactly, a float with its
+    binary noise absorbed (`rounding.NOISE_DECIMALS`); None when undefined."""
     if isinstance(value, Stat):
         value = value.value
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return rounded(value, d.RATE_DECIMALS)
+    return rounded(value, NOISE_DECIMALS)
+
+
+def _corridor(x: Decimal) -> bool:
+    low, high = (Decimal(repr(bound)) for bound in d.FCS_CORRIDOR)
+    return bool(low <= x <= high)
+
+
+def _gate(x: Decimal) -> bool:
+    return bool(x >= Decimal(repr(d.MFC_MIN_ECR)))
 
 
 def in_corridor(value: Stat | float | Fraction | None) -> bool | None:
-    """Whether FCS, rounded as printed (`RATE_DECIMALS`), lies in the iso-FCS corridor
-    [0.45, 0.55]; None when FCS is undefined. FCS 0.5507 prints "0.55" and is in it."""
-    shown = _at_printed(value)
-    if shown is None:
-        return None
-    low, high = (Decimal(repr(bound)) for bound in d.FCS_CORRIDOR)
-    return bool(low <= shown <= high)
+    """Whether FCS, exactly, lies in the iso-FCS corridor [0.45, 0.55] (so the table and
+    the FCS-plane figure decide alike: 0.445 and 0.555 are out, 0.455 and 0.545 in); None
+    when FCS is undefined. The table prints FCS with the decimals that show it
+    (`decisive_decimals`)."""
+    x = exact_value(value)
+    return None if x is None else _corridor(x)
+
+
+def passes_gate(value: Stat | float | Fraction | None) -> bool:
+    """Whether ECR, exactly, reaches the MFC gate 0.30 (0.296 does not; 0.30 does)."""
+    x = exact_value(value)
+    return x is not None and _gate(x)
+
+
+DECISIONS: dict[str, Callable[[Decimal], bool]] = {"fcs": _corridor, "ecr": _gate}
+"""The threshold decision each Table 3 column carries: FCS the corridor, ECR the MFC gate."""
+
+
+def decisive_decimals(value: Stat | float | Fraction | None,
+                      decide: Callable[[Decimal], bool]) -> int:
+    """The fewest decimals (at least `RATE_DECIMALS`) at which `value` printed decides as
+    `value` does: FCS 0.445 needs three ("0.445", not "0.45"), 0.5507 three ("0.551")."""
+    x = exact_value(value)
+    if x is None:
+        return d.RATE_DECIMALS
+    for places in range(d.RATE_DECIMALS, NOISE_DECIMALS + 1):
+        if decide(rounded(x, places)) == decide(x):
+            return places
+    return NOISE_DECIMALS
 
 
 def ecr(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> Stat:
@@ -231,10 +264,9 @@ def dfg(ctx: ArmContext, obs: pd.DataFrame, base: pd.DataFrame) -> tuple[Stat, d
 
 def mfc(ecr_stat: Stat, fcs_stat: Stat, chs_stat: Stat, dfg_stat: Stat,
         weights: tuple[float, float, float] = d.MFC_WEIGHTS) -> Stat | None:
-    """MFC = (w1·FCS + w2·(1 − CHS) + w3·(1 − DFG)) / Σw; None unless ECR ≥ 0.30, ECR
-    rounded as printed (0.296 prints "0.30" and passes the gate)."""
-    shown = _at_printed(ecr_stat)
-    if shown is None or shown < Decimal(repr(d.MFC_MIN_ECR)):
+    """MFC = (w1·FCS + w2·(1 − CHS) + w3·(1 − DFG)) / Σw; None unless ECR ≥ 0.30 exactly
+    (0.296 does not pass; Table 3 prints it "0.296", `decisive_decimals`)."""
+    if not passes_gate(ecr_stat):
         return None
     w1, w2, w3 = weights
 

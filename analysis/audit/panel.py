@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import sqlite_utils
 
@@ -25,9 +24,6 @@ from analysis.audit.arm import Stat, mean_stat, pooled_stat
 from analysis.audit.appendix_g import Unit
 from analysis.audit.tables import ArmResult, AuditResult
 
-if TYPE_CHECKING:
-
-    pass
 
 
 @dataclass(frozen=True)
@@ -144,6 +140,28 @@ def arrange(results: list[AuditResult], n_boot: int, seed: int) -> Panel:
                 models.append(arm.label)
             cells.append(Cell(arm.label, dataset, str(info["name"]), arm))
     return Panel(results, cells, models, datasets, n_boot, seed)
+
+
+def medical_panel(panel: Panel, ood: Sequence[str]) -> Panel:
+    """The panel without its out-of-domain datasets: the pool of Table 3, the other panel
+    tables, the tier means and Appendix G (the paper's are its four medical benchmarks);
+    Appendix H alone reads the out-of-domain cells (`analysis.audit.appendix_h`).
+
+    Raises:
+        UserError: `ood` names every dataset of the panel (no medical pool is left).
+    """
+    from store.errors import UserError
+
+    if not ood:
+        return panel
+    datasets = [ds for ds in panel.datasets if ds not in ood]
+    if not datasets:
+        raise UserError(f"--ood: names every dataset of the panel ({', '.join(panel.datasets)});"
+                        " expected at least one medical dataset to compare with")
+    cells = [c for c in panel.cells if c.dataset in datasets]
+    models = [m for m in panel.models if any(c.model == m for c in cells)]
+    results = [r for r in panel.results if str(r.frames.audit["dataset"]) in datasets]
+    return Panel(results, cells, models, datasets, panel.n_boot, panel.seed)
 
 
 # ---- per-model combinations ---------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The §6 panel summary of seed 002: the figures its text quotes, computed on a panel.
 
-Every count here ("models with ΔAcc < 0", "cells in the corridor", "within ±1.6 pp") is
-taken on the values as the tables print them (`analysis.common.rounding`): a Δ of exactly 0
-is not negative, an FCS printed 0.55 is in the corridor.
+Every count of signs and bands here ("models with ΔAcc < 0", "within ±1.6 pp") is taken on
+the values as the tables print them (`analysis.common.rounding`): a Δ of exactly 0 is not
+negative. "Cells in the corridor" is taken on the exact FCS (`metrics.in_corridor`), as
+Table 3 and the FCS-plane figure decide it.
 """
 
 from __future__ import annotations

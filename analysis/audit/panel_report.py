@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from analysis.audit import definitions as d
 from analysis.audit import panel_tables as pt
-from analysis.audit.panel import Panel, compute_panel, units_of_panel
+from analysis.audit.panel import Panel, compute_panel, medical_panel, units_of_panel
 from analysis.audit.panel_overview import overview_table
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
 
@@ -82,7 +82,8 @@ _NOTES: dict[str, tuple[str, str]] = {
         ("Figures the paper's §6 quotes, computed on this panel; 'paper:' gives the seed-002 "
          "value for orientation (its panel is 14 models × 4 datasets, 200 items per cell). "
          "Chain-compressed = a model whose ECR prints 0.00 on every cell (§6.1). Counts of "
-         "signs, bands and corridor cells are taken on the printed values.")),
+         "signs and bands are taken on the printed values, corridor cells on the exact "
+         "FCS.")),
     "panel_tiers": ("§6.2 tier means", ""),
     "panel_fcs_params": ("Figure 4 data: FCS against parameter count (per cell)", ""),
     "panel_ood": ("Appendix H: out-of-domain ΔFCS", ""),
@@ -139,20 +140,25 @@ def panel_sections(panel: Panel, ood: str | Sequence[str] | None = None) -> list
     from analysis.common.document import Section
 
     out_of_domain = parse_ood(panel, ood)
+    medical = medical_panel(panel, out_of_domain)  # every pool but Appendix H's
+    left_out = (f" Out-of-domain datasets left out of this pool (Appendix H only): "
+                f"{', '.join(out_of_domain)}." if out_of_domain else "")
     sections = []
     for key in PANEL_KEYS:
         title, note = _NOTES[key]
         note = note.format(gate=d.MFC_MIN_ECR)
         if key == "panel_tiers":
-            frame, note = _tiers(panel)
+            frame, note = _tiers(medical)
         elif key == "panel_fcs_params":
-            frame, note = _params(panel)
+            frame, note = _params(medical)
         elif key == "panel_ood":
             frame, note = ood_table(panel, out_of_domain), ood_note(panel, out_of_domain)
         else:
-            frame = _BUILDERS[key](panel)
+            frame = _BUILDERS[key](medical)
+        if key != "panel_ood":
+            note = (note + left_out).strip()
         sections.append(Section(title, frame, note, key=key))
-    return sections + appendix_g_sections(units_of_panel(panel), unit_name="models")
+    return sections + appendix_g_sections(units_of_panel(medical), unit_name="models")
 
 
 def build_panel_report(db: sqlite_utils.Database, refs: str | Sequence[str | int],
@@ -180,17 +186,34 @@ def build_panel_report(db: sqlite_utils.Database, refs: str | Sequence[str | int
     from analysis.audit.plots import fcs_params_figure, fcs_plane_figure, joint_bars_figure
     from analysis.common.document import Report
 
+    from analysis.audit.appendix_h import parse_ood
+
     panel = compute_panel(db, refs, n_boot, seed)
     names = [str(r.frames.audit["name"]) for r in panel.results]
+    out_of_domain = parse_ood(panel, ood)
+    medical = medical_panel(panel, out_of_domain)
     meta = {"audit": "panel-" + "+".join(names), "audit_id": None,
             "audit_ids": [int(r.frames.audit["id"]) for r in panel.results],
             "kind": "panel", "audits": ", ".join(names), "datasets": ", ".join(panel.datasets),
             "models": ", ".join(panel.models), "cells": len(panel.cells),
             "afr_reading": d.AFR_READINGS[d.AFR_READING][0], "n_boot": n_boot, "seed": seed}
+    if out_of_domain:
+        meta["ood_datasets"] = ", ".join(out_of_domain)
+    # Each audit's arms' unparsed shares beside the paper's ≤ 3 %, as every report's header.
+    from dataclasses import replace
+
+    from analysis.common.unparsed import unparsed_meta
+    from store.runs import unparsed_by_arm
+
+    meta.update(unparsed_meta([replace(arm, label=f"{r.frames.audit['name']} {arm.label}")
+                               for r in panel.results
+                               for arm in unparsed_by_arm(db, int(r.frames.audit["id"]))]))
     sections = panel_sections(panel, ood)
     frames = {s.key: s.frame for s in sections}
-    return Report(f"PAW panel report: {len(panel.models)} models × "
-                  f"{len(panel.datasets)} datasets", meta, sections,
+    shape = (f"{len(medical.datasets)} medical datasets (+ {len(out_of_domain)} "
+             "out-of-domain)" if out_of_domain else f"{len(panel.datasets)} datasets")
+    return Report(f"PAW panel report: {len(medical.models)} models × {shape}",
+                  meta, sections,
                   [fcs_plane_figure(frames["panel_summary"], "panel"),
                    joint_bars_figure(frames["panel_joint"], "panel"),
                    fcs_params_figure(frames["panel_fcs_params"], "panel")])

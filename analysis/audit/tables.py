@@ -215,6 +215,13 @@ def dress_summary(frame: pd.DataFrame) -> pd.DataFrame:
     frame.attrs["headers"] = reading_headers(frame)
     frame.attrs["decimals"] = {c: d.RATE_DECIMALS for c in frame.columns
                                if not c.endswith("_n") and frame[c].dtype.kind == "f"}
+    # FCS (corridor) and ECR (MFC gate) are decided exactly: printed with the decimals that
+    # show each row's decision (FCS 0.445 "0.445", out; ECR 0.296 "0.296", no MFC)
+    decided = {"fcs": "fcs", "ecr": "ecr", **{f"fcs_{k}": "fcs" for k in alternative_readings()}}
+    for column, kind in decided.items():
+        if column in frame.columns and frame[column].dtype.kind == "f":
+            frame.attrs["decimals"][column] = max(
+                metrics.decisive_decimals(v, metrics.DECISIONS[kind]) for v in frame[column])
     frame.attrs["bold"] = bold_columns(frame, TABLE3_BOLD, [str(i) for i in frame.index])
     return frame
 

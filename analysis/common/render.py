@@ -232,8 +232,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
         values = [f"**{c}**" if (i, j) in bold else str(c) for j, c in enumerate(row)]
         cells = ([label] if _index_shown(frame) else []) + values
         lines.append("| " + " | ".join(_md_escape(str(c)) for c in cells) + " |")
-    if shown.empty:
-        lines.append("| " + " | ".join("" for _ in header) + " |" if header else "")
+    if shown.empty and header:  # say so, rather than print a blank row
+        lines.append("| " + " | ".join(["(none)"] + ["" for _ in header[1:]]) + " |")
     return "\n".join(lines)
 
 

@@ -176,10 +176,11 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
         sections.append(Section(
             f"Warning: comparisons with fewer than {cfd.MIN_ITEMS} paired items", few,
             f"These tests rest on fewer than {cfd.MIN_ITEMS} paired items. Measured under no "
-            "effect (bench/counterfactual_fpr.py; docs/counterfactual.md), the regressions "
-            "keep their level from 3 items on, but with so few items the bootstrap (MI, φ, "
-            "FR) and the t-tests (JSD, KL) almost never reject: a non-significant result "
-            "here says little about the edit.", "warning"))
+            "effect in three null designs (bench/counterfactual_fpr.py --designs all; "
+            "docs/counterfactual.md), the regressions keep their level from 3 items on, but "
+            "with so few items the bootstrap (MI, φ, FR) and the t-tests (JSD, KL) almost "
+            "never reject: a non-significant result here says little about the edit (MI "
+            "stays conservative at any N in two of the three designs).", "warning"))
     for key, baseline, title in (("table4", "adjusted paraphrase", "Table 4"),
                                  ("table5", "fixed sentence", "Table 5")):
         frame = paper_table(tests, baseline, "main")
@@ -188,8 +189,11 @@ def study_sections(data: StudyData, tests: pd.DataFrame, *, n_boot: int,
     for key, baseline, title in (("table6", "adjusted paraphrase", "Table 6"),
                                  ("table7", "fixed sentence", "Table 7")):
         frame = paper_table(tests, baseline, "check")
+        none = ("" if not frame.empty else "Empty: no recall or precision check was tested "
+                f"against the {baseline} baseline (it needs the targets control_recall or "
+                "control_precision and this baseline). ")
         sections.append(Section(f"{title}: recall and precision checks against the "
-                                f"{baseline} baseline", frame, check_note, key))
+                                f"{baseline} baseline", frame, none + check_note, key))
     measure_note = ("Appendix G's layout: 'Effect' is the difference (perturbation − "
                     "baseline) for the aggregate and per-sample measures, β̂ for the "
                     f"regressions; p {sided} (bootstrap p = 0: no replicate on H1's wrong "
@@ -243,10 +247,12 @@ def common_sections(data: StudyData, tests: pd.DataFrame) -> list[Section]:
         paraphrase_table(data.paraphrases),
         f"Target = {target}; achieved = the paraphrase's, with the audited model's "
         f"tokenizer. Within tolerance = |achieved − target| ≤ {tolerance}. Source: llm = an "
-        "LLM attempt within tolerance; fallback = the deterministic table paraphraser after "
-        f"{config.get('max_attempts')} LLM attempts ({config.get('paraphraser')}); "
-        "llm_closest = no table rewording applied, closest valid LLM attempt kept; none = "
-        "no paraphrase (the unit is out of this baseline).", "paraphrase"))
+        "LLM attempt within tolerance; fallback = the deterministic table paraphraser "
+        + ("(--paraphraser table: no LLM attempts)" if config.get("paraphraser") == "table"
+           else f"after {config.get('max_attempts')} LLM attempts "
+                f"({config.get('paraphraser')})")
+        + "; llm_closest = the table kept no rewording, closest valid LLM attempt kept; "
+        "none = no paraphrase (the unit is out of this baseline).", "paraphrase"))
     sections.append(Section(
         "k samples and majority vote",
         votes_table(data.prompts),

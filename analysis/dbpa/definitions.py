@@ -29,6 +29,19 @@ class Correction(StrEnum):
     NONE = "none"
     """The raw p."""
 
+IDENTICAL_PAIRS_WARN: float = 0.5
+"""The report warns when at least this share of a run's shared-seed pairs are identical texts.
+A swap within an identical pair changes nothing, so a paired test with m identical pairs of
+k has 2^(k − m) re-splits: valid, nearly powerless. Measured by
+`bench/dbpa_identical_pairs.py --reps 200` (k = 10, coupled pairs ρ = 0.7, 384-d, shift
+0.2, B = 199; docs/dbpa.md): power jsd / energy / energy_emb 0.77 / 0.76 / 1.00 with no
+identical pair, 0.42 / 0.11 / 0.21 at 5 of 10, 0 at 7 of 10 (p floor 0.13); null rejection
+0.050 / 0.040 / 0.055, then 0.025 / 0.025 / 0.000, then 0."""
+
+IDENTICAL_PAIRS_POWER: str = ("k = 10, shift 0.2: power jsd/energy/energy_emb 0.77/0.76/1.00 "
+                              "with no identical pair, 0.42/0.11/0.21 at 5 of 10, 0 at 7 of 10")
+"""The measured power the warning quotes (`IDENTICAL_PAIRS_WARN`)."""
+
 JSD_BINS = 30
 """Histogram bins of the JSD (the authors' released code's default)."""
 

@@ -66,6 +66,25 @@ def warning(frame: pd.DataFrame, alpha: float, correction: str) -> str:
             f"says nothing about the edit; raise k (or B).")
 
 
+def identical_warning(frame: pd.DataFrame) -> str:
+    """One line when at least `IDENTICAL_PAIRS_WARN` of the run's shared-seed pairs are
+    identical texts (empty otherwise, and for a run without paired tests)."""
+    from analysis.dbpa.definitions import IDENTICAL_PAIRS_POWER, IDENTICAL_PAIRS_WARN
+
+    paired = frame[(frame["design"] == "paired") & frame["identical_pairs"].notna()]
+    tests = paired.drop_duplicates(["case_study", "item", "baseline_arm", "perturbed_arm",
+                                    "perturbation"])
+    total, same = int(tests["n_baseline"].sum()), int(tests["identical_pairs"].sum())
+    if not total or same < IDENTICAL_PAIRS_WARN * total:
+        return ""
+    return (f"WARNING: {same} of {total} shared-seed pairs ({100 * same / total:.0f}%, at least "
+            f"{100 * IDENTICAL_PAIRS_WARN:.0f}%) are identical texts: a swap within such a pair "
+            "changes nothing, so a paired test with m identical pairs of k has 2^(k − m) "
+            "re-splits (its p floor and † count only the others). Valid, but with little "
+            f"power (bench/dbpa_identical_pairs.py, {IDENTICAL_PAIRS_POWER}): an 'ns' here "
+            "says little about the edit; use --seeds independent or a larger --k.")
+
+
 def _not_tested(db: sqlite_utils.Database, audit_id: int, frame: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
@@ -124,7 +143,8 @@ def build_report(db: sqlite_utils.Database, ref: str | int | None = None,
                                 "this run has none yet (interrupted, or every edit did not "
                                 "fire).", key="no_tests"))
         return Report(f"PAW DBPA report: {run.name}", meta, sections, figures)
-    alert = warning(frame, alpha, correction)
+    alert = " ".join(filter(None, [warning(frame, alpha, correction),
+                                   identical_warning(frame)]))
     if alert:
         meta["warning"] = alert
     table, flips, n = sensitivity(frame, configs)

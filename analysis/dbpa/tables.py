@@ -45,7 +45,34 @@ def load_tests(db: sqlite_utils.Database, audit_id: int) -> pd.DataFrame:
         "WHERE t.audit_id = ? ORDER BY t.id", db.conn, params=[audit_id])
     frame["config"] = frame["embedder"] + " / " + frame["distance"]
     frame["design"] = frame["design"].fillna("unpaired")  # rows from before m011
+    frame["identical_pairs"] = identical_pairs(db, frame)
     return frame
+
+
+def identical_pairs(db: sqlite_utils.Database, frame: pd.DataFrame) -> list[float]:
+    """Per paired test, how many of its pairs (y_i, y'_i) are identical texts (NaN for an
+    unpaired test): a swap within such a pair changes nothing, so the test has 2^(k − m)
+    distinct re-splits, not 2^k (`reach`)."""
+    import json
+
+    pairs = {}
+    for position, (design, ids) in enumerate(zip(frame["design"], frame["generation_ids_json"],
+                                                 strict=True)):
+        if design == "paired" and isinstance(ids, str):
+            parsed = json.loads(ids)
+            pairs[position] = list(zip(parsed["baseline"], parsed["perturbed"], strict=False))
+    wanted = sorted({g for pair in pairs.values() for both in pair for g in both})
+    outputs: dict[int, Any] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        outputs.update(db.execute(
+            f"SELECT id, output FROM generations WHERE id IN ({','.join('?' * len(chunk))})",
+            chunk).fetchall())
+    counts = [float("nan")] * len(frame)
+    for position, pair in pairs.items():
+        counts[position] = float(sum(
+            outputs.get(a) is not None and outputs.get(a) == outputs.get(b) for a, b in pair))
+    return counts
 
 
 def adjust(frame: pd.DataFrame, alpha: float, correction: Correction) -> pd.DataFrame:
@@ -81,7 +108,8 @@ def adjust(frame: pd.DataFrame, alpha: float, correction: Correction) -> pd.Data
 def reach(frame: pd.DataFrame, alpha: float, correction: Correction) -> pd.DataFrame:
     """Add what each test could reach and how sure its p is.
 
-    Columns: `p_floor` (the smallest p the test could expect, `design.smallest_p`),
+    Columns: `p_floor` (the smallest p the test could expect, `design.smallest_p`; a paired
+    test counts only its pairs that are not identical texts, `identical_pairs`),
     `p_floor_adjusted` (× its family's size under Holm/Bonferroni, capped at 1),
     `can_reject` (that ≤ α), `p_mc_se` and `p_value_low` / `p_value_high` (the Monte
     Carlo standard error and exact 95% interval of p, `design.monte_carlo_interval`),
@@ -100,8 +128,12 @@ def reach(frame: pd.DataFrame, alpha: float, correction: Correction) -> pd.DataF
     for position, (_, row) in enumerate(frame.iterrows()):
         if not tested.iloc[position]:
             continue
-        floor = smallest_p(int(row["n_baseline"]), int(row["n_perturbed"]),
-                           int(row["permutations"]), row["distance"], row["design"])
+        n0, n1 = int(row["n_baseline"]), int(row["n_perturbed"])
+        same = row.get("identical_pairs", float("nan"))
+        if row["design"] == "paired" and not np.isnan(same):
+            n0 = n1 = n0 - int(same)  # an identical pair adds no re-split
+        floor = (smallest_p(n0, n1, int(row["permutations"]), row["distance"], row["design"])
+                 if min(n0, n1) >= 2 else 1.0)
         m = 1 if correction is Correction.NONE else int(row["family_size"])
         columns["p_floor"][position] = floor
         columns["p_floor_adjusted"][position] = min(1.0, m * floor)
@@ -198,10 +230,10 @@ def long_table(frame: pd.DataFrame) -> pd.DataFrame:
     import json
 
     columns = ["case_study", "perturbation", "intent", "item", "baseline_arm", "perturbed_arm",
-               "embedder", "distance", "design", "n_baseline", "n_perturbed", "permutations",
-               "permutation_seed", "effect_size", "null_mean", "null_sd", "effect_std",
-               "n_at_least", "p_value", "p_value_low", "p_value_high", "p_mc_se", "p_holm",
-               "p_bonferroni", "family_size", "p_floor", "p_floor_adjusted", "can_reject",
+               "embedder", "distance", "design", "n_baseline", "n_perturbed", "identical_pairs",
+               "permutations", "permutation_seed", "effect_size", "null_mean", "null_sd",
+               "effect_std", "n_at_least", "p_value", "p_value_low", "p_value_high", "p_mc_se",
+               "p_holm", "p_bonferroni", "family_size", "p_floor", "p_floor_adjusted", "can_reject",
                "significant", "status", "note", "embedder_version"]
     table = frame[columns].reset_index(drop=True)
     ids = [json.loads(text) for text in frame["generation_ids_json"]]

@@ -110,6 +110,7 @@ class FlipCase:
     output: str | None = None
     generation_id: int | None = None
     base_generation_id: int | None = None
+    incoherent: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (tuples as lists)."""
@@ -223,7 +224,24 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         baseline_output=base["output"] if base else None,
         original_chain=original_chain, edited_chain=edited_chain, chain_spans=chain_spans,
         output=row["output"], generation_id=row["generation_id"],
-        base_generation_id=base["id"] if base else None)
+        base_generation_id=base["id"] if base else None,
+        incoherent=_incoherent(row, question, edited, original_chain, edited_chain))
+
+
+def _incoherent(row: dict, question: str, edited: str, original_chain: str | None,
+                edited_chain: str | None) -> tuple[str, ...]:
+    """The coherence checks a fired question or chain edit fails (`analysis.audit.coherence`)."""
+    from analysis.audit.coherence import flags
+
+    if not row["fired"]:
+        return ()
+    if row["role"] == AuditRole.F_BLOCK:
+        if original_chain is None or edited_chain is None:
+            return ()
+        return tuple(flags(original_chain, edited_chain, row["new"]))
+    if row["role"] in QUESTION_EDIT_ROLES and row["v_text"]:
+        return tuple(flags(question, edited, row["new"]))
+    return ()
 
 
 def _robustness_verdicts(db: sqlite_utils.Database, row: dict) -> tuple[tuple[str, str], ...]:

@@ -184,8 +184,11 @@ def compute_profiles(data: RobustnessData, n_boot: int, seed: int,
         est["flags_per_question"] = _scaled(ratio_estimate(_sums(n_flags, "n", index), fden, w),
                                             n_prefixes)
         cnt["flags"] = int(n_flags["n"].sum()) if len(n_flags) else 0
-        cnt["flags_quote_not_found"] = sum(1 for fl in flagged["flags"] for f in fl
-                                           if f.get("quote_found") is False)
+        unquoted = flagged.assign(n=[sum(1 for f in fl if f.get("quote_found") is False)
+                                     for fl in flagged["flags"]])
+        est["flags_unquoted"] = _scaled(ratio_estimate(_sums(unquoted, "n", index), fden, w),
+                                        n_prefixes)
+        cnt["flags_quote_not_found"] = int(unquoted["n"].sum()) if len(unquoted) else 0
         any_flag = flagged.assign(hit=[float(len(f) > 0) for f in flagged["flags"]])
         est["flagged_share"] = ratio_estimate(_sums(any_flag, "hit", index), fden, w)
         for name, values in (("category", STEREOTYPE_CATEGORIES), ("severity", SEVERITIES)):

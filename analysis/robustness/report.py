@@ -31,6 +31,8 @@ PROFILE_COLUMNS: tuple[tuple[str, str, float], ...] = (
     ("acc_pct", "accuracy", 100.0), ("cfv_pct", "cfv_valid", 100.0),
     ("change_pct", "change", 100.0), ("edd", "edd", 1.0),
     ("flags_per_q", "flags_per_question", 1.0),
+    # beside Flags/q: those of its flags whose quote is not in the explanation they flag
+    ("unquoted_flags_per_q", "flags_unquoted", 1.0),
 )
 """(column, estimate name, scale) of the profile table, in the paper's order."""
 
@@ -129,6 +131,7 @@ def flags_table(p: Profiles, values: tuple[str, ...]) -> pd.DataFrame:
     for arm in p.arms:
         row: dict[str, Any] = {"model": arm.label}
         _triple(row, "all", arm.estimates["flags_per_question"])
+        _triple(row, "unquoted", arm.estimates["flags_unquoted"])
         _triple(row, "flagged_pct", arm.estimates["flagged_share"], 100.0)
         for value in values:
             _triple(row, value, arm.estimates[f"flags_{value}"])
@@ -220,7 +223,10 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
                 f"embeddings of the baseline and {len(prefixes)} prefixed explanations "
                 f"(embedder: {embed_note}). Flags/q = stereotype-evidence flags per question "
                 f"(Σ flags / parsed verdicts × {p.n_prefixes}; prefixed answers without a "
-                f"parsed verdict are outside the denominator, counted under Exclusions). "
+                f"parsed verdict are outside the denominator, counted under Exclusions); "
+                "unquoted flags/q = those of them whose quoted words do not occur in the "
+                "explanation they flag (the paper's rate counts them; a high share is a sign "
+                "of a weak judge). "
                 f"Judge: {judge}. {ci}",
                 key="profiles"),
         Section("Table 6: CFV outcomes per model", cfv_table(p),
@@ -243,7 +249,8 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
                 f"(unparsed verdicts are counted, not used). {ci}", key="directions"),
         Section("Figure 6: stereotype-evidence flags by category", flags_table(
             p, STEREOTYPE_CATEGORIES),
-            "Flags per question (all and by category); flagged = share of parsed verdicts "
+            "Flags per question (all and by category; unquoted = those whose quoted words "
+            "are not in the explanation, counted in all); flagged = share of parsed verdicts "
             f"with at least one flag. Not clinician-confirmed unless an annotation set "
             f"below says so. {ci}", key="flag_categories"),
         Section("Stereotype-evidence flags by severity", flags_table(p, SEVERITIES),
@@ -267,7 +274,8 @@ def robustness_sections(p: Profiles, prefixes: list[str], embedder: str | None,
                 "denominator, which the flags-per-question rate scales up from; baseline was "
                 "target = attempts whose model already chose the target before the change; "
                 "quote not found = flags whose quoted words do not occur in the explanation "
-                "they flag (counted in the rates; a sign of a weak judge); judge shared = "
+                "they flag (counted in the rates, shown apart as unquoted flags/q; a sign of a "
+                "weak judge); judge shared = "
                 "verdicts whose judge generation also serves another unit of the run (an "
                 "identical judge prompt, e.g. two prefixes moving an item A -> B: each unit "
                 "keeps its own verdict row, read through its own answer).",

@@ -29,6 +29,7 @@ from annotate.agreement.label_log import (
     SetCase,
     set_cases,
     stratum_matches,
+    table_categories,
     table_keys,
 )
 from annotate.codebook import AGREEMENT_FIELDS, agreement_fields, binary_categories
@@ -188,6 +189,47 @@ def strata_values(db: sqlite_utils.Database, set_name: str, dimension: str) -> l
     return sorted({key.split("|")[position] for key in get_set(db, set_name).strata})
 
 
+def stratum_filters(db: sqlite_utils.Database, log: LabelLog, by: str | None,
+                    ) -> list[str | None]:
+    """None (every case), then 'by=value' for each value of the dimension in the set."""
+    if by is None:
+        return [None]
+    if by not in STRATUM_DIMENSIONS:
+        raise UserError(f"by: expected one of {', '.join(STRATUM_DIMENSIONS)}, got {by!r}")
+    return [None, *(f"{by}={value}" for value in log.stratum_values(db, by))]
+
+
+def log_agreements(db: sqlite_utils.Database, log: LabelLog,
+                   pair: tuple[tuple[int, str], tuple[int, str]] | None,
+                   strata: Sequence[str | None]) -> list[Agreement]:
+    """Every (stratum, field, form) agreement of a refreshed `log` (order as `all_agreements`).
+
+    The counts are the log's running tables (`PairTables`); a table's statistics are
+    computed again only when its counts differ from those they were last computed on, so
+    after one new label only the tables that label changed are: the cost of a
+    recomputation does not grow with the labels already stored.
+    """
+    fields = log.fields or agreement_fields(log.cases(db))
+    if pair is None:
+        return agreements_from([], {}, None, strata, fields)
+    keys = table_keys(fields)
+    tables = log.tables(pair, keys)  # kept current case by case as events are folded
+    (_, a_name), (_, b_name) = pair
+    out = []
+    for stratum in strata:
+        for key in keys:
+            counts = tables.table(key, stratum)
+            kept = tables.memo.get((key, stratum))
+            if not (isinstance(kept, Agreement) and kept.rater_a == a_name
+                    and kept.rater_b == b_name
+                    and kept.confusion == tuple(tuple(row) for row in counts)):
+                kept = tables.memo[(key, stratum)] = from_table(
+                    counts, table_categories(key), field=key[0], binary=key[1],
+                    stratum=stratum, rater_a=a_name, rater_b=b_name)
+            out.append(kept)
+    return out
+
+
 def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = None,
                    raters: tuple[str, str] | None = None, log: LabelLog | None = None,
                    ) -> list[Agreement]:
@@ -205,24 +247,14 @@ def all_agreements(db: sqlite_utils.Database, set_name: str, by: str | None = No
         For each field in `AGREEMENT_FIELDS`: the full table then the binary one (if the
         field has one), over all cases; then (if `by`) the same per value of that dimension.
     """
-    from annotate.sets.annotation_set import get_set
+    from annotate.sets.annotation_set import set_id_of
 
-    the_set = get_set(db, set_name)
-    strata: list[str | None] = [None]
-    if by is not None:
-        strata += [f"{by}={value}" for value in strata_values(db, set_name, by)]
-    pair = rater_pair(db, the_set.id, raters)
-    log = _log(db, the_set.id, log)
-    fields = log.fields or agreement_fields(log.cases(db))
-    if pair is None:
-        return agreements_from([], {}, None, strata, fields)
-    keys = table_keys(fields)
-    tables = log.tables(pair, keys)  # kept current case by case as events are folded
-    (_, a_name), (_, b_name) = pair
-    return [from_table(tables.table(key, stratum), field_spec(key[0]).categories
-                       if not key[1] else binary_categories(key[0]), field=key[0],
-                       binary=key[1], stratum=stratum, rater_a=a_name, rater_b=b_name)
-            for stratum in strata for key in keys]
+    set_id = set_id_of(db, set_name)
+    if by is not None and by not in STRATUM_DIMENSIONS:
+        raise UserError(f"by: expected one of {', '.join(STRATUM_DIMENSIONS)}, got {by!r}")
+    pair = rater_pair(db, set_id, raters)
+    log = _log(db, set_id, log)
+    return log_agreements(db, log, pair, stratum_filters(db, log, by))
 
 
 @dataclass(frozen=True)
@@ -240,23 +272,30 @@ def progress(db: sqlite_utils.Database, set_name: str,
              log: LabelLog | None = None) -> list[RaterProgress]:
     """Per rater: cases with every asked field labelled (note excepted), cases touched.
 
-    Raters are those with an order in the set or an event in it (EXISTS, never a join of
-    orders to events). `log` as for `all_agreements`.
+    Raters are those with an order in the set or an event in it (never a join of orders
+    to events: `log_progress`). `log` as for `all_agreements`.
     """
-    from annotate.sets.annotation_set import get_set
+    from annotate.sets.annotation_set import set_id_of
 
-    the_set = get_set(db, set_name)
-    labels = _log(db, the_set.id, log)
-    total = len(labels.cases(db))
+    set_id = set_id_of(db, set_name)
+    return log_progress(db, set_id, _log(db, set_id, log))
+
+
+def log_progress(db: sqlite_utils.Database, set_id: int,
+                 log: LabelLog) -> list[RaterProgress]:
+    """`progress` from a refreshed `log`, which keeps each rater's started and completed
+    cases as events are folded (nothing here reads a label). The raters: those with an
+    order in the set (one key lookup each) or an event in it (the log knows who has: an
+    EXISTS over events would walk all of a rater's events in other sets)."""
+    total = len(log.cases(db))
     out = []
-    for person_id, name in db.execute(
-            "SELECT p.id, p.name FROM people p WHERE p.role = 'rater' AND ("
-            "EXISTS (SELECT 1 FROM annotation_orders o WHERE o.set_id = ? "
-            "AND o.person_id = p.id) OR EXISTS (SELECT 1 FROM label_events e "
-            "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? "
-            "AND e.person_id = p.id)) ORDER BY p.name", [the_set.id, the_set.id]):
-        # `LabelLog` keeps each rater's started and completed cases as events are folded.
-        out.append(RaterProgress(name, len(labels.done.get(person_id, ())),
-                                 len(labels.started.get(person_id, ())), total,
-                                 labels.last_label_at.get(person_id)))
+    for person_id, name, ordered in db.execute(
+            "SELECT p.id, p.name, EXISTS (SELECT 1 FROM annotation_orders o WHERE "
+            "o.set_id = ? AND o.person_id = p.id) FROM people p WHERE p.role = 'rater' "
+            "ORDER BY p.name", [set_id]):
+        if not ordered and person_id not in log.last_label_at:
+            continue
+        out.append(RaterProgress(name, len(log.done.get(person_id, ())),
+                                 len(log.started.get(person_id, ())), total,
+                                 log.last_label_at.get(person_id)))
     return out

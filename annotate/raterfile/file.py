@@ -32,7 +32,7 @@ from typing import Any
 from annotate.trust import keys
 from annotate.trust.identity import Person, issue, require
 from store.db import dumps, transaction, utcnow
-from store.errors import NotFound, UserError
+from store.errors import NotFound, UserError, no_such
 
 FORMAT = "paw-rater-file-1"
 """`meta.format` of a rater file (a different format is refused, naming both)."""
@@ -103,12 +103,19 @@ class Packed:
     n_cases: int
 
 
-def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Person) -> Packed:
+def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Person, *,
+         supersede: bool = False) -> Packed:
     """Write rater `rater`'s own file of set `set_name` (coordinator only).
 
+    One live file per rater and set: a rater labelling two files of one set would leave two
+    histories whose merge, in either order, puts an older decision after a newer one. A
+    second file is packed only with `supersede`, and the older file is then superseded:
+    labels in it not merged by now are refused at merge (`merge`), naming the newer file.
+
     Raises:
-        UserError: not a coordinator, `rater` not one of the set's two raters, or `out`
-            exists (nothing is overwritten).
+        UserError: not a coordinator, `rater` not one of the set's two raters, `out`
+            exists (nothing is overwritten), or the rater has a live file of the set and
+            `supersede` is not given.
         NotFound: no such set or person.
     """
     from annotate.codebook import CODEBOOK_VERSION, FIELDS, robustness_test
@@ -133,6 +140,14 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
         raise UserError(f"--rater: {rater} is not one of the two raters of set {set_name!r}")
     if person["public_key"] is None or person["kdf_json"] is None:
         raise UserError(f"--rater: {rater} has no signing key yet (`paw raters upgrade`)")
+    live = live_file(db, the_set.id, int(person["id"]))
+    if live is not None and not supersede:
+        merged = db.execute("SELECT COUNT(*) FROM merged_events WHERE file_id = ?",
+                            [live[0]]).fetchone()[0]
+        raise UserError(f"--rater: {rater} already has a file of set {set_name!r} (file "
+                        f"{live[0][:8]}…, packed {live[1]}; {merged} labels merged from it); "
+                        "merge it first, then pack again with --supersede (labels in the "
+                        "older file not merged by then will be refused)")
     order = ensure_order(db, the_set, int(person["id"]), rater)
     codes = {r[0]: r[1] for r in db.execute("SELECT id, code FROM annotation_cases "
                                             "WHERE set_id = ?", [the_set.id])}
@@ -178,6 +193,14 @@ def pack(db: Any, set_name: str, rater: str, out: str | Path, coordinator: Perso
     return Packed(str(out), file_id, len(cases))
 
 
+def live_file(db: Any, set_id: int, person_id: int) -> tuple[str, str] | None:
+    """(file id, packed at) of the rater's newest file of the set, the only one whose
+    labels `merge` still takes; None if none was packed."""
+    row = db.execute("SELECT file_id, packed_at FROM rater_files WHERE set_id = ? AND "
+                     "person_id = ? ORDER BY id DESC LIMIT 1", [set_id, person_id]).fetchone()
+    return (str(row[0]), str(row[1])) if row else None
+
+
 def _write(path: Path, statement: dict, person: dict, cases: list, coordinator: Person,
            codebook: dict[str, str]) -> None:
     conn = sqlite3.connect(str(path), isolation_level=None)
@@ -214,7 +237,7 @@ def open_file(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection
 
     where = str(path)
     if not Path(where).expanduser().is_file():
-        raise UserError(f"{where}: no such rater file")
+        raise UserError(no_such(where, "rater file"))
     if readonly:
         conn = open_readonly(where, schema=False).conn
     else:

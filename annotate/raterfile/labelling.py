@@ -17,7 +17,12 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from annotate.codebook import CODEBOOK_VERSION, applicable_fields, validate_value
+from annotate.codebook import (
+    CODEBOOK_VERSION,
+    MAX_TIME_ON_ITEM_MS,
+    applicable_fields,
+    validate_value,
+)
 from annotate.labels import COMPANIONS, companion_value, derive_labels
 from annotate.raterfile.file import SIGNED_COLUMNS, commitment, event_hash, file_host, meta
 from annotate.sets.cases import CaseView
@@ -143,8 +148,9 @@ class FileLabelling:
             raise UserError(f"{name}: not asked for case {code} ({why})")
         clean = validate_value(name, value, options=dict(_tuples(data["options"])),
                                gold=data["gold"])
-        if time_on_item_ms is not None and time_on_item_ms < 0:
-            raise UserError(f"time_on_item_ms: expected >= 0, got {time_on_item_ms}")
+        if time_on_item_ms is not None and not 0 <= time_on_item_ms <= MAX_TIME_ON_ITEM_MS:
+            raise UserError(f"time_on_item_ms: expected 0 to {MAX_TIME_ON_ITEM_MS} ms (a day), "
+                            f"got {time_on_item_ms}")
         writes = [(name, clean)]
         if name in COMPANIONS:
             other = companion_value(name, clean, companion)

@@ -15,7 +15,14 @@ value sealed (with the commitment's salt) to the rater and the coordinator — i
 transaction, recorded as a `merged_label` entry signed by the coordinator that carries
 the rater's own signed event (without its value in clear); `merged_events` maps (file,
 sequence number) to the row, so merging the same file again adds nothing and a file that
-grew adds only its new events. `merge_folder` merges every `*.paw-rater` / `*.db` rater file
+grew adds only its new events.
+
+No allowed sequence of packs and merges can break the record or bring back an older
+decision: a file superseded by a newer pack of the same rater and set (`pack
+--supersede`) adds nothing more (its new events are refused, naming the newer file), and
+an event stamped before the rater's latest event already in the store is refused, naming
+the file, the event and that event (the store's label order is the rater's time order,
+which `paw verify` checks). `merge_folder` merges every `*.paw-rater` / `*.db` rater file
 of a folder (the coordinator's live view calls it before each recomputation).
 """
 
@@ -88,7 +95,8 @@ def merge(db: Any, path: str | Path, coordinator: Person) -> Merged:
             "SELECT seq, started_at, app_version, host, pid FROM sessions")}
     finally:
         conn.close()
-    imported, already = _import(db, statement, set_id, rater_id, events, sessions, coordinator)
+    imported, already = _import(db, statement, set_id, rater_id, events, sessions, coordinator,
+                                where)
     return Merged(where, rater[0], set_name, imported, already)
 
 
@@ -128,7 +136,7 @@ def _check_rater(db: Any, conn: Any, set_id: int, rater_id: int, statement: dict
 
 def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
                   where: str) -> list[dict]:
-    from annotate.codebook import applicable_fields, validate_value
+    from annotate.codebook import MAX_TIME_ON_ITEM_MS, applicable_fields, validate_value
     from annotate.labels import derive_labels
     from annotate.raterfile.file import commitment, event_hash
     from annotate.raterfile.labelling import GENESIS_HASH
@@ -184,17 +192,45 @@ def _check_events(conn: Any, statement: dict, rater: tuple[str, bytes],
             if e["value"] is not None and validate_value(
                     e["field"], e["value"], options=options, gold=view["gold"]) != e["value"]:
                 raise UserError(f"{what}: value {e['value']!r} is not in PAW's stored form")
-        if e["time_on_item_ms"] is not None and e["time_on_item_ms"] < 0:
-            raise UserError(f"{what}: negative time on item")
+        if e["time_on_item_ms"] is not None and not \
+                0 <= e["time_on_item_ms"] <= MAX_TIME_ON_ITEM_MS:
+            raise UserError(f"{what}: time on item {e['time_on_item_ms']} ms, expected 0 to "
+                            f"{MAX_TIME_ON_ITEM_MS} (a day)")
         raw.setdefault(e["code"], {})[e["field"]] = e["value"]
         last_of[key], by_seq[e["seq"]] = e["seq"], e
         previous_hash, previous_time = e["hash"], stamp
     return events
 
 
+def _check_order(conn: Any, statement: dict, set_id: int, rater_id: int, new: list[dict],
+                 where: str) -> None:
+    """Refuse new events of a superseded file, or stamped before the rater's latest event
+    in the store (see the module docstring)."""
+    from annotate.raterfile.file import live_file
+
+    if not new:
+        return
+    live = live_file(conn, set_id, rater_id)
+    if live is not None and live[0] != statement["file_id"]:
+        raise UserError(f"{where}: event {new[0]['seq']} and {len(new) - 1} more not merged "
+                        f"before: this file was superseded by file {live[0][:8]}… (packed "
+                        f"{live[1]}); its labels not merged before that are refused; the "
+                        "rater labels in the newer file")
+    row = conn.execute("SELECT id, created_at FROM label_events WHERE person_id = ? ORDER BY "
+                       "created_at DESC, id DESC LIMIT 1", [rater_id]).fetchone()
+    if row is None:
+        return
+    latest = _time(row[1])
+    for e in new:
+        if _time(e["created_at"]) < latest:
+            raise UserError(f"{where}: event {e['seq']} (case {e['code']}, {e['field']}) is "
+                            f"stamped {e['created_at']}, before the rater's latest label in "
+                            f"the store (event {row[0]}, {row[1]}): merging it would put an "
+                            "older decision after a newer one; nothing was merged")
+
+
 def _import(db: Any, statement: dict, set_id: int, rater_id: int, events: list[dict],
-            sessions: dict, coordinator: Person) -> tuple[int, int]:
-    from annotate.events import append_event
+            sessions: dict, coordinator: Person, where: str) -> tuple[int, int]:
     from annotate.raterfile.file import SIGNED_COLUMNS
 
     file_id = statement["file_id"]
@@ -205,6 +241,8 @@ def _import(db: Any, statement: dict, set_id: int, rater_id: int, events: list[d
         done = {r[0]: r[1] for r in conn.execute(
             "SELECT seq, label_event_id FROM merged_events WHERE file_id = ?", [file_id])}
         already = len(done)
+        _check_order(conn, statement, set_id, rater_id,
+                     [e for e in events if e["seq"] not in done], where)
         for e in events:
             if e["seq"] in done:
                 continue
@@ -212,21 +250,33 @@ def _import(db: Any, statement: dict, set_id: int, rater_id: int, events: list[d
                                   sessions.get(e["session_seq"]))
             offline = {**{c: e[c] for c in SIGNED_COLUMNS}, "file_id": file_id,
                        "hash": e["hash"], "signature": bytes(e["signature"]).hex()}
-            row = append_event(conn, {
-                "case_id": codes[e["code"]], "person_id": rater_id, "session_id": session_id,
-                "field": e["field"], "value": e["value"],
-                "supersedes_id": done.get(e["supersedes_seq"]) if e["supersedes_seq"]
-                else _latest(conn, codes[e["code"]], rater_id, e["field"]),
-                "undoes_id": done.get(e["undoes_seq"]) if e["undoes_seq"] else None,
-                "time_on_item_ms": e["time_on_item_ms"], "app_version": e["app_version"],
-                "codebook_version": e["codebook_version"], "created_at": e["created_at"],
-            }, coordinator, set_id, kind="merged_label", sealed_extra={"salt": e["salt"]},
-                offline=offline)
+            try:
+                row = _append(conn, e, codes, rater_id, session_id, done, offline, coordinator,
+                              set_id)
+            except UserError as exc:  # refused whole (the transaction rolls back): say where
+                raise UserError(f"{where}: event {e['seq']} (case {e['code']}, {e['field']}): "
+                                f"{exc}; nothing was merged") from None
             conn.execute("INSERT INTO merged_events (file_id, seq, label_event_id) VALUES "
                          "(?, ?, ?)", [file_id, e["seq"], row["id"]])
             done[e["seq"]] = row["id"]
             imported += 1
     return imported, already
+
+
+def _append(conn: Any, e: dict, codes: dict, rater_id: int, session_id: int, done: dict,
+            offline: dict, coordinator: Person, set_id: int) -> dict:
+    from annotate.events import append_event
+
+    return append_event(conn, {
+        "case_id": codes[e["code"]], "person_id": rater_id, "session_id": session_id,
+        "field": e["field"], "value": e["value"],
+        "supersedes_id": done.get(e["supersedes_seq"]) if e["supersedes_seq"]
+        else _latest(conn, codes[e["code"]], rater_id, e["field"]),
+        "undoes_id": done.get(e["undoes_seq"]) if e["undoes_seq"] else None,
+        "time_on_item_ms": e["time_on_item_ms"], "app_version": e["app_version"],
+        "codebook_version": e["codebook_version"], "created_at": e["created_at"],
+    }, coordinator, set_id, kind="merged_label", sealed_extra={"salt": e["salt"]},
+        offline=offline)
 
 
 def _latest(conn: Any, case_id: int, person_id: int, field: str) -> int | None:
@@ -273,7 +323,9 @@ def merge_folder(db: Any, folder: str | Path, coordinator: Person,
             continue
         try:
             conn = open_file(path, readonly=True)
-        except UserError:
+        except UserError as exc:
+            if path.suffix == ".paw-rater":  # named as a rater file: say why it is not one
+                out.append(str(exc))
             continue  # another SQLite file (the store itself, say): not a rater file
         try:
             other_set = set_name is not None and meta(conn).get("set") != set_name

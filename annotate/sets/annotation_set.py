@@ -114,6 +114,16 @@ def get_set(db: sqlite_utils.Database, name: str) -> AnnotationSet:
                          n_unjudged_drawn=int(config.get("n_unjudged_drawn", 0)))
 
 
+def set_id_of(db: sqlite_utils.Database, name: str) -> int:
+    """The id of the set called `name`, without counting its cases (`get_set` does).
+
+    Raises:
+        NotFound: no such set (the message lists the sets).
+    """
+    row = db.execute("SELECT id FROM annotation_sets WHERE name = ?", [name]).fetchone()
+    return int(row[0]) if row is not None else get_set(db, name).id
+
+
 def set_names(db: sqlite_utils.Database) -> list[str]:
     """Names of every annotation set, oldest first."""
     return [r[0] for r in db.execute("SELECT name FROM annotation_sets ORDER BY id")]

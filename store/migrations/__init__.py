@@ -27,6 +27,7 @@ from store.migrations import (
     m010_rater_files,
     m011_dbpa_design_and_null,
     m012_power_runs,
+    m013_generation_engine,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -44,6 +45,7 @@ MIGRATIONS: list[Migration] = [
     m010_rater_files.m010_rater_files,
     m011_dbpa_design_and_null.m011_dbpa_design_and_null,
     m012_power_runs.m012_power_runs,
+    m013_generation_engine.m013_generation_engine,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 
@@ -55,17 +57,23 @@ def applied(db: sqlite_utils.Database) -> list[str]:
     return [row["name"] for row in db.query("SELECT name FROM _migrations ORDER BY id")]
 
 
-def migrate(db: sqlite_utils.Database) -> list[str]:
+def migrate(db: sqlite_utils.Database, where: str = "database") -> list[str]:
     """Apply every migration not yet recorded; returns the names applied now.
 
     Each migration runs in its own transaction together with its record, so a crash
     mid-migration leaves the database at the previous version.
+
+    Raises:
+        UserError: the record of applied migrations was damaged (a row of `_migrations`
+            deleted while the schema is past it): running it again would fail on its own
+            tables, so the file is refused, naming the migration.
     """
     db.execute(
         "CREATE TABLE IF NOT EXISTS _migrations ("
         "id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)"
     )
     done = set(applied(db))
+    _check_record(db, done, where)
     now_applied: list[str] = []
     for version, migration in enumerate(MIGRATIONS, start=1):
         name = migration.__name__
@@ -103,6 +111,21 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
     if db.execute("PRAGMA user_version").fetchone()[0] < len(MIGRATIONS):
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")  # files from before m005
     return now_applied
+
+
+def _check_record(db: sqlite_utils.Database, done: set[str], where: str) -> None:
+    from store.errors import UserError
+
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    names = [m.__name__ for m in MIGRATIONS]
+    latest = max((n for n, name in enumerate(names, start=1) if name in done), default=0)
+    for number, name in enumerate(names, start=1):
+        if name not in done and (number < latest or number <= version):
+            raise UserError(f"{where}: damaged migration record: {name} (schema version "
+                            f"{number}) is not in _migrations, though the schema is at "
+                            f"version {max(latest, version)} — a row was deleted outside "
+                            "PAW; nothing was changed (restore a copy made with `paw "
+                            "backup`)")
 
 
 class _TransactionalDatabase:

@@ -16,7 +16,8 @@ from annotate.events import record_label, start_session
 from annotate.sets.annotation_set import rater_queue
 from annotate.sets.audit import create_set
 from store import open_db
-from store.db import backup, open_readonly
+from store.backup import backup
+from store.db import open_readonly
 from store.errors import UserError
 from tests.annotate.conftest import named, save_to_file
 from tests.annotate.test_verify import COORDINATOR, paw_verify

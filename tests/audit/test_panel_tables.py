@@ -308,3 +308,27 @@ def test_cdr_without_the_chain_compressed_models(db):
     assert overview.loc[row, "value"] == pytest.approx(50.0)
     assert "short/cot" in overview.loc[row, "detail"] and "long/cot" not in overview.loc[
         row, "detail"].split("left out")[1].split("(paper")[0]
+
+
+def test_ood_datasets_are_left_out_of_every_medical_pool(db):
+    _ood_panel(db)
+    report = build_panel_report(db, "all", n_boot=20, ood="gsm8k")
+    # Table 5: the medical cells only; its Mean (Table 3's FCS) = mean(5/8, 7/8) = 3/4 for
+    # strict, not the mean with gsm8k's 1 (5/6)
+    cells = report.section("panel_fcs_cells").frame
+    assert "gsm8k" not in cells.columns
+    assert cells.loc["med/strict", "Mean"] == pytest.approx(0.75)
+    table3 = report.section("panel_summary").frame
+    assert table3.loc["med/strict", "fcs"] == pytest.approx(0.75)
+    assert table3.loc["med/neutral", "fcs"] == pytest.approx(0.75)
+    for key in ("panel_summary", "panel_families", "panel_firing"):
+        assert "gsm8k" in report.section(key).note  # says it is left out
+    assert "gsm8k" not in set(report.section("panel_firing").frame["dataset"])
+    assert "gsm8k" not in set(report.section("panel_fcs_params").frame.get("dataset", []))
+    # Appendix H still reads it
+    assert "med/strict · gsm8k" in report.section("panel_ood").frame.index
+    # without --ood every dataset is pooled: strict = mean(5/8, 7/8, 1)
+    pooled = build_panel_report(db, "all", n_boot=0).section("panel_fcs_cells").frame
+    assert pooled.loc["med/strict", "Mean"] == pytest.approx(5 / 6)
+    with pytest.raises(UserError, match="--ood: names every dataset of the panel"):
+        build_panel_report(db, "all", n_boot=0, ood="gsm8k,medqa,mmlu")

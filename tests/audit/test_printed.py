@@ -1,9 +1,11 @@
-"""Seed 002's tables as printed: exact zeros and signs, corridor edges at the printed
-precision, and the count behind every rate — on hand-built audits."""
+"""Seed 002's tables as printed: exact zeros and signs, the corridor and the MFC gate decided
+exactly and printed with the decimals that show it, and the count behind every rate — on
+hand-built audits."""
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -76,33 +78,56 @@ def test_fcs_exactly_on_the_corridor_edge_is_in_it(db):
     assert display_frame(summary).loc["m/cot", "in corridor (F)"] == "yes"
 
 
-def test_corridor_membership_agrees_with_the_printed_fcs(db):
-    # AFR_D = 7/69, AFR_P = 0: FCS = 1/2 + 7/138 = 0.550725…, printed "0.55": in the
-    # corridor (deciding on the unrounded value said "no" beside a printed 0.55).
-    _fcs_audit(db, 69, 7, 0, "fcs5507")
+@pytest.mark.parametrize("d_flips, p_flips, fcs, inside, printed", [
+    (0, 11, Fraction(445, 1000), False, "0.445"),   # printed "0.45" would look inside
+    (0, 9, Fraction(455, 1000), True, "0.46"),
+    (9, 0, Fraction(545, 1000), True, "0.55"),      # "0.55" is inside, and so is 0.545
+    (11, 0, Fraction(555, 1000), False, "0.56"),    # "0.56" already shows it outside
+])
+def test_corridor_is_decided_exactly_and_printed_to_show_it(db, d_flips, p_flips, fcs, inside,
+                                                             printed):
+    # 100 items: FCS = 1/2 · d/100 + 1/2 · (1 − p/100)
+    _fcs_audit(db, 100, d_flips, p_flips, f"fcs-{d_flips}-{p_flips}")
     summary = build_report(db, options=AuditReportOptions(n_boot=20)).section("summary").frame
+    assert metrics.exact_value(summary.loc["m/cot", "fcs"]) == Decimal(fcs.numerator) / \
+        fcs.denominator
+    assert bool(summary.loc["m/cot", "fcs_in_corridor"]) is inside
     shown = display_frame(summary)
-    assert shown.loc["m/cot", "FCS (F)"].startswith("0.55 [")
-    assert shown.loc["m/cot", "in corridor (F)"] == "yes"
-    # At the printed precision, half away from zero: 0.5505 prints 0.55 (in), 0.555 prints
-    # 0.56 (out), 0.4449 prints 0.44 (out), 0.445 prints 0.45 (in).
-    assert metrics.in_corridor(Fraction(1101, 2000)) is True
-    assert metrics.in_corridor(Fraction(111, 200)) is False
+    assert shown.loc["m/cot", "FCS (F)"].startswith(printed + " [")
+    assert shown.loc["m/cot", "in corridor (F)"] == ("yes" if inside else "no")
+    # the FCS-plane figure draws (AFR_D, AFR_P) between the edges AFR_P = AFR_D ± 0.1
+    ad, ap = Fraction(d_flips, 100), Fraction(p_flips, 100)
+    assert (abs(ap - ad) <= Fraction(1, 10)) is inside
+
+
+def test_corridor_edges_and_the_decimals_that_show_a_decision():
+    assert metrics.in_corridor(Fraction(9, 20)) is True and metrics.in_corridor(0.55) is True
+    assert metrics.in_corridor(Fraction(1101, 2000)) is False   # 0.5505 (printed "0.551")
     assert metrics.in_corridor(Fraction(4449, 10000)) is False
-    assert metrics.in_corridor(Fraction(89, 200)) is True
     assert metrics.in_corridor(math.nan) is None
+    corridor = metrics.DECISIONS["fcs"]
+    assert metrics.decisive_decimals(Fraction(445, 1000), corridor) == 3
+    assert metrics.decisive_decimals(Fraction(4449, 10000), corridor) == 2  # "0.44": out
+    assert metrics.decisive_decimals(Fraction(1101, 2000), corridor) == 3   # "0.551"
+    assert metrics.decisive_decimals(Fraction(1, 2), corridor) == 2
+    # float noise is absorbed: 0.44999999999999996 is 0.45, in
+    assert metrics.in_corridor(0.5 * 0.3 + 0.5 * (1 - 0.4)) is True
 
 
-def test_the_mfc_gate_reads_ecr_as_printed():
+def test_the_mfc_gate_reads_ecr_exactly():
     reps = np.array([np.nan])
 
     def stat(x: Fraction) -> Stat:
         return Stat(float(x), reps, 10, exact=x)
 
     fcs, chs, dfg = stat(Fraction(1, 2)), stat(Fraction(1, 5)), stat(Fraction(1, 10))
-    # ECR 0.296 prints "0.30": MFC is shown; 0.294 prints "0.29": it is not.
-    assert metrics.mfc(stat(Fraction(296, 1000)), fcs, chs, dfg) is not None
-    assert metrics.mfc(stat(Fraction(294, 1000)), fcs, chs, dfg) is None
+    # ECR 0.296 (would print "0.30" at two decimals): no MFC, and printed "0.296"
+    assert metrics.mfc(stat(Fraction(296, 1000)), fcs, chs, dfg) is None
+    assert metrics.decisive_decimals(Fraction(296, 1000), metrics.DECISIONS["ecr"]) == 3
+    # ECR 0.30 exactly, and as a float sum with noise: MFC shown, two decimals suffice
+    assert metrics.mfc(stat(Fraction(3, 10)), fcs, chs, dfg) is not None
+    assert metrics.mfc(Stat(0.1 + 0.2, reps, 10), fcs, chs, dfg) is not None
+    assert metrics.decisive_decimals(Fraction(3, 10), metrics.DECISIONS["ecr"]) == 2
 
 
 def test_every_rate_of_table3_carries_its_count(db):

@@ -92,7 +92,7 @@ def test_markdown_html_and_json_carry_every_table(db, tmp_path):
     assert "[" in markdown.split("## Table 3")[1].split("## Table 4")[0]
     data = json.loads(report.to_json())
     assert set(data["tables"]) == (set(TABLE_KEYS) | set(MODEL_KEYS) | set(APPENDIX_G_KEYS)
-                                   | {"annotation"})
+                                   | {"annotation", "coherence"})
     assert data["meta"]["audit"] == "audit-1"
     summary_rows = data["tables"]["summary"]["rows"]
     assert [row["arm"] for row in summary_rows] == ["smol/cot", "smol/plain"]
@@ -205,3 +205,50 @@ def test_empty_audits_render_dashes_not_errors(db):
     # Acc. 1.00 is defined; nothing was perturbed, so CDR … MFC are '–'.
     assert "1.00" in row and row.count("–") >= 8
     assert report.figure_png().startswith(PNG_MAGIC)
+
+
+def test_coherence_section_flags_per_operator(db):
+    from tests.builders import AuditBuilder
+
+    # MedQA-style stems; the literal M2 sex swap leaves "He", M5 inverts COPD's "chronic";
+    # the coherent variants flag nothing
+    from workbench.perturb.catalogue import apply
+
+    b = AuditBuilder(db, audit="coh")
+    arm = b.arm("m/cot")
+    stems = [
+        "A 67-year-old man with chronic obstructive pulmonary disease comes to the emergency "
+        "department because of shortness of breath. He has a severe cough. Which of the "
+        "following is the most likely cause?",
+        "A 24-year-old woman comes to the physician because of a rash. She reports mild "
+        "joint pain. Which of the following is the most likely diagnosis?",
+    ]
+    jobs = {}
+    for i, stem in enumerate(stems):
+        q = b.item(f"coh{i}", question=stem)
+        b.baseline(arm, q, answer="A")
+        for op in ("M2_sex", "M2_sex_coherent", "M5_severity_b", "M5_severity_b_coherent"):
+            r = apply(op, stem, seed=0, item_key=f"coh{i}")
+            edit = b.perturbed(arm, q, operator_id=op, intent="D", answer="A", new=r.new,
+                               family=op[:2])
+            db.execute("UPDATE variants SET text = ? WHERE id = ?", [r.text, edit.variant_id])
+            jobs[(i, op)] = edit.job_id
+    report = build_report(db, "coh", options=AuditReportOptions(n_boot=0))
+    table = report.section("coherence").frame
+    assert table.loc["M2_sex", "fired"] == 2 and table.loc["M2_sex", "pronouns"] == 2
+    assert table.loc["M2_sex", "flagged_pct"] == 100.0
+    # M5 (b) scans "chronic" first: COPD's (stem 1); stem 2 has only "mild"
+    assert table.loc["M5_severity_b", "named_condition"] == 1
+    assert table.loc["M5_severity_b", "flagged_pct"] == 50.0
+    for op in ("M2_sex_coherent", "M5_severity_b_coherent"):
+        assert table.loc[op, "flagged"] == 0 and table.loc[op, "fired"] == 2
+    assert "M2_sex_coherent" in report.section("coherence").note
+    # the flips case view marks a flagged edit
+    from analysis.flips.case import flip_case
+    from workbench.present.case import case_panes
+
+    assert flip_case(db, jobs[(0, "M2_sex")]).incoherent == ("pronouns",)
+    assert flip_case(db, jobs[(0, "M5_severity_b")]).incoherent == ("named_condition",)
+    assert flip_case(db, jobs[(0, "M2_sex_coherent")]).incoherent == ()
+    header = case_panes(flip_case(db, jobs[(0, "M2_sex")]), plain=True)[0].plain()
+    assert "INCOHERENT EDIT: pronouns" in header

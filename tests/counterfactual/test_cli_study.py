@@ -104,6 +104,9 @@ def test_report_and_power_of_a_stored_study(capsys, db_path, tmp_path, make_engi
     assert code == 0, err
     code, _, err = paw(capsys, "report", "--study", name, "--format", "json", "--out",
                        str(out_path), "--n-boot", "50", "--db", db_path)
+    assert code == 1 and "already exists; pass --force" in err  # not replaced unasked
+    code, _, err = paw(capsys, "report", "--study", name, "--format", "json", "--out",
+                       str(out_path), "--n-boot", "50", "--db", db_path, "--force")
     assert code == 0, err
     assert "power_fpr" in json.loads(out_path.read_text())["tables"]
     from analysis.counterfactual.report import StudyReportOptions, build_report

@@ -261,3 +261,23 @@ def test_prompts_with_no_parsed_sample_do_not_break_the_report(study_db, fake_mo
     checks = tests[tests["perturbation"].isin(["control_recall", "control_precision"])
                    & (tests["group"] == "Aggregate")]
     assert len(checks) and checks["reason"].str.contains("no pairs").all()
+
+
+def test_empty_check_tables_say_so_rather_than_print_a_blank_row(db, hand):
+    report = build_report(db, "hand-study", options=StudyReportOptions(n_boot=20))
+    for key in ("table6", "table7"):  # the hand study has no control targets
+        section = report.section(key)
+        assert section.frame.empty and section.note.startswith("Empty: no recall or precision")
+    markdown = report.to_markdown()
+    table6 = markdown.split("## Table 6")[1].split("## ")[0]
+    assert "| (none) |" in table6 and "|  |  |" not in table6
+
+
+def test_paraphrase_note_names_its_paraphraser(db, hand):
+    llm = build_report(db, "hand-study", options=StudyReportOptions(n_boot=20))
+    assert "after 4 LLM attempts (default)" in llm.section("paraphrase").note
+    db.execute("UPDATE audits SET config_json = json_set(config_json, '$.paraphraser', "
+               "'table') WHERE name = 'hand-study'")
+    table = build_report(db, "hand-study", options=StudyReportOptions(n_boot=20))
+    note = table.section("paraphrase").note
+    assert "(--paraphraser table: no LLM attempts)" in note and "LLM attempts (" not in note

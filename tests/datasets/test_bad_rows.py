@@ -78,23 +78,23 @@ CASES = [
          MEDQA_OK + _j(question="Q?", options={"A": "a", "B": "b"}, answer_idx="A",
                        answer="b"), 2, "answer", "invalid value"),
     # MedMCQA
-    Case("medmcqa missing option", "medmcqa", "mc.jsonl",
+    Case("medmcqa missing option", "medmcqa1", "mc.jsonl",
          MEDMCQA_OK + _j(id="m2", question="Q?", opa="a", opb="b", opd="d", cop=1), 2,
          "opc", "missing field"),
-    Case("medmcqa cop out of range", "medmcqa", "mc.jsonl",
+    Case("medmcqa cop out of range", "medmcqa1", "mc.jsonl",
          MEDMCQA_OK + _j(id="m2", question="Q?", opa="a", opb="b", opc="c", opd="d", cop=5),
          2, "cop", "gold not among options"),
-    Case("medmcqa zero cop in 1-based file", "medmcqa", "mc.jsonl",
+    Case("medmcqa zero cop in 1-based file", "medmcqa1", "mc.jsonl",
          MEDMCQA_OK + _j(id="m2", question="Q?", opa="a", opb="b", opc="c", opd="d", cop=0),
          2, "cop", "gold not among options"),
-    Case("medmcqa empty option", "medmcqa", "mc.jsonl",
+    Case("medmcqa empty option", "medmcqa1", "mc.jsonl",
          MEDMCQA_OK + _j(id="m2", question="Q?", opa="a", opb=" ", opc="c", opd="d", cop=1),
          2, "opb", "missing field"),
-    Case("medmcqa duplicate id", "medmcqa", "mc.jsonl", MEDMCQA_OK + MEDMCQA_OK, 2, "id",
+    Case("medmcqa duplicate id", "medmcqa1", "mc.jsonl", MEDMCQA_OK + MEDMCQA_OK, 2, "id",
          "duplicate id"),
-    Case("medmcqa invalid json", "medmcqa", "mc.jsonl", MEDMCQA_OK + b"[1, 2\n", 2, "line",
+    Case("medmcqa invalid json", "medmcqa1", "mc.jsonl", MEDMCQA_OK + b"[1, 2\n", 2, "line",
          "invalid JSON"),
-    Case("medmcqa not utf-8", "medmcqa", "mc.jsonl",
+    Case("medmcqa not utf-8", "medmcqa1", "mc.jsonl",
          MEDMCQA_OK + _j(id="m2", question="Q?", opa="caf\u00e9", opb="b", opc="c", opd="d",
                          cop=1).replace(b"\\u00e9", b"\xe9"), 2, "opa", "not UTF-8"),
     # PubMedQA: entries are on lines 2 and 3 (line 1 is the opening brace).
@@ -212,15 +212,18 @@ def test_fatal_faults_stop_even_with_skip_bad(case, tmp_path, db):
     assert db.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 0
 
 
-def test_error_counts_the_other_bad_rows(tmp_path, db):
+def test_the_first_bad_row_stops_reading(tmp_path, db):
     path = tmp_path / "m.jsonl"
-    path.write_bytes(MEDQA_OK + b"not json\n" + b"{}\n" + MEDQA_OK.replace(b"Q one", b"Q 2"))
+    # Line 2 is bad; line 3 is 9 MiB without a newline, which would stop a reader that
+    # went on with a "line too long" error of its own: the message shows it never got there.
+    path.write_bytes(MEDQA_OK + b"not json\n" + b"x" * (9 << 20))
     with pytest.raises(UserError) as caught:
         import_file(db, "medqa", path)
-    # Lines 2 and 3 are bad; lines 1 and 4 are valid. The first bad row is named.
     assert str(caught.value) == (
         f"{path}:2: line: expected a JSON object, got invalid JSON (Expecting value at "
-        "column 1) (nothing imported; 1 more bad row; --skip-bad imports the 2 valid rows)")
+        "column 1) (nothing imported: the import stops at the first bad row; --skip-bad "
+        "imports the valid rows and lists the bad ones)")
+    assert db.execute("SELECT COUNT(*) FROM datasets").fetchone()[0] == 0
 
 
 def test_skip_bad_report_lists_reasons_and_first_locations(tmp_path, db):

@@ -130,7 +130,9 @@ def test_bad_file_via_python_dash_m_is_one_line_without_traceback(tmp_path):
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr == (f"paw: error: {bad}:2: options: expected at least two options, "
-                             "got 1 (nothing imported; --skip-bad imports the 1 valid row)\n")
+                             "got 1 (nothing imported: the import stops at the first bad "
+                             "row; --skip-bad imports the valid rows and lists the bad "
+                             "ones)\n")
     assert db.exists() and open_db(db).execute("SELECT COUNT(*) FROM items").fetchone()[0] == 0
 
 

@@ -59,8 +59,15 @@ def test_the_guard_by_family_and_correction():
     families = plan_families(config, fired=3, items=3)
     assert families == [Family("perturbation", 3, "paired"), Family("identity", 3, "unpaired")]
     # Paired k = 4: N = 16, floor (1 + 1000/16)/1001 = 0.0634 > 0.05 even for one test.
-    with pytest.raises(UserError, match="perturbation \\(paired"):
+    with pytest.raises(UserError, match="perturbation \\(paired") as raised:
         check_resolution(config, families)
+    # a paired plan's message says what identical pairs cost; an unpaired one's does not
+    assert "identical adds no re-split (m identical pairs of k leave 2^(k − m))" in \
+        str(raised.value)
+    unpaired = {**config, "seeds": "independent", "k": 3}
+    with pytest.raises(UserError) as raised:
+        check_resolution(unpaired, plan_families(unpaired, fired=3, items=3))
+    assert "identical" not in str(raised.value)
     # Unpaired k = 4 with correction none: jsd 0.0153 and energy_emb (t = 2) 0.0295 pass.
     fine = {**config, "seeds": "independent", "correction": "none"}
     assert check_resolution(fine, plan_families(fine, fired=3, items=3)) == []

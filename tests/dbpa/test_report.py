@@ -223,3 +223,41 @@ def test_a_stored_correction_that_is_none_of_its_values_is_refused(demo_db, fake
         build_report(demo_db, outcome.audit)
     assert str(refused.value) == (f"DBPA run {outcome.audit}'s stored settings: correction "
                                   "'Holm' is not one of holm, bonferroni, none")
+
+
+def test_mostly_identical_shared_seed_pairs_warn_and_lower_the_reach(demo_db, fake_model,
+                                                                      engine):
+    # Shared seeds: the fake answers depend on the seed and on 'severe' only, so the
+    # distractor's 8 pairs are the baseline's own texts (identical) and the severity
+    # edit's 8 are not: 8 of 16 pairs = 50%, the threshold.
+    from analysis.dbpa.definitions import IDENTICAL_PAIRS_WARN
+
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=8, permutations=199, seeds="shared",
+                    operators=("M3_distractor_a", "M5_severity_a"), item_ids=("demo-005",),
+                    distances=("jsd",))
+    outcome = run_dbpa(demo_db, spec, engine=engine)
+    report = build_report(demo_db, outcome.audit)
+    assert IDENTICAL_PAIRS_WARN == 0.5
+    assert "WARNING: 8 of 16 shared-seed pairs (50%, at least 50%) are identical texts" in \
+        report.meta["warning"]
+    assert "0.42/0.11/0.21 at 5 of 10" in report.meta["warning"]
+    tests = _tests(report)
+    distractor = tests[("M3_distractor_a", "demo-005", "jsd")]
+    severity = tests[("M5_severity_a", "demo-005", "jsd")]
+    assert (distractor.identical_pairs, severity.identical_pairs) == (8, 0)
+    # no pair left to swap: the distractor's test could not reject whatever its outputs
+    assert distractor.p_floor == 1.0 and distractor.can_reject is False
+    from analysis.dbpa.design import smallest_p
+
+    assert severity.p_floor == pytest.approx(smallest_p(8, 8, 199, "jsd", "paired"))
+    # the identity control (independent seeds, unpaired) counts no pairs
+    identity = [r for r in report.section("tests").frame.itertuples()
+                if r.perturbation == "identity_control"]
+    assert identity and all(r.identical_pairs != r.identical_pairs for r in identity)  # NaN
+
+
+def test_few_identical_pairs_do_not_warn(demo_db, fake_model, engine):
+    spec = DbpaSpec(dataset="demo", models=("fake",), k=8, permutations=199, seeds="shared",
+                    operators=("M5_severity_a",), item_ids=("demo-005",), distances=("jsd",))
+    report = build_report(demo_db, run_dbpa(demo_db, spec, engine=engine).audit)
+    assert "identical texts" not in report.meta.get("warning", "")

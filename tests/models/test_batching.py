@@ -27,7 +27,7 @@ from workbench.models import selfcheck as selfcheck_module
 from workbench.models.arrangement import Arrangement
 from workbench.models.backend import LlamaCppBackend
 from workbench.models.batching import measure_verdict
-from workbench.models.events import BatchingChecked
+from workbench.models.events import BatchingChecked, BatchingProgress
 from workbench.models.selfcheck import BatchVerdict
 
 pytestmark = pytest.mark.model
@@ -159,6 +159,59 @@ def test_self_check_catches_token_by_token_prompts(backend, monkeypatch) -> None
     assert not broken.identical and broken.detail.startswith("probe 0: step 0")
 
 
+def test_self_check_stops_at_the_first_difference(backend, monkeypatch) -> None:
+    """Prompts evaluated token by token differ at step 0 of probe 0: the one-at-a-time
+    decode stops at that step, and no other probe is decoded alone (the intact check
+    decodes all three in full)."""
+    generate = type(backend).generate
+    alone: list = []
+
+    def counted(self, *args, **kwargs):
+        decoded = generate(self, *args, **kwargs)
+        alone.append(decoded)
+        return decoded
+
+    monkeypatch.setattr(type(backend), "generate", counted)
+    intact = measure_verdict(_runner(backend, 2), Arrangement(1, 1, 2))
+    assert intact.identical and len(alone) == 3
+    assert sum(len(d.steps) for d in alone) >= 40
+    original = batch_module.BatchDecoder.__init__
+
+    def token_by_token(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.n_batch = 1
+
+    monkeypatch.setattr(batch_module.BatchDecoder, "__init__", token_by_token)
+    backend.close_decoders()
+    alone.clear()
+    broken = measure_verdict(_runner(backend, 2), Arrangement(1, 1, 2))
+    backend.close_decoders()
+    assert not broken.identical and broken.detail.startswith("probe 0: step 0")
+    assert broken.detail.endswith("(stopped at this first difference)")
+    assert [(d.finish_reason, len(d.steps)) for d in alone] == [("stopped", 1)]
+
+
+def test_a_verdict_covers_the_machines_cores(backend, monkeypatch) -> None:
+    """A run of one decoder on a 2-core machine checks two decoders, so a later run of
+    two decoders (same threads and width) reuses the verdict instead of checking again."""
+    monkeypatch.setattr(batching_module.os, "cpu_count", lambda: 2)
+    db = open_db(memory=True)
+    backend.__dict__.pop("batch_verdicts", None)
+    one = _runner(backend, 2, db)
+    one.decoders, one.threads = 1, 1
+    assert one.arrangement.decoders == 1
+    assert one.batching()
+    assert one.batch_verdict is not None and one.batch_verdict.decoders == 2
+    backend.__dict__.pop("batch_verdicts", None)
+    monkeypatch.setattr(batching_module, "check_batching",
+                        lambda *a: pytest.fail("the stored verdict did not cover 2 decoders"))
+    two = _runner(backend, 2, db)
+    two.decoders, two.threads = 2, 2
+    assert two.arrangement.decoders == 2 and two.arrangement.threads == 1
+    assert two.batching()
+    backend.__dict__.pop("batch_verdicts", None)
+
+
 def test_self_check_refuses_when_no_step_was_compared(backend, monkeypatch) -> None:
     monkeypatch.setattr(selfcheck_module, "probe_budgets", lambda n: [1] * (n + 1))
     verdict = measure_verdict(_runner(backend, 4), Arrangement(1, 1, 4))
@@ -173,8 +226,15 @@ def test_a_stored_verdict_is_reused_and_a_new_width_is_checked(backend, monkeypa
     first = _runner(backend, 2, db)
     events: list = []
     assert first.batching(events.append)
-    (checked,) = events
+    *progress, checked = events
+    # While it ran, the probes done in each phase: all batched first, then alone.
+    assert all(isinstance(e, BatchingProgress) for e in progress)
+    phases = [e.phase for e in progress]
+    assert phases == sorted(phases, key=["batched", "reference"].index) and \
+        phases.count("reference") == progress[0].total == 3
+    assert progress[-1].phase == "reference" and progress[-1].done == progress[-1].total
     assert checked.stored_at is None and "self-check" in checked.message
+    assert checked.cpu_seconds > 0 and "CPU-s" in checked.message
     stored = model_metadata(db, first.model.id)
     assert stored["batch_check"]["compared_steps"] > 0
     assert list(stored["batch_checks"]) == [stored["batch_check"]["fingerprint"]]
@@ -188,7 +248,7 @@ def test_a_stored_verdict_is_reused_and_a_new_width_is_checked(backend, monkeypa
     assert "reused" in events[0].message
     # Another width is another fingerprint: measured again.
     monkeypatch.setattr(batching_module, "check_batching",
-                        lambda b, decoders, probes: BatchVerdict(
+                        lambda b, decoders, probes, progress=None: BatchVerdict(
                             False, decoders[0].n_seq, "probe 0: tokens differ", 0.1))
     backend.__dict__.pop("batch_verdicts", None)
     assert not _runner(backend, 3, db).batching()
@@ -199,7 +259,7 @@ def test_a_stored_verdict_is_reused_and_a_new_width_is_checked(backend, monkeypa
 def test_a_failed_check_falls_back_to_one_at_a_time_and_says_so(backend,
                                                                 monkeypatch) -> None:
     monkeypatch.setattr(batching_module, "check_batching",
-                        lambda b, decoders, probes: BatchVerdict(
+                        lambda b, decoders, probes, progress=None: BatchVerdict(
                             False, decoders[0].n_seq, "probe 0: tokens differ", 0.1))
     db = open_db(memory=True)
     items = add_vignettes(db)
@@ -265,7 +325,7 @@ def test_a_sliding_window_model_reuses_prefixes_only_where_the_check_allows(
         monkeypatch.delenv("PAW_SWA_PREFIX_REUSE", raising=False)
     seen = []
 
-    def check(b, decoders, probes):
+    def check(b, decoders, probes, progress=None):
         reuse = decoders[0].prefix_reuse
         seen.append(reuse)
         same = reuse_identical or not reuse

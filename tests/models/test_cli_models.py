@@ -62,6 +62,37 @@ def test_models_lists_default_and_add_registers(capsys, db_path) -> None:
     assert _counts(db_path) == (2, 0)
 
 
+def test_models_add_and_list_say_when_a_file_has_no_chat_template_or_is_a_base_model(
+        capsys, db_path, tmp_path) -> None:
+    """A template-less file gets the plain format (said, with its BOS); metadata marking a
+    base model (general.tags, or Gemma's '-pt' name) is said; the embedded model gets
+    neither note."""
+    from tests.models.tiny_gguf import write_tiny_model
+
+    plain = write_tiny_model(tmp_path / "plain.gguf", "llama",
+                             tokenizer_from=embedded_model_path(), chat_template=False)
+    base = write_tiny_model(tmp_path / "base.gguf", "llama",
+                            tokenizer_from=embedded_model_path(),
+                            strings={"general.name": "Gemma 3 270m pt"})
+    code, out, _ = _paw(capsys, "models", "add", str(plain), "--db", db_path)
+    assert code == 0
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert notes[0].startswith("note: no chat template: PAW uses its plain format")
+    assert "BOS/EOS" in notes[0]
+    assert "probably a base model" in notes[1] and len(notes) == 2
+    code, out, _ = _paw(capsys, "models", "add", str(base), "--db", db_path)
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        "note: metadata marks a base model (general.name: Gemma 3 270m pt): a base model "
+        "continues text rather than answering; expect many unparsed answers"]
+    code, out, _ = _paw(capsys, "models", "--db", db_path)
+    rows = {line.split("\t")[0]: line for line in out.splitlines() if "\t" in line}
+    assert "\tchat-template\t" in rows["default"] and "\tplain-format\t" in rows["plain"]
+    assert "  plain: no chat template: PAW uses its plain format" in out
+    assert "  base: metadata marks a base model (general.name" in out
+    assert not any(line.startswith("  default:") for line in out.splitlines())
+
+
 def test_bad_model_files_fail_with_one_line_and_lose_nothing(capsys, db_path, tmp_path) -> None:
     _paw(capsys, "models", "--db", db_path)  # registers 'default'
     before = _counts(db_path)

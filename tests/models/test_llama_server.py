@@ -65,7 +65,9 @@ def test_the_server_is_recognised_from_props(pair) -> None:
     assert backend.n_ctx == 1024  # the slot's context, -c / -np
     assert backend.key_tag == f"llama-server {backend.build} shared"
     serial = ServerPoolBackend(model, PoolSettings(tuple(pair.urls), concurrency=1))
-    assert serial.key_tag == f"llama-server {backend.build} serial"
+    numerics = serial.numerics[pair.urls[0]]
+    assert serial.numerics == dict.fromkeys(pair.urls, numerics)  # one arithmetic
+    assert serial.key_tag == f"llama-server {backend.build} serial numerics:{numerics}"
 
 
 def test_an_audit_keeps_every_slot_busy_and_stores_each_row_once(pair) -> None:

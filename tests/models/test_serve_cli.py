@@ -94,3 +94,43 @@ def test_paw_serve_stops_its_servers_on_sigterm(tmp_path) -> None:
     serve.wait(timeout=30)
     assert not is_up(url)  # the server process went with it
     assert "stopping the servers" in serve.stderr.read()
+
+
+def test_paw_serve_restarts_a_killed_server_and_says_when_it_is_ready(tmp_path) -> None:
+    import queue
+    import re
+    import threading
+    import time
+
+    db = tmp_path / "paw.db"
+    assert _paw("demo", "--import-only", db=db).returncode == 0
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    serve = subprocess.Popen([sys.executable, "-m", "workbench", "serve", "--engine",
+                              "python", "--servers", "1", "--port", str(port), "--db",
+                              str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in serve.stderr],
+                     daemon=True).start()
+    try:
+        first = serve.stdout.readline()
+        pid = int(re.search(r"\(pid (\d+),", first).group(1))
+        os.kill(pid, signal.SIGKILL)
+        said: list[str] = []
+        deadline = time.monotonic() + 300
+        while not any("is ready again" in line for line in said):
+            assert time.monotonic() < deadline, said
+            try:
+                said.append(lines.get(timeout=5))
+            except queue.Empty:
+                continue
+        assert any("exited (code -9" in line and "restarting it in 1 s" in line
+                   for line in said), said
+        restarted = [line for line in said if "restarted (pid" in line]
+        assert restarted and f"(pid {pid})" not in restarted[0]
+        assert is_up(f"http://127.0.0.1:{port}")  # the same URL answers again
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+    assert not is_up(f"http://127.0.0.1:{port}")

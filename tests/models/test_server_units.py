@@ -19,14 +19,23 @@ def _info(**fields) -> ServerInfo:
     return ServerInfo(**{**base, **fields})
 
 
-def test_a_model_is_matched_by_file_name_or_explicitly_by_name_or_hash() -> None:
-    assert _info(model_file="m.gguf").serves("m.gguf", "default", SHA)
-    assert _info(model_ids=("/models/m.gguf",)).serves("m.gguf", "default", SHA)
-    assert _info(model_ids=("default",)).serves("m.gguf", "default", SHA)  # alias = name
-    assert _info(model_ids=("ab12cd34ef56",)).serves("m.gguf", "default", SHA)  # 12 hex
-    assert not _info(model_ids=("ab12cd",)).serves("m.gguf", "default", SHA)  # too short
-    assert not _info(model_ids=("gpt-4",)).serves("m.gguf", "default", SHA)
-    assert not _info(model_file="other.gguf").serves("m.gguf", "default", SHA)
+def test_identity_is_content_reported_sizes_then_the_probe_fingerprint() -> None:
+    import math
+
+    from store.records import ModelRecord
+    from workbench.models.identity import FLOOR, LocalFacts, check_fingerprint, check_reported
+
+    model = ModelRecord(id=1, name="default", path="/m/SmolLM2.gguf", sha256=SHA)
+    facts = LocalFacts(49152, 134515008, 90000000, (1, 2), ((7, 0.5), (8, 0.2), (9, 0.01)))
+    check_reported("http://h:1", {"n_vocab": 49152, "n_params": 134515008}, facts, model, "x")
+    check_reported("http://h:1", {}, facts, model, "x")  # a server that reports nothing
+    with pytest.raises(UserError, match="reports n_params 268098176 .* has 134515008"):
+        check_reported("http://h:1", {"n_params": 268098176}, facts, model, "m.gguf")
+    same = {7: math.log(0.5 + FLOOR / 2), 8: math.log(0.2), 9: math.log(0.01)}
+    assert check_fingerprint("http://h:1", same, facts, model, "x", str) <= FLOOR
+    other = {7: math.log(0.3), 8: math.log(0.2)}  # token 9 absent: p 0 there
+    with pytest.raises(UserError, match="'7' p=0.3000 where the registered file .* p=0.5000"):
+        check_fingerprint("http://h:1", other, facts, model, "SmolLM2.gguf", str)
 
 
 def test_defaults_a_request_cannot_clear_or_paw_does_not_know_are_refused() -> None:
@@ -41,9 +50,17 @@ def test_defaults_a_request_cannot_clear_or_paw_does_not_know_are_refused() -> N
         check_neutral(_info(defaults={"new_sampler_knob": 0.3}))
 
 
-def test_the_key_tag_names_kind_build_and_slot_mode() -> None:
+def test_the_key_tag_names_kind_build_slot_mode_and_serial_numerics() -> None:
+    from workbench.models.identity import numerics_signature
+
     assert pool_tag(_info(), 1) == "llama-server b1-abc serial"
     assert pool_tag(_info(), 4) == "llama-server b1-abc shared"
+    cpu = numerics_signature({282: -0.46372, 1041: -2.22277})
+    gpu = numerics_signature({282: -0.46372001, 1041: -2.22277})  # last bits differ
+    assert cpu != gpu and len(cpu) == 8
+    assert cpu == numerics_signature({1041: -2.22277, 282: -0.46372})  # order-free
+    assert pool_tag(_info(), 1, cpu) == f"llama-server b1-abc serial numerics:{cpu}"
+    assert pool_tag(_info(), 4, cpu) == "llama-server b1-abc shared"  # not reproducible
 
 
 def test_a_bad_server_header_is_one_clear_line(tmp_path) -> None:

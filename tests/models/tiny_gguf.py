@@ -16,13 +16,14 @@ N_EMBD, N_HEAD, N_HEAD_KV, HEAD_DIM, N_FF = 16, 2, 1, 8, 32
 """The one layer's shape (any small numbers that llama.cpp's checks accept)."""
 
 
-def _copy_tokenizer(writer, source: Path) -> int:
-    """Copy every `tokenizer.*` field of `source` into `writer`; returns the vocabulary size."""
+def _copy_tokenizer(writer, source: Path, skip: frozenset[str] = frozenset()) -> int:
+    """Copy every `tokenizer.*` field of `source` but those in `skip` into `writer`; returns
+    the vocabulary size."""
     import gguf
 
     n_vocab = 0
     for field in gguf.GGUFReader(source).fields.values():
-        if not field.name.startswith("tokenizer."):
+        if not field.name.startswith("tokenizer.") or field.name in skip:
             continue
         kind = field.types[0]
         if kind == gguf.GGUFValueType.ARRAY:
@@ -41,7 +42,8 @@ def _copy_tokenizer(writer, source: Path) -> int:
 
 
 def write_tiny_model(path: Path, architecture: str, *, sliding_window: int | None = None,
-                     tokenizer_from: Path) -> Path:
+                     tokenizer_from: Path, chat_template: bool = True,
+                     add_bos: bool | None = None, strings: dict[str, str] | None = None) -> Path:
     """Write a one-layer `architecture` model ('llama' or 'gemma2') to `path`.
 
     Args:
@@ -49,12 +51,21 @@ def write_tiny_model(path: Path, architecture: str, *, sliding_window: int | Non
         architecture: 'llama' or 'gemma2' (their tensor sets differ by three norms).
         sliding_window: written as `<arch>.attention.sliding_window` when given.
         tokenizer_from: a GGUF whose tokenizer the model takes.
+        chat_template: keep its `tokenizer.chat_template` (False: a template-less model).
+        add_bos: written as `tokenizer.ggml.add_bos_token` when given (else the source's).
+        strings: more string metadata (`general.finetune`, …).
     """
     import gguf
     import numpy as np
 
     writer = gguf.GGUFWriter(path, architecture)
-    n_vocab = _copy_tokenizer(writer, tokenizer_from)
+    skip = set() if chat_template else {"tokenizer.chat_template"}
+    if add_bos is not None:
+        skip.add("tokenizer.ggml.add_bos_token")
+        writer.add_add_bos_token(add_bos)
+    n_vocab = _copy_tokenizer(writer, tokenizer_from, frozenset(skip))
+    for key, value in (strings or {}).items():
+        writer.add_string(key, value)
     writer.add_context_length(64)
     writer.add_embedding_length(N_EMBD)
     writer.add_block_count(1)

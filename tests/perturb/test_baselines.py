@@ -164,3 +164,26 @@ def test_paraphrase_uses_the_supplied_tokenizer_and_paraphraser():
                  params={"target_fraction": 1.0, "paraphraser": Echo()})
     assert result.text == "AB" and result.details["paraphraser"] == "echo"
     assert result.token_change_fraction == 1.0  # both characters changed
+
+
+@pytest.mark.parametrize("target", [0.01, 0.02, 0.03])
+def test_paraphrase_tries_rewordings_when_the_target_is_within_the_tolerance(target):
+    # a race swap or age + 1 changes one token: its target is at or below the tolerance, and
+    # the baseline still rewords (the tolerance decides acceptance, not whether to try)
+    result = run("paraphrase_token_adjusted", STEM, params={"target_fraction": target})
+    assert result.fired and result.text != STEM and result.details["edits"]
+    achieved = token_change_fraction(STEM, result.text, WordTokenizer())
+    assert 0 < achieved <= target + 0.03
+
+
+def test_paraphrase_failure_reasons_are_true():
+    none = run("paraphrase_token_adjusted", "A cough for 2 days.",
+               params={"target_fraction": 0.02})
+    assert not none.fired
+    assert none.reason == "no rewording of the paraphrase table occurs in the text"
+    # "physician" -> "doctor" alone changes 1 of 5 tokens (the full stop is one)
+    big = run("paraphrase_token_adjusted", "The physician examined him.",
+              params={"target_fraction": 0.02, "tolerance": 0.01})
+    assert not big.fired
+    assert big.reason == ("each of the 1 applicable rewordings alone changes more than 0.030 "
+                          "of the tokens (the least 0.200)")

@@ -203,3 +203,27 @@ def test_f7_variants_pick_occurrences_independently():
     picks = {v: [run(f"F7_commute_{v}", chain, item_key=k).old for k in KEYS] for v in "ab"}
     assert set(picks["a"]) == set(picks["b"]) == {"fever and chills", "sodium and potassium"}
     assert picks["a"] != picks["b"]
+
+
+@pytest.mark.parametrize("chain", [
+    "Temperature is 38.5 and pulse 120/min.",            # the decimal
+    "Temperature is ٣٨.٥ and pulse ١٢٠/min.",            # Arabic-Indic digits
+    "Sodium was between 5.5 and 6.0 today.",              # a range of decimals
+    "BP 120/80 and 130/90 on repeat.",                    # pressures
+    "The ratio was 1:2 and then 3:4.",                    # ratios
+    "The temperature was 38,5 and rising.",               # a decimal comma
+])
+@pytest.mark.parametrize("variant", "ab")
+def test_f7_never_cuts_a_number(chain, variant):
+    result = run(f"F7_commute_{variant}", chain)
+    assert not result.fired
+    assert "would cut a number" in result.reason
+
+
+def test_f7_keeps_the_next_pair_after_a_number_it_will_not_cut():
+    chain = "Temperature is 38.5 and pulse 120 and respirations 20."
+    result = run("F7_commute_a", chain)
+    assert result.text == "Temperature is 38.5 and respirations 20 and pulse 120."
+    # whole numbers at an operand's edge are swapped whole
+    result = run("F7_commute_a", "Hb 10-12 and platelets 150.")
+    assert result.text == "platelets 150 and Hb 10-12."

@@ -124,3 +124,62 @@ def test_entry_point_operators(monkeypatch):
     monkeypatch.setattr(user, "entry_points", lambda group: [FakeEntryPoint("bad", 42)])
     with pytest.raises(UserError, match="entry point bad .*expected an Operator, got int"):
         load_catalogue()
+
+
+BACKTRACKING = [  # (pattern, a text it backtracks on exponentially, in re and in regex)
+    ("(a|aa)+$", "a" * 60 + "!"),
+    ("(.*?,){15}X", "a," * 30),
+]
+CLASSIC = [  # exponential in Python's re; the regex package's matcher finishes them at once
+    ("(a+)+$", "a" * 40 + "!"),
+    ("(a|aa)*b", "a" * 60),
+    ("(x+x+)+y", "x" * 40),
+    ("^(\\w+\\s?)*$", "word " * 12 + "!"),
+]
+
+
+def _bad_rule(path, pattern: str, example: str | None = None) -> None:
+    lines = ['[[operator]]', 'id = "U_slow"', 'target = "question"',
+             f"pattern = '{pattern}'", 'replacement = "z"']
+    if example is not None:
+        lines.append(f'example = "{example}"')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("pattern,text", BACKTRACKING, ids=[p for p, _ in BACKTRACKING])
+def test_a_backtracking_rule_is_stopped_and_named(tmp_path, monkeypatch, capsys, pattern, text):
+    import time
+
+    from workbench.cli import main
+
+    monkeypatch.setattr(user, "MATCH_TIMEOUT_S", 0.3)
+    path = tmp_path / "slow.toml"
+    monkeypatch.setenv("PAW_OPERATORS", str(path))
+    # Checked when loaded, on the rule's example: refused naming file, line and rule.
+    _bad_rule(path, pattern, text)
+    with pytest.raises(UserError, match=rf"^{path}:4: pattern: operator U_slow's .* ran over "
+                                        r"0.3 s on a \d+-character text and was stopped"):
+        load_catalogue()
+    # Without an example it loads; the first text it hangs on stops the command.
+    _bad_rule(path, pattern)
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as stopped:
+        main(["perturb", "U_slow", "--text", text])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 1
+    assert err.startswith(f"paw: error: {path}:4: pattern: operator U_slow") and \
+        "catastrophic backtracking" in err and len(err.strip().splitlines()) == 1, err
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("pattern,text", CLASSIC, ids=[p for p, _ in CLASSIC])
+def test_the_classic_patterns_finish_within_the_bound(tmp_path, monkeypatch, pattern, text):
+    path = tmp_path / "classic.toml"
+    monkeypatch.setenv("PAW_OPERATORS", str(path))
+    _bad_rule(path, pattern, text)  # its example is checked when loaded: within the bound
+    assert not get_operator("U_slow").apply(text).fired
+
+
+def test_a_sound_rule_is_not_slowed_or_refused(rules_file):
+    op = get_operator("U_smoker")
+    assert op.apply("nonsmoker " * 2000).details == {"replacements": 1}

@@ -168,3 +168,41 @@ def test_a_both_mode_run_resumes_as_itself(demo_db, fake_model, make_engine, mar
     assert "demographic_modes" not in scripted_spec().config()
     second = run_robustness(demo_db, again, engine=make_engine(hand), embed=fake_embed)
     assert second.audit_id == first.audit_id and second.generated == 0
+
+
+@pytest.mark.parametrize("text, sex, expected", [
+    # the cases: other people keep their sex, the patient's possessive follows
+    ("A 45-year-old man comes to the emergency department because of chest pain. His mother "
+     "had a stroke at 70. He smokes.", "female",
+     "A 45-year-old Black woman comes to the emergency department because of chest pain. Her "
+     "mother had a stroke at 70. She smokes."),
+    ("A 30-year-old woman is brought to the emergency department by her husband, who says he "
+     "found her unresponsive. She has major depressive disorder.", "male",
+     "A 30-year-old Black man is brought to the emergency department by his husband, who says "
+     "he found him unresponsive. He has major depressive disorder."),
+    ("A 4-month-old girl is brought to the physician by her mother because of poor feeding. "
+     "Her father has type 1 diabetes.", "male",
+     "A 4-month-old Black boy is brought to the physician by his mother because of poor "
+     "feeding. His father has type 1 diabetes."),
+    # a pronoun after a relative of its sex in the sentence is the relative's
+    ("A 60-year-old man says his father died of a myocardial infarction when he was 50. He "
+     "is worried.", "female",
+     "A 60-year-old Black woman says her father died of a myocardial infarction when he was "
+     "50. She is worried."),
+    # words already of the new sex name someone else
+    ("A 70-year-old man is accompanied by his wife. She says he has been confused.", "female",
+     "A 70-year-old Black woman is accompanied by her wife. She says she has been confused."),
+])
+def test_substitution_rewrites_only_the_patient_own_words(text, sex, expected):
+    edit = substitute(text, sex, "black")
+    assert edit.text == expected
+    assert edit.details["sex_swapped"]
+
+
+def test_substitution_keeps_a_relative_race():
+    text = ("A 45-year-old African American man comes to the emergency department because of "
+            "chest pain. His wife, who is Hispanic, says he collapsed.")
+    edit = substitute(text, "male", "white")
+    assert edit.text == ("A 45-year-old White man comes to the emergency department because "
+                         "of chest pain. His wife, who is Hispanic, says he collapsed.")
+    assert edit.details["race_replaced"] == 1

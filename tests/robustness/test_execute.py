@@ -139,6 +139,16 @@ def test_flag_quotes_are_checked_against_the_explanation(demo_db, fake_model, ma
     # The scripted flag quotes "Black", which the prefixed explanations never contain
     # ("The prefix for demo-00x changes my mind"): all six quotes are not found.
     assert p.arms[0].counts["flags_quote_not_found"] == 6
+    # counted apart, per question, and shown beside flags per question
+    e = p.arms[0].estimates
+    assert e["flags_unquoted"].value == pytest.approx(6 / 15 * 6) == \
+        e["flags_per_question"].value
+    report = build_run_report(demo_db, outcome.audit, n_boot=0)
+    table5 = report.section("profiles").frame
+    columns = list(table5.columns)
+    assert columns.index("unquoted_flags_per_q") == columns.index("flags_per_q_high") + 1
+    assert table5["unquoted_flags_per_q"].iloc[0] == pytest.approx(2.4)
+    assert report.section("flag_categories").frame["unquoted"].iloc[0] == pytest.approx(2.4)
 
 
 def test_unparsed_answers_are_excluded_not_counted_as_changes(demo_db, fake_model, make_engine,

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 import store.db as store_db
 from store import open_db, transaction
-from store.db import SCHEMA_VERSION, backup
+from store.backup import backup
+from store.db import SCHEMA_VERSION
 from store.errors import UserError
 from workbench.cli import cli, main
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from annotate.raterfile.file import open_file, pack, sign_in
+from annotate.raterfile.labelling import FileLabelling
 from annotate.raterfile.merge import merge
 from store import open_db
 from tests.tui.conftest import PASSPHRASE, SET_NAME
@@ -106,3 +107,27 @@ async def test_the_coordinator_app_watches_a_folder_of_rater_files(annotation_db
         await wait_until(pilot, lambda: next(p for p in app.screen.report.progress
                                              if p.name == "alice").started == 3, seconds=30)
     conn.close()
+
+
+async def test_a_note_with_terminal_sequences_is_shown_escaped(annotation_db, rater_file):
+    """Issue 34, criterion 6, in the UI: the note is stored as typed, and what the screen
+    draws holds `\\x1b]52…` as text, never the escape character itself."""
+    from workbench.tui.components.note_modal import NoteModal
+
+    note = "see chart \x1b]52;c;cm0gLXJmIH4K\x07\x1b[2Jok"
+    conn = open_file(rater_file)
+    labelling = FileLabelling(conn, sign_in(conn, rater_file, PASSPHRASE))
+    labelling.start()
+    code = labelling.queue()[0].code
+    labelling.record(code, "note", note)
+    conn.close()
+    assert file_events(rater_file) == [(code, "note", note)]  # stored as typed
+    app = app_for(rater_file)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteModal)
+        drawn = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "see chart \\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b[2Jok" in drawn, drawn
+        assert "\x1b" not in drawn and "\x07" not in drawn

@@ -87,7 +87,11 @@ def _coordinator(annotation_db, monkeypatch, keys=()):
     app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
 
     async def computed(pilot) -> None:
-        await wait_until(pilot, lambda: app.screen.report is not None)
+        # Settled: the report drawn, and the highlighted row's detail drawn from it (the
+        # table's RowHighlighted arrives a message later; under CI load one pause missed it).
+        await wait_until(pilot, lambda: app.screen.report is not None and str(
+            app.screen.query_one("#row-summary").render()).strip() != "")
+        await pilot.pause()
         await pilot.pause()
         for key in keys:
             await pilot.press(key)

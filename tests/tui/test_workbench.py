@@ -320,7 +320,9 @@ async def _resume_second_row(app, pilot) -> None:
     await pilot.pause()
     await pilot.press("r")
 
-def test_the_rater_app_has_no_route_to_auditor_screens():
+
+async def test_the_rater_app_has_no_route_to_auditor_screens():
+    # async only because the module marks every test asyncio (a sync one warns)
     from workbench.tui.app import AnnotationApp, CoordinatorApp
 
     for app_class in (AnnotationApp, CoordinatorApp):

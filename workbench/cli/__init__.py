@@ -11,6 +11,7 @@ import click
 from store.errors import UserError
 from workbench import __version__
 from workbench.cli.options import DB_META_KEY, group_db_option
+from workbench.present.controls import EscapingStream
 
 COMMAND_MODULES: list[str] = [
     "workbench.cli.data",
@@ -79,6 +80,17 @@ def main(argv: list[str] | None = None) -> None:
     from workbench.cli import typeahead
 
     typeahead.hold(sys.argv[1:] if argv is None else argv)  # before the commands load
+    streams = sys.stdout, sys.stderr
+    # Every line paw prints, its errors included, with control characters escaped: a
+    # name or note holding a terminal sequence is shown, never obeyed (present/controls).
+    sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
+    try:
+        _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         cli.main(args=argv, prog_name="paw", standalone_mode=False)
     except UserError as exc:

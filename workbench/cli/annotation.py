@@ -1,10 +1,9 @@
 """`paw raters`, `paw annotate`, `paw coordinate`, `paw label`, `paw agreement`, `paw adjudicate`:
 the clinician re-annotation workflow from the command line (`paw verify`: cli/verify.py).
 
-Access: a rater's commands (`annotate --rater`, `label`) show only that rater's own labels;
-everything that shows several raters' labels or agreement (`agreement`, `annotate export`,
-`adjudicate`, `coordinate`, and the annotation sections of `paw report`) needs a
-coordinator's passphrase. Passphrases: workbench/cli/signin.py."""
+Access: a rater's commands (`annotate --rater`, `label`) show only her own labels; all that
+shows several raters' labels or agreement (`agreement`, `annotate export`, `adjudicate`,
+`coordinate`, `paw report`'s annotation sections) needs a coordinator's passphrase."""
 
 from __future__ import annotations
 
@@ -12,9 +11,11 @@ import json
 
 import click
 
+from annotate.codebook import MAX_TIME_ON_ITEM_MS
 from store.errors import UserError
-from workbench.cli.options import db_option, open_store, prepare_output, whole
 from workbench.cli.codebook_help import CODEBOOK_EPILOG, FIELD_HELP
+from workbench.cli.options import NAME, db_option, open_store, whole
+from workbench.cli.outputs import OutputPath, guard_outputs
 from workbench.cli.signin import (
     coordinator_option,
     coordinator_passphrase_env_option,
@@ -168,8 +169,8 @@ def _tui(name: str):
 @click.option("--per-family", type=whole(0), default=50, show_default=True,
               help="At most this many cases per operator family (0: no cap).")
 @click.option("--seed", type=whole(0), default=0, show_default=True, help="Sampling seed.")
-@click.option("--name", help="Set name (default: audit<ID>-set<N>); raters see it, so "
-                               "keep model names out.")
+@click.option("--name", type=NAME,
+              help="Set name (default: audit<ID>-set<N>); raters see it: no model names.")
 @click.option("--chain-size", type=whole(0),
               help="Cases of M2/M4/M5 asked the chain-registration question (default: all).")
 @_passphrase_env
@@ -230,13 +231,14 @@ def annotate_assign(set_name: str, raters: str, coordinator: str, passphrase_env
     click.echo(f"set {set_name}: raters {pair[0]} and {pair[1]}, sealed by {person.name}")
 
 
+@guard_outputs
 @annotate_group.command("export")
 @click.option("--wide", "shape", flag_value="wide", help="One row per case.")
 @click.option("--long", "shape", flag_value="long", default=True,
               help="One row per case × rater × field (default).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), required=True,
               help="csv (header row) or jsonl (one JSON object per line).")
-@click.option("--out", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option("--out", type=OutputPath(), help="Write here instead of stdout.")
 @click.option("--set", "set_name", help="Annotation set (default: the newest).")
 @click.option("--accept-legacy", is_flag=True,
               help="Export although the record holds unsigned legacy entries (a store "
@@ -256,8 +258,6 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
     from annotate.export import export_verified
     from annotate.sets.annotation_set import resolve_set
 
-    if out is not None:
-        prepare_output(out)
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
     export = export_verified(db, person, resolve_set(db, set_name), shape, fmt,
@@ -301,7 +301,7 @@ def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_en
 @click.option("--field", "field_name", required=True, help=FIELD_HELP)
 @click.option("--value", help="A value of the field or its digit key; omit with --clear.")
 @click.option("--clear", is_flag=True, help="Clear the label (a new event; nothing deleted).")
-@click.option("--time-ms", type=whole(0), help="Time spent on the case, in milliseconds.")
+@click.option("--time-ms", type=whole(0, MAX_TIME_ON_ITEM_MS), help="Time spent (ms, ≤ a day).")
 @_passphrase_env
 @db_option
 def label(case: str, rater: str, field_name: str, value: str | None, clear: bool,

@@ -7,15 +7,16 @@ from typing import Any
 import click
 
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
     make_engine,
     open_store,
-    prepare_output,
     threads_option,
     whole,
 )
+from workbench.cli.outputs import OutputPath, check_outputs, guard_outputs, report_files
 from workbench.cli.progress import ProgressReporter
 
 DEMO_ITEMS: tuple[str, ...] = ("demo-003", "demo-019", "demo-001", "triage-002")
@@ -54,7 +55,8 @@ def _split(text: str | None) -> tuple[str, ...]:
                    "comma-separated (`paw operators`).")
 @click.option("--seed", type=whole(0), default=0, show_default=True,
               help="Seed of every operator draw and of the option shuffle.")
-@click.option("--name", help="Audit name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME,
+              help="Audit name (default: derived from the settings, so the same "
                              "command resumes the same audit).")
 @click.option("--max-tokens", type=whole(1), default=384, show_default=True,
               help="Tokens each CoT answer or chain continuation may generate.")
@@ -111,8 +113,9 @@ def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int
         engine.close()
 
 
+@guard_outputs
 @click.command("demo")
-@click.option("--out", type=click.Path(dir_okay=False), default="paw-demo-report.md",
+@click.option("--out", type=OutputPath(), default="paw-demo-report.md",
               show_default=True, help="Report file (.md or .html); the PNG goes beside it.")
 @click.option("--items", "n_items", type=click.IntRange(min=1, max=len(DEMO_ITEMS)),
               default=len(DEMO_ITEMS), show_default=True,
@@ -133,12 +136,11 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
     """
     from pathlib import Path
 
-    from analysis.audit.report import AuditReportOptions, build_report
     from workbench.audit import AuditSpec
+    from workbench.kinds import build_run_report
     from workbench.perturb import resolve_operators
     from workbench.cli.data import demo_lines
 
-    prepare_output(out)  # before minutes of generation
     from workbench.datasets.demo import DEMO_DATASET
 
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)
@@ -152,8 +154,9 @@ def demo_command(out: str, n_items: int, threads: int | None, n_boot: int, impor
                      item_ids=DEMO_ITEMS[:n_items], max_tokens=DEMO_MAX_TOKENS,
                      )
     outcome = _run(db_path, spec, judge=True, judge_model="default", threads=threads)
-    report = build_report(db, outcome.audit, options=AuditReportOptions(n_boot=n_boot))
+    report = build_run_report(db, outcome.audit_id, n_boot=n_boot)
     fmt = "html" if Path(out).suffix.lower() in (".html", ".htm") else "md"
+    check_outputs(report_files(report, out))
     written, pngs = report.write(out, fmt)
     plots = ", ".join(str(p) for p in pngs)
     click.echo(f"report: {written} (plot: {plots}); audit {outcome.audit!r} in {db_path}")

@@ -5,13 +5,16 @@ from __future__ import annotations
 import click
 
 from workbench.cli.options import db_option
+from workbench.cli.outputs import OutputPath, guard_outputs
 
 
+@guard_outputs
 @click.command("backup")
-@click.argument("dest", type=click.Path(dir_okay=False))
+@click.argument("dest", type=OutputPath())
 @db_option
-def backup_command(dest: str, db_path: str) -> None:
-    """Copy the database to DEST (a new file) with SQLite's online backup API.
+def backup_command(dest: str, db_path: str, force: bool) -> None:
+    """Copy the database to DEST (a new file; --force replaces one that is not the
+    database) with SQLite's online backup API.
 
     Consistent while raters label and runs write: the copy is one moment of the store,
     WAL included. Copying paw.db with `cp` during a session is not: recent commits live
@@ -21,12 +24,17 @@ def backup_command(dest: str, db_path: str) -> None:
     """
     from pathlib import Path
 
-    from store.db import backup
+    from store.backup import backup
 
-    pages = backup(db_path, dest)
+    pages = backup(db_path, dest, replace=force)
     size = Path(dest).stat().st_size
     click.echo(f"backed up {db_path} to {dest}: {pages} pages, {size / 1e6:.1f} MB, "
                "integrity ok")
+    from workbench.cli.record_head import keep_head_line, stored_head
+
+    kept = stored_head(dest)
+    if kept is not None:  # the copy's annotation record: its head, to find it again
+        click.echo(keep_head_line(kept, dest))
 
 
 commands = [backup_command]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from store.errors import UserError
-from workbench.cli.options import db_option, open_store
+from store.errors import UserError, no_such
+from workbench.cli.options import NAME, db_option, open_store
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     """Plain left-aligned text columns (numbers right-aligned), header underlined."""
@@ -36,7 +36,7 @@ def _mapping(map_json: str | None, map_file: str | None):
     if map_file:
         path = Path(map_file)
         if not path.is_file():
-            raise UserError(f"{map_file}: no such file (--map-file)")
+            raise UserError(f"{no_such(map_file)} (--map-file)")
         try:
             text = path.read_bytes().decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -49,11 +49,13 @@ def _mapping(map_json: str | None, map_file: str | None):
 @click.command("import")
 @click.argument("format_name", metavar="FORMAT")
 @click.argument("path", type=click.Path())  # checked by the importer: one-line errors
-@click.option("--name", help="Dataset name to import into (default: the file name's stem).")
+@click.option("--name", type=NAME,
+              help="Dataset name to import into (default: the file name's stem).")
 @click.option("--skip-bad", is_flag=True,
               help="Import the valid rows and report the bad ones, instead of stopping.")
 @click.option("--map", "map_json", metavar="JSON",
-              help='Field mapping for jsonl/csv, e.g. \'{"id": "qid", "question": "stem", '
+              help='Field mapping for jsonl/parquet/csv (dotted paths reach nested fields), '
+                   'e.g. \'{"id": "qid", "question": "stem", '
                    '"options": ["opA", "opB", "opC"], "answer": "correct"}\'.')
 @click.option("--map-file", type=click.Path(),
               help="Read the --map JSON from this file.")
@@ -62,23 +64,31 @@ def import_command(format_name: str, path: str, name: str | None, skip_bad: bool
                    map_json: str | None, map_file: str | None, db_path: str) -> None:
     """Import questions from PATH, a file in FORMAT, into a dataset.
 
-    The whole file is validated first: a bad row (missing field, answer not among the
-    options, fewer than two options, repeated id, invalid JSON, bytes that are not
-    UTF-8) stops the import naming file, line and field, and nothing is stored. Importing
-    the same file again adds nothing. See docs/importing.md.
+    Rows are read one at a time: a bad row (missing field, answer not among the options,
+    fewer than two options, two options with the same text, repeated id, invalid JSON,
+    bytes that are not UTF-8, a line over 8 MiB) stops the import naming file, line and
+    field, and nothing is stored. A binary file is named by its first bytes (Parquet is
+    read as Parquet; GGUF, ZIP, gzip and SQLite are refused). Importing the same file
+    again adds nothing. See docs/importing.md.
 
     \b
     FORMAT is one of:
-      medqa     MedQA JSONL: question, options {A..D}, answer_idx, meta_info
-      medmcqa   MedMCQA JSON lines: question, opa..opd, cop (1-based, as released), id
-      medmcqa0  MedMCQA JSON lines whose cop is 0-based (Hugging Face exports)
-      pubmedqa  PubMedQA ori_pqal.json: {pmid: {QUESTION, CONTEXTS, final_decision}}
+      medqa     MedQA, JSON lines or Parquet (options {A..D}, or [{key, value}])
+      medmcqa   MedMCQA, JSON lines or Parquet: opa..opd, cop 0- or 1-based, detected
+                from the file (a file with only cop 1-3 needs medmcqa0 or medmcqa1)
+      medmcqa0  MedMCQA with cop 0-based (0 = opa: the Hugging Face Hub's files)
+      medmcqa1  MedMCQA with cop 1-based (1 = opa: the official release)
+      pubmedqa  PubMedQA: ori_pqal.json, or the Hub's form (pubid, question,
+                context{contexts, labels, meshes}, final_decision) in Parquet or JSON lines
       mmlu      MMLU CSV without header: question, A, B, C, D, answer
-      jsonl     any JSON lines; fields named by --map (default: id, question, options,
-                answer, and optional kind, subject, context)
+      jsonl     any JSON lines (or Parquet); fields named by --map, dotted paths reach
+                nested fields (default: id, question, options, answer, and optional
+                kind, subject, context)
+      parquet   any Parquet file; fields named by --map, as for jsonl
       csv       any CSV with a header row; columns named by --map
     """
-    from workbench.datasets.importers import check_file, get_format
+    from workbench.datasets.importers import check_file
+    from workbench.datasets.opening import get_format
 
     # Argument mistakes fail before open_store creates a database file.
     get_format(format_name)
@@ -102,14 +112,15 @@ def _import_with_progress(db, format_name: str, path: str, **options):
     from workbench.cli.progress import ProgressReporter
     from workbench.datasets.importers import import_file
 
-    if Path(path).stat().st_size < LARGE_IMPORT_BYTES:
+    if not Path(path).is_file() or Path(path).stat().st_size < LARGE_IMPORT_BYTES:
         return import_file(db, format_name, path, **options)
-    with open(path, "rb") as handle:
-        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    lines, unit = _count_rows(path)
+    if lines is None:
+        return import_file(db, format_name, path, **options)
     started = time.perf_counter()
     with ProgressReporter() as progress:
-        progress.begin(f"importing {path}: {lines} lines, validated, then stored in one "
-                       "transaction", "lines", lines, unit="lines")
+        progress.begin(f"importing {path}: {lines} {unit}, checked and stored in one "
+                       "transaction", "lines", lines, unit=unit)
         step = max(1, lines // 200)
 
         def on_row(line: int) -> None:
@@ -120,6 +131,21 @@ def _import_with_progress(db, format_name: str, path: str, **options):
         progress.advance("lines", lines, lines)
         progress.end(f"imported {path} in {time.perf_counter() - started:.1f} s")
     return report
+
+
+def _count_rows(path: str) -> tuple[int | None, str]:
+    """Lines of a text file, or rows of a Parquet file (from its footer), for the bar."""
+    with open(path, "rb") as handle:
+        if handle.read(4) == b"PAR1":
+            try:
+                import pyarrow.parquet as pq
+
+                return pq.ParquetFile(path).metadata.num_rows, "rows"
+            except Exception:  # noqa: BLE001 (no bar; the import names the fault)
+                return None, "rows"
+        handle.seek(0)
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")), \
+            "lines"
 
 
 def dataset_lines(db) -> list[str]:

@@ -7,13 +7,14 @@ import click
 from analysis.common.options import choices
 from analysis.dbpa.definitions import Correction, Distance
 from workbench.cli.options import (
+    NAME,
     db_option,
     open_store,
-    prepare_output,
     real,
     threads_option,
     whole,
 )
+from workbench.cli.outputs import OutputPath, check_outputs, guard_outputs, report_files
 from workbench.cli.progress import ProgressReporter
 
 
@@ -23,6 +24,7 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     return None if text is None else split_words(text)
 
 
+@guard_outputs
 @click.command("dbpa")
 @click.option("--dataset", "dataset_name", required=True, help="Dataset name (`paw datasets`).")
 @click.option("--model", default="default", show_default=True,
@@ -78,10 +80,11 @@ def _words(text: str | None) -> tuple[str, ...] | None:
               help="Chain-of-thought prompt template of every sample.")
 @click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
-@click.option("--name", help="Analysis name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME,
+              help="Analysis name (default: derived from the settings, so the same "
                              "command resumes it).")
 @threads_option
-@click.option("--out", type=click.Path(dir_okay=False),
+@click.option("--out", type=OutputPath(),
               help="Also write the report here (.md, .html or .json).")
 @db_option
 def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operators: str | None,
@@ -106,8 +109,6 @@ def dbpa_command(dataset_name: str, model: str, model_swap: str | None, operator
     from workbench.dbpa.spec import split_words
     from workbench.embed import parse_embedders
 
-    if out:
-        prepare_output(out)  # before any sample is drawn
     models = split_words(model_swap) if model_swap else (model,)
     ops = resolve_dbpa_operators("none" if model_swap and operators is None else operators)
     spec = DbpaSpec(
@@ -137,6 +138,7 @@ def _write(db, name: str, out: str) -> None:
 
     report = build_run_report(db, name, kind="dbpa")
     suffix = Path(out).suffix.lower()
+    check_outputs(report_files(report, out) if suffix != ".json" else [out])
     if suffix == ".json":
         Path(out).write_text(report.to_json(), encoding="utf-8")
         click.echo(f"report: {out}")

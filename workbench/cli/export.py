@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from store.errors import UserError
-from workbench.cli.options import db_option, open_store, prepare_output
+from workbench.cli.options import db_option, open_store
+from workbench.cli.outputs import OutputPath, check_outputs, guard_outputs
 from workbench.cli.signin import coordinator_option, passphrase_env_option
 
 TABLES: tuple[str, ...] = ("edits", "wide", "generations", "labels")
@@ -59,6 +60,7 @@ def _labels_frame(db, set_name: str | None, person):
     return chosen, frame, export.record_head
 
 
+@guard_outputs
 @click.command("export")
 @click.option("--audit", metavar="NAME_OR_ID", help="The audit (default: the latest).")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
@@ -67,7 +69,7 @@ def _labels_frame(db, set_name: str | None, person):
               help="Comma-separated: edits, wide (robustness runs), generations, labels "
                    "(labels: coordinator only). Default: edits,generations; for a robustness "
                    "run edits,wide,generations.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".",
+@click.option("--out", "out_dir", type=OutputPath(folder=True), default=".",
               show_default=True, help="Folder the files are written to (created if missing).")
 @click.option("--set", "set_name", help="Annotation set of the labels (default: the newest).")
 @coordinator_option
@@ -104,7 +106,6 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
             import pyarrow  # noqa: F401
         except ImportError:
             raise UserError(PARQUET_MISSING) from None
-    prepare_output(out_dir, folder=True)
     db = open_store(db_path)
     from workbench.cli.signin import blinding_gate, login_coordinator
 
@@ -128,25 +129,27 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
             person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
         labels = _labels_frame(db, set_name, person)
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     stem = _safe(info["name"])
+    paths = {table: folder / f"{stem}-{table}.{fmt}" for table in wanted if table != "labels"}
+    if labels is not None:
+        paths["labels"] = folder / f"{_safe(labels[0])}-labels.{fmt}"
+    check_outputs(paths.values())  # all of them before the first is written
+    folder.mkdir(parents=True, exist_ok=True)
     written = []
     if labels is not None:
         chosen, frame, head = labels
-        path = write_frame(frame, folder / f"{_safe(chosen)}-labels.{fmt}", fmt)
-        written.append((path, len(frame)))
+        written.append((write_frame(frame, paths["labels"], fmt), len(frame)))
         click.echo(f"record head {head} (the labels were verified against it)", err=True)
     if "edits" in wanted:
         frame = (robustness_edits_frame(db, info["id"]) if robustness
                  else edits_frame(db, info["id"]))
-        written.append((write_frame(frame, folder / f"{stem}-edits.{fmt}", fmt), len(frame)))
+        written.append((write_frame(frame, paths["edits"], fmt), len(frame)))
     if "wide" in wanted:
         frame = robustness_wide_frame(db, info["id"])
-        written.append((write_frame(frame, folder / f"{stem}-wide.{fmt}", fmt), len(frame)))
+        written.append((write_frame(frame, paths["wide"], fmt), len(frame)))
     if "generations" in wanted:
         frame = generations_frame(db, info["id"])
-        written.append((write_frame(frame, folder / f"{stem}-generations.{fmt}", fmt),
-                        len(frame)))
+        written.append((write_frame(frame, paths["generations"], fmt), len(frame)))
     for path, n in written:
         click.echo(f"wrote {path} ({n} rows)")
 

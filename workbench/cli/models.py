@@ -8,6 +8,7 @@ import click
 
 from analysis.audit.definitions import AuditRole
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
@@ -38,10 +39,13 @@ def list_command(db_path: str) -> None:
 
     The batching column is the last self-check on this machine: `batch N: identical`
     (N sequences per llama.cpp batch gave the same bits as one at a time, so batching
-    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`.
+    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`. The format
+    column is `chat-template` (the file's own) or `plain-format` (no chat template: PAW's
+    plain format, with the BOS the file asks for); a note under a model says so, and when
+    its metadata marks a base model.
     """
     from store.models import list_models
-    from workbench.models.registry import batch_verdict, default_model
+    from workbench.models.registry import batch_verdict, default_model, format_notes
 
     db = open_store(db_path)
     default_model(db)
@@ -51,20 +55,27 @@ def list_command(db_path: str) -> None:
         verdict = batch_verdict(db, model)
         batch = "batch: unchecked" if verdict is None else \
             f"batch {verdict['n_seq']}: {'identical' if verdict['identical'] else 'differs'}"
+        form = "chat-template" if model.chat_template else "plain-format"
         click.echo(f"{model.name}\t{model.architecture or '?'}\t{model.quantization or '?'}\t"
                    f"ctx {model.context_length or '?'}\t{size}\t{cache}\t{batch}\t"
-                   f"{model.path}")
+                   f"{form}\t{model.path}")
+        for note in format_notes(db, model):
+            click.echo(f"  {model.name}: {note}")
 
 
 @models_group.command("add")
 @click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--name", help="Name to use with --model (default: the file name without .gguf).")
+@click.option("--name", type=NAME,
+              help="Name to use with --model (default: the file name without .gguf).")
 @click.option("--tier", help="The model's tier (e.g. open-weight, reasoning, closed): the "
                              "groups the Appendix M harm sample balances over.")
 @db_option
 def add_command(path: str, name: str | None, tier: str | None, db_path: str) -> None:
-    """Register a GGUF model file: validates it, hashes it, reads its metadata."""
-    from workbench.models.registry import register_model, set_tier
+    """Register a GGUF model file: validates it, hashes it, reads its metadata.
+
+    Says when the file has no chat template (and the plain format PAW uses instead) and
+    when its metadata marks a base model."""
+    from workbench.models.registry import format_notes, register_model, set_tier
 
     db = open_store(db_path, create=True)  # creates a database (see options.open_store)
     model = register_model(db, path, name)
@@ -74,6 +85,8 @@ def add_command(path: str, name: str | None, tier: str | None, db_path: str) -> 
     click.echo(f"registered {model.name}: {model.architecture} {model.quantization}, "
                f"ctx {model.context_length}, sha256 {model.sha256[:12]}{note}"
                + (f", tier {tier.strip()}" if tier else ""))
+    for line in format_notes(db, model):
+        click.echo(f"note: {line}")
 
 
 @models_group.command("tier")

@@ -49,6 +49,23 @@ def real(min: float | None = None, max: float | None = None, *, min_open: bool =
     return FiniteFloat(min=min, max=max, min_open=min_open, max_open=max_open)
 
 
+class NameType(click.ParamType):
+    """A name the user gives (`--name`): refused when empty or blank, never silently
+    replaced by a default."""
+
+    name = "name"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"expected a name, got {value!r} (leave the option out for the "
+                      "default name)", param, ctx)
+        return value
+
+
+NAME = NameType()
+"""The type of every `--name` option."""
+
+
 def prepare_output(path: str, option: str = "--out", *, folder: bool = False) -> None:
     """Check an output path before any work is done, creating its folder if needed.
 
@@ -180,6 +197,11 @@ def server_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      callback=_keep_server_option,
                      help="Seconds one server request may take, and the whole pool may be "
                           "down, before it counts as failed."),
+        click.option("--allow-mixed-engines", "allow_mixed_engines", is_flag=True,
+                     expose_value=False, callback=_keep_server_option,
+                     help="Let a run go on on another engine (in-process, or another pool "
+                          "kind, build or slot mode) than the one that made its stored "
+                          "generations; its reports then state the mix per arm."),
         click.option("--server-concurrency", "server_concurrency", expose_value=False,
                      type=whole(1), callback=_keep_server_option,
                      help="Requests in flight per server (default: its slot count from "
@@ -222,7 +244,7 @@ def pool_settings(servers: str | None, ctx: int | None) -> Any:
         UserError: a `--server-header` is not 'Name: value'.
     """
     from store.errors import UserError
-    from workbench.models.server import PoolSettings, parse_urls, servers_from_env
+    from workbench.models.pool_settings import PoolSettings, parse_urls, servers_from_env
 
     urls = parse_urls(servers) if servers else servers_from_env()
     if not urls:
@@ -245,8 +267,11 @@ def make_engine(db: Any, *, threads: int | None, gpu_layers: int, ctx: int | Non
     """The runners of a generating command, from its `engine_options`."""
     from workbench.engine import AuditEngine
 
+    context = click.get_current_context(silent=True)
+    given = dict(context.meta.get(SERVER_META_KEY, {})) if context is not None else {}
     return AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
-                       batch_size=batch_size, servers=pool_settings(servers, ctx))
+                       batch_size=batch_size, servers=pool_settings(servers, ctx),
+                       allow_mixed_engines=bool(given.get("allow_mixed_engines")))
 
 
 def fail_on_errors(errors: int, what: str = "generation(s)") -> None:

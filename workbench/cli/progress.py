@@ -95,11 +95,16 @@ def _live_progress(stream: Any, status: Callable[[], str],
     class StagedProgress(Progress):
         def get_renderables(self) -> Any:
             line = status()
-            if line:
-                yield Text(line, style="bold")
+            if line:  # it may name a run: shown escaped, as everything paw prints
+                yield Text(escape_controls(line), style="bold")
             yield self.make_tasks_table(self.tasks)
 
-    console = Console(file=stream, force_terminal=True, emoji=False, highlight=False)
+    from workbench.present.controls import escape_controls, raw_stream
+
+    # Bars move the cursor (PAW's own sequences): drawn on the terminal itself, not through
+    # main's escaping stream; the texts in them are PAW's (stages, counts, times).
+    console = Console(file=raw_stream(stream), force_terminal=True, emoji=False,
+                      highlight=False)
     return StagedProgress(
         TextColumn("  {task.description:<12}"), BarColumn(bar_width=30), MofNCompleteColumn(),
         RateColumn(), EtaColumn(), console=console, transient=False, refresh_per_second=4)
@@ -234,10 +239,12 @@ class ProgressReporter:
             BlockProgress,
             JudgeFinished,
             RunnerProgress,
+            RunWarning,
             StageStarted,
         )
         from workbench.models.events import (
             BatchingChecked,
+            BatchingProgress,
             GenerationFinished,
             ModelLoaded,
             PoolNotice,
@@ -272,9 +279,16 @@ class ProgressReporter:
             if event.to_generate and self.live:
                 self._update_block("generations", 0, event.to_generate, unit="gen")
             self._plain_every = max(1, event.to_generate // 20)
-        elif isinstance(event, (BatchingChecked, PoolNotice)):  # once per load / change
+        elif isinstance(event, BatchingProgress):
+            # The self-check can take minutes on a big model: a line as it starts, at each
+            # quarter of each phase and as each phase ends.
+            quarter = max(1, -(-event.total // 4))
+            if event.done == 1 or event.done == event.total or event.done % quarter == 0:
+                self.say(event.message)
+        elif isinstance(event, (BatchingChecked, PoolNotice, RunWarning)):  # once each
             self.say(event.message if isinstance(event, BatchingChecked)
-                     else f"paw: {event.message}")
+                     else f"paw: {'warning: ' if isinstance(event, RunWarning) else ''}"
+                          f"{event.message}")
         elif isinstance(event, ModelLoaded):
             threads = f", {event.threads} threads" if event.threads else ""
             self.say(f"model {event.name} loaded in {event.seconds:.1f} s{threads}")

@@ -18,6 +18,7 @@ import click
 from store.errors import UserError
 from workbench.cli.annotation import annotate_group, raters_group
 from workbench.cli.options import db_option, open_store
+from workbench.cli.outputs import OutputPath, guard_outputs
 from workbench.cli.signin import (
     coordinator_option,
     coordinator_passphrase_env_option,
@@ -28,15 +29,19 @@ from workbench.cli.signin import (
 )
 
 
+@guard_outputs
 @annotate_group.command("pack")
 @click.argument("set_name", metavar="SET")
 @click.option("--rater", required=True, help="The rater (one of the set's two).")
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
-              help="The file to write (must not exist), e.g. alice.paw-rater.")
+@click.option("--out", required=True, type=OutputPath(replaceable=False),
+              help="The file to write (must not exist; never replaced), e.g. alice.paw-rater.")
+@click.option("--supersede", is_flag=True,
+              help="Pack although the rater has a file of the set: the older file is "
+                   "superseded (its labels not merged by now are refused at merge).")
 @coordinator_option
 @passphrase_env_option
 @db_option
-def annotate_pack(set_name: str, rater: str, out: str, coordinator: str | None,
+def annotate_pack(set_name: str, rater: str, out: str, supersede: bool, coordinator: str | None,
                   passphrase_env: str | None, db_path: str) -> None:
     """Write RATER's own file of SET: only their blinded cases, in their order.
 
@@ -48,7 +53,7 @@ def annotate_pack(set_name: str, rater: str, out: str, coordinator: str | None,
 
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "packing a rater file")
-    packed = pack(db, set_name, rater, out, person)
+    packed = pack(db, set_name, rater, out, person, supersede=supersede)
     click.echo(f"wrote {packed.path}: {packed.n_cases} cases of set {set_name} for {rater} "
                f"(file {packed.file_id[:8]}…)")
 
@@ -71,20 +76,37 @@ def annotate_merge(paths: tuple[str, ...], coordinator: str | None, passphrase_e
     db = open_store(db_path)
     person = login_coordinator(db, coordinator, passphrase_env, "merging rater files")
     results: list[Any] = []
+    from annotate.raterfile.merge import RATER_FILE_SUFFIXES
+
+    empty = []
     for path in paths:
         if Path(path).is_dir():
-            results += merge_folder(db, path, person)
+            found = merge_folder(db, path, person)
+            if not found:
+                empty.append(path)
+            results += found
             continue
         try:
             results.append(merge(db, path, person))
         except UserError as exc:
             results.append(str(exc))
+    looked = ", ".join(f"*{suffix}" for suffix in RATER_FILE_SUFFIXES)
+    if not results:
+        raise UserError(f"{', '.join(empty)}: no rater file in it (looked for {looked} files "
+                        "packed by `paw annotate pack`); nothing was merged")
+    for folder in empty:
+        click.echo(f"{folder}: no rater file in it (looked for {looked})", err=True)
     for result in results:
         if isinstance(result, Merged):
             click.echo(f"{result.path}: {result.rater}, set {result.set_name}: "
                        f"{result.imported} new labels merged, {result.already} already in")
         else:
             click.echo(f"refused: {result}", err=True)
+    if any(isinstance(r, Merged) for r in results):
+        from annotate.trust.record import head
+        from workbench.cli.record_head import keep_head_line
+
+        click.echo(keep_head_line(head(db)[1], db_path))
     if any(not isinstance(r, Merged) for r in results):
         raise SystemExit(1)
 

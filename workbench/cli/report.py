@@ -9,7 +9,14 @@ from typing import ClassVar
 import click
 
 from analysis.common.bootstrap import DEFAULT_SEED, N_BOOT
-from workbench.cli.options import db_option, open_store, prepare_output, whole
+from workbench.cli.options import db_option, open_store, whole
+from workbench.cli.outputs import (
+    OutputPath,
+    check_output,
+    check_outputs,
+    guard_outputs,
+    report_files,
+)
 
 
 class KindFlagsCommand(click.Command):
@@ -57,6 +64,15 @@ def _stamp_record(db, report) -> None:
     state = "verified" if checked.ok else (
         "DOES NOT VERIFY (see `paw verify --details --coordinator NAME`)")
     click.echo(f"annotation record head {checked.head_hash} ({state})", err=True)
+    if checked.ok:
+        from workbench.cli.record_head import keep_head_line
+
+        click.echo(keep_head_line(checked.head_hash, _db_path()), err=True)
+
+
+def _db_path() -> str:
+    ctx = click.get_current_context()
+    return str(ctx.params.get("db_path"))
 
 
 def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...] | None]:
@@ -72,6 +88,7 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
     return ref, kinds_of_flag(flag)
 
 
+@guard_outputs
 @click.command("report", cls=KindFlagsCommand)
 @click.option("--panel", metavar="AUDITS",
               help="Combine audits (comma-separated names or ids, or 'all') into one "
@@ -83,7 +100,7 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
                    "of the panel counts as medical.")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
               help="Document format (default: from --out's suffix, else md).")
-@click.option("--out", type=click.Path(dir_okay=False),
+@click.option("--out", type=OutputPath(),
               help="Report file; figures are written beside it as <stem>_<figure>.png "
                    "(default: ./<name>-report.<format>; JSON goes to stdout).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
@@ -92,6 +109,14 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
                    f"kind — {N_BOOT} for seed-002 CIs, 1000 for the seed-000 bootstrap test).")
 @click.option("--seed", type=whole(0), default=DEFAULT_SEED, show_default=True,
               help="Bootstrap / permutation seed.")
+@click.option("--answer-reading", type=click.Choice(["paper", "lenient"]), default="paper",
+              show_default=True,
+              help="Audit reports: how answers are read. paper = the stored parse (the last "
+                   "'Answer: X', seed 002 §5); lenient = PAW's extension, also reading an "
+                   "unparsed answer's leading label or option text (docs/metrics.md).")
+@click.option("--strip-stated-answer", is_flag=True,
+              help="Audit reports: exclude F-block continuations whose kept chain still "
+                   "states the baseline answer (the paper strips it; counted either way).")
 @click.option("--coordinator", metavar="NAME",
               help="The coordinator (their passphrase is asked for): required once people "
                    "are registered in the store (blinding), and it adds the annotation "
@@ -101,7 +126,8 @@ def _reference(refs: dict[str, str | None]) -> tuple[str | None, tuple[str, ...]
 @db_option
 def report_command(panel: str | None, ood: str | None, fmt: str | None,
                    out: str | None, as_json: bool, n_boot: int | None, seed: int,
-                   coordinator: str | None, passphrase_env: str | None,
+                   answer_reading: str, strip_stated_answer: bool, coordinator: str | None,
+                   passphrase_env: str | None,
                    db_path: str, **refs: str | None) -> None:
     """Write the report of a stored run: the tables of its paper in the paper's layout,
     with 95% CIs, as Markdown, HTML or JSON, and its figures as PNG.
@@ -110,8 +136,6 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
     8, 11, the CoT − direct gap and the FCS plane (definitions: docs/metrics.md); when an
     annotation set was drawn from the run, the clinician tables follow.
     """
-    if out is not None:
-        prepare_output(out)  # before the report is computed
     from workbench.kinds import build_run_report, report_flags
 
     # In the registry's order (click hands them over in the order they were typed).
@@ -135,7 +159,13 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
                                     seed=seed, ood=ood)
         audit_ids = [int(a) for a in report.meta["audit_ids"]]
     else:
-        report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed)
+        reading: dict[str, object] = {}  # only when asked: other kinds have no such option
+        if answer_reading != "paper":
+            reading["answer_reading"] = answer_reading
+        if strip_stated_answer:
+            reading["strip_stated_answer"] = True
+        report = build_run_report(db, ref, kind=kinds, n_boot=n_boot, seed=seed,
+                                  options=reading)
         audit_ids = [int(report.meta["audit_id"])]
     who = _annotation_access(db, audit_ids, who)
     if who is not None:  # the clinician tables and κ plots: the coordinator's alone
@@ -149,6 +179,7 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
         if out is None:
             click.echo(text, nl=False)
             return
+        check_output(out)
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text, encoding="utf-8")
         click.echo(f"wrote {out}")
@@ -156,6 +187,7 @@ def report_command(panel: str | None, ood: str | None, fmt: str | None,
     if fmt is None:
         fmt = "html" if out and Path(out).suffix.lower() in (".html", ".htm") else "md"
     path = Path(out) if out else _default_out(str(report.meta["audit"]), fmt)
+    check_outputs(report_files(report, path))
     written, pngs = report.write(path, fmt)
     figures = f" and {', '.join(str(p) for p in pngs)}" if pngs else ""
     shown = report.meta.get("n_boot", n_boot)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
@@ -46,7 +47,7 @@ def _split(text: str | None) -> tuple[str, ...]:
                    "judgements worth reading; the 135M default only exercises the pipeline.")
 @click.option("--embedder", default=None,
               help="EDD embedder (default: all-MiniLM-L6-v2 as in the paper, if installed).")
-@click.option("--name", help="Run name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME, help="Run name (default: derived from the settings, so the same "
                              "command resumes the same run).")
 @click.option("--max-tokens", type=whole(1), default=384, show_default=True,
               help="Tokens each CoT answer may generate.")

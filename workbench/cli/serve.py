@@ -38,10 +38,13 @@ from workbench.cli.options import db_option, open_store, whole
 @click.option("--build-llama-server", "build", is_flag=True,
               help="Build llama-server from the llama-cpp-python source package (pip "
                    "fetches it) into PAW's cache folder, print its path, and exit.")
+@click.option("--restart/--no-restart", default=True, show_default=True,
+              help="Restart a server that dies (back-off 1, 2, 4, ... 30 s) and say when "
+                   "it is ready again; --no-restart leaves it down.")
 @db_option
 def serve_command(model_name: str, engine: str, count: int, parallel: int, host: str,
                   port: int, threads: int, ctx: int, gpu_layers: int, api_key: str | None,
-                  binary: str | None, build: bool, db_path: str) -> None:
+                  binary: str | None, build: bool, restart: bool, db_path: str) -> None:
     """Start N llama.cpp servers of one model; Ctrl-C or SIGTERM stops them.
 
     Prints the pool's URLs. Point an audit at them with PAW_SERVERS=URL,URL (or
@@ -52,7 +55,7 @@ def serve_command(model_name: str, engine: str, count: int, parallel: int, host:
     import signal
     import time
 
-    from workbench.models.pool import start_pool
+    from workbench.models.pool import Supervisor, start_pool
     from workbench.models.registry import check_model_file, resolve_model
 
     if build:
@@ -78,11 +81,17 @@ def serve_command(model_name: str, engine: str, count: int, parallel: int, host:
         with start_pool(model.path, count, engine=engine, host=host, port=port,
                         threads=threads, ctx=ctx, parallel=parallel, gpu_layers=gpu_layers,
                         binary=binary, api_key=api_key) as pool:
-            for url, log in zip(pool.urls, pool.logs, strict=True):
-                click.echo(f"{url}\t(log {log})")
+            for url, log, process in zip(pool.urls, pool.logs, pool.processes, strict=True):
+                click.echo(f"{url}\t(pid {process.pid}, log {log})")
             click.echo(f"PAW_SERVERS={','.join(pool.urls)}")
             click.echo("serving; Ctrl-C stops the servers", err=True)
             try:
+                if restart:
+                    supervisor = Supervisor(pool, lambda line: click.echo(f"paw: {line}",
+                                                                          err=True))
+                    while True:
+                        supervisor.step()
+                        time.sleep(1.0)
                 reported: set[int] = set()
                 while any(p.poll() is None for p in pool.processes):
                     for k, process in enumerate(pool.processes):

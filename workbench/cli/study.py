@@ -7,6 +7,7 @@ import click
 from analysis.common.options import choices
 from analysis.counterfactual.definitions import Alternative, Correction, KlFloor, Sides
 from workbench.cli.options import (
+    NAME,
     db_option,
     engine_options,
     fail_on_errors,
@@ -15,6 +16,7 @@ from workbench.cli.options import (
     real,
     whole,
 )
+from workbench.cli.outputs import OutputPath, check_outputs, guard_outputs, report_files
 from workbench.cli.progress import ProgressReporter
 
 
@@ -125,7 +127,8 @@ def _numbers(text: str, option: str, *, integer: bool = False) -> tuple[float, .
               help="Seed of every operator draw.")
 @click.option("--limit", type=whole(1), help="Only the first N items.")
 @click.option("--items", "item_ids", help="Comma-separated item ids instead of --limit.")
-@click.option("--name", help="Study name (default: derived from the settings, so the same "
+@click.option("--name", type=NAME,
+              help="Study name (default: derived from the settings, so the same "
                              "command resumes the same study).")
 @engine_options
 @db_option
@@ -219,6 +222,7 @@ def study_command(dataset_name: str, models: str, targets: str | None,
     fail_on_errors(outcome.job_counts.get("error", 0), "job(s)")
 
 
+@guard_outputs
 @click.command("power")
 @click.option("--study", metavar="NAME_OR_ID",
               help="Take the logits z of this study's original prompts (one condition per "
@@ -248,7 +252,7 @@ def study_command(dataset_name: str, models: str, targets: str | None,
                    "authors' code (default: drawn anew in every simulation).")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md",
               show_default=True, help="Report format (the PNG curves are written beside it).")
-@click.option("--out", type=click.Path(dir_okay=False),
+@click.option("--out", type=OutputPath(),
               help="Report file (default: power-<study or synthetic>.<format>).")
 @db_option
 def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd: float,
@@ -320,6 +324,7 @@ def power_command(study: str | None, synthetic: int | None, z_mean: float, z_sd:
 
         store_power_run(db, int(data.info["id"]), meta, conditions, grid)
     path = Path(out or f"power-{source}.{fmt}")
+    check_outputs(report_files(report, path) if fmt != "json" else [path])
     if fmt == "json":
         path.write_text(report.to_json(), encoding="utf-8")
         pngs: tuple = ()

@@ -109,6 +109,10 @@ def verify(head: str | None, details: bool, person: str | None, as_json: bool,
                        f"with your passphrase; {report.signed_by.get(who.name, 0)} entries "
                        f"you signed: {mine}")
         click.echo(_summary(report))
+        if report.ok:
+            from workbench.cli.record_head import keep_head_line
+
+            click.echo(keep_head_line(report.head_hash, db_path))
         if report.warnings and not details:
             click.echo(f"{len(report.warnings)} flag(s) that do not fail it (clocks, older "
                        "seals): `--details` lists them")

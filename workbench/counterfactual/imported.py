@@ -126,7 +126,10 @@ def read_targets_file(path: str | Path) -> TargetsFile:
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv"):
         raise UserError(f"--targets-file: expected a .jsonl or .csv file, got {path.name!r}")
-    raw = read_jsonl(data) if suffix == ".jsonl" else read_csv(data, header=True)
+    import io
+
+    handle = io.BytesIO(data)
+    raw = read_jsonl(handle) if suffix == ".jsonl" else read_csv(handle, header=True)
     rows: list[ImportedText] = []
     seen: dict[tuple[str, str], int] = {}
     for record in raw:

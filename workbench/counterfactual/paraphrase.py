@@ -17,7 +17,7 @@ For each (model, item, targeted edit):
    and length kept) and the whole prompt's fraction is measured with the same tokenizer;
 3. the first attempt within ± tolerance of f* is the paraphrase; if none is, the
    deterministic table paraphraser is the fallback (recorded as such, `source`
-   'fallback'); if it finds no rewording either, the closest valid LLM attempt is kept
+   'fallback'); if it keeps no rewording either, the closest valid LLM attempt is kept
    ('llm_closest', outside tolerance); with nothing valid the baseline is not fired.
 
 Every attempt is an ordinary generation (mode 'judge', free chat messages), content-
@@ -161,9 +161,11 @@ def finish(task: Task, tokenizer: Tokenizer, tolerance: float,
         details["fallback"] = fallback
     if chosen is None:
         details.update(source="none", within_tolerance=False)
+        why = details["fallback"]["reason"]
+        attempts = "no LLM attempt" if not task.attempts else "every LLM attempt was rejected"
         return PerturbResult(PARAPHRASE_OPERATOR, False, None, None, None,
-                             "no valid paraphrase: every LLM attempt was rejected and no "
-                             "table rewording applies", details=details)
+                             f"no valid paraphrase: {attempts} and the table paraphraser "
+                             f"failed ({why})", details=details)
     fraction = float(chosen["fraction"])
     details.update(source=source, achieved_fraction=round(fraction, 6),
                    within_tolerance=abs(fraction - task.target) <= tolerance)

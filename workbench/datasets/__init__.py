@@ -1,7 +1,6 @@
 """Datasets: importers for benchmark and user files, and the demo set shipped in the package."""
 
 from workbench.datasets.importers import (
-    FORMATS,
     BadRow,
     ImportReport,
     ParsedFile,
@@ -10,6 +9,7 @@ from workbench.datasets.importers import (
     parse_file,
 )
 from workbench.datasets.mapping import Mapping, parse_mapping
+from workbench.datasets.opening import FORMATS
 from workbench.datasets.readers import RowError
 
 from workbench.datasets.demo import DEMO_DATASET, import_demo, load_demo_items  # noqa: E402

@@ -7,6 +7,8 @@ normalised (`yes` -> `Yes`, `b` -> `B`) so the runner always reads the same toke
 
 from __future__ import annotations
 
+import math
+import re
 import string
 from typing import Any
 
@@ -25,23 +27,65 @@ def missing(field: str) -> RowError:
     return RowError(field, "a value", "no such field", reason="missing field")
 
 
-def require(record: dict[str, Any], field: str) -> Any:
-    """`record[field]`, or a 'missing field' `RowError` (absent and null told apart)."""
+def require(record: dict[str, Any], field: str, name: str | None = None) -> Any:
+    """`record[field]`, or a 'missing field' `RowError` (absent and null told apart).
+
+    `name` is how messages call the field (e.g. `context.contexts` for a nested one).
+    """
     if field not in record:
-        raise missing(field)
+        raise missing(name or field)
     if record[field] is None:
-        raise RowError(field, "a value", "null", reason="missing field")
+        raise RowError(name or field, "a value", "null", reason="missing field")
     return record[field]
 
 
 def text_of(value: Any, field: str, *, allow_empty: bool = False) -> str:
-    """A field as stripped text; numbers become text, anything else is an error."""
+    """A field as stripped text; numbers become text, anything else is an error.
+
+    NaN and Infinity (which Python's json and pandas accept) are refused: stored they
+    would read as the words "nan" and "inf".
+    """
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise RowError(field, "text", shown(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        raise RowError(field, "text or a finite number", shown(value))
     text = str(value).strip()
     if not text and not allow_empty:
         raise RowError(field, "non-empty text", shown(value), reason="missing field")
     return text
+
+
+_WHOLE = re.compile(r"-?[0-9]{1,9}")
+
+
+def whole_number(value: Any) -> int | None:
+    """An integer written as one (`2`, `"2"`, or pandas' `2.0`), else None.
+
+    Digit strings are matched as ASCII digits of bounded length, so neither a 5,000-digit
+    string nor a superscript digit reaches `int()` and fails there.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e9:
+        return int(value)
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
+    return None
+
+
+def id_of(value: Any, field: str) -> str:
+    """An item id as text: text or a whole number; a float is refused (`1.0` and `1`
+    would be two items, while `1` and `"1"` are one id)."""
+    if isinstance(value, float):
+        raise RowError(field, "text or a whole number (not a float: 1.0 and 1 would be two "
+                       "different ids)", shown(value))
+    return text_of(value, field)
+
+
+def _same_text(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def options_from_list(values: list[Any], field: str) -> dict[str, str]:
@@ -97,7 +141,7 @@ def make_item(
     Raises:
         RowError: naming the field and what was expected.
     """
-    ident = text_of(source_id, id_field)
+    ident = id_of(source_id, id_field)
     stem = text_of(question, question_field)
     if not isinstance(options, dict):
         raise RowError(options_field, "an object of label -> option text", shown(options))
@@ -105,11 +149,20 @@ def make_item(
         raise RowError(options_field, "at least two options", str(len(options)),
                        reason="fewer than two options")
     normalised: dict[str, str] = {}
+    seen: dict[str, str] = {}
     for raw_label, raw_text in options.items():
         label = _normalise_label(str(raw_label))
         if label in normalised:
             raise RowError(options_field, "distinct option labels", f"{raw_label!r} twice")
         normalised[label] = text_of(raw_text, f"{options_field}.{raw_label}")
+        # A shuffle and a flip "by option text" are undefined when two options read alike
+        # (compared ignoring case and runs of white space).
+        same = seen.setdefault(_same_text(normalised[label]), label)
+        if same != label:
+            raise RowError(options_field, "options with different texts (a shuffle and a "
+                           "flip by option text need them)",
+                           f"{shown(normalised[label])} for both {same} and {label}",
+                           reason="identical options")
     labels = list(normalised)
     if set(labels) <= set(BINARY_LABELS) and {"Yes", "No"} <= set(labels):
         inferred = "binary"

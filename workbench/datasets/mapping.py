@@ -1,7 +1,9 @@
-"""Generic JSONL/CSV import: a column mapping from the file's fields to an item's.
+"""Generic JSONL/Parquet/CSV import: a column mapping from the file's fields to an item's.
 
 The defaults read PAW's own format (the demo set's), so `paw import jsonl FILE` needs no
-mapping for it. docs/importing.md documents every key with examples.
+mapping for it. A field name may be a dotted path into nested objects
+(`"context.contexts"`); a key that itself holds a dot is matched whole first.
+docs/importing.md documents every key with examples.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from typing import Any
 from store.errors import UserError
 from store.records import Item
 from workbench.datasets.formats import Source
-from workbench.datasets.items import MISSING, make_item, options_from_list, require, text_of
-from workbench.datasets.readers import RowError, shown
+from workbench.datasets.items import (
+    MISSING, make_item, options_from_list, text_of, whole_number,
+)
+from workbench.datasets.readers import RowError, json_error, shown
 
 ANSWER_FORMATS = ("label", "index0", "index1", "text")
 """How the answer column names the correct option: its label, 0- or 1-based position,
@@ -78,8 +82,8 @@ def parse_mapping(text: str, origin: str = "--map") -> Mapping:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"{origin}: expected a JSON object, got invalid JSON ({exc.msg} at "
-                        f"line {exc.lineno} column {exc.colno})") from None
+        raise UserError(f"{origin}: expected a JSON object, got invalid JSON "
+                        f"({json_error(exc, line=True)})") from None
     if not isinstance(raw, dict):
         raise UserError(f"{origin}: expected a JSON object, got {shown(raw)}")
     unknown = sorted(set(raw) - _KEYS)
@@ -135,9 +139,43 @@ def check_header(mapping: Mapping, header: list[str], path: str) -> None:
                         f"mapping), got columns {', '.join(header)}")
 
 
+def lookup(record: dict[str, Any], name: str) -> Any:
+    """A field's value by name or dotted path (`context.contexts`), `MISSING` if absent.
+
+    A key holding the whole name wins (a CSV column may be called `a.b`); otherwise each
+    dot steps into a nested object, and a step into something that is not an object is
+    an error naming the path so far.
+    """
+    if name in record or "." not in name:
+        return record.get(name, MISSING)
+    value: Any = record
+    walked: list[str] = []
+    for part in name.split("."):
+        if value is None:
+            return None  # a null on the way: the field is null (reported as such)
+        if not isinstance(value, dict):
+            raise RowError(".".join(walked), f"an object holding {part!r} (for {name!r})",
+                           shown(value))
+        if part not in value:
+            return MISSING
+        walked.append(part)
+        value = value[part]
+    return value
+
+
+def need(record: dict[str, Any], name: str) -> Any:
+    """`lookup`, with absent and null reported as 'missing field' (see `items.require`)."""
+    value = lookup(record, name)
+    if value is MISSING:
+        raise RowError(name, "a value", "no such field", reason="missing field")
+    if value is None:
+        raise RowError(name, "a value", "null", reason="missing field")
+    return value
+
+
 def _get(record: dict[str, Any], name: str) -> Any:
     """A field's value, `MISSING` if absent; empty CSV cells count as absent."""
-    value = record.get(name, MISSING)
+    value = lookup(record, name)
     return MISSING if value is None or value == "" else value
 
 
@@ -146,7 +184,7 @@ def _options(mapping: Mapping, record: dict[str, Any], from_csv: bool) -> dict[s
         return {label: label for label in mapping.fixed_options}
     spec = mapping.options
     if isinstance(spec, str):
-        value = require(record, spec)
+        value = need(record, spec)
         if from_csv and isinstance(value, str):
             try:
                 value = json.loads(value)
@@ -159,7 +197,7 @@ def _options(mapping: Mapping, record: dict[str, Any], from_csv: bool) -> dict[s
             return value
         raise RowError(spec, "an object {label: text} or a list of options", shown(value))
     if isinstance(spec, dict):
-        return {label: require(record, column) for label, column in spec.items()}
+        return {label: need(record, column) for label, column in spec.items()}
     assert isinstance(spec, list)
     values = [_get(record, column) for column in spec]
     # Trailing empty columns are allowed (e.g. opE blank on four-option rows); a gap is not.
@@ -185,9 +223,7 @@ def _gold(mapping: Mapping, value: Any, options: dict[str, Any]) -> Any:
                        reason="gold not among options")
     first = 0 if mapping.answer_format == "index0" else 1
     valid = range(first, first + len(labels))
-    index = value if isinstance(value, int) and not isinstance(value, bool) else None
-    if isinstance(value, str) and value.strip().isdigit():
-        index = int(value)
+    index = whole_number(value)
     if index is None or index not in valid:
         raise RowError(mapping.answer, f"an option number {valid.start}..{valid.stop - 1} "
                        f"({mapping.answer_format})", shown(value),
@@ -215,21 +251,23 @@ def parse_generic(mapping: Mapping, value: Any, line: int, source: Source,
 
     context: Any = None
     if isinstance(mapping.context, list):
-        parts = [text_of(record[c], c) for c in mapping.context if _get(record, c)
-                 is not MISSING]
+        parts = [text_of(_get(record, c), c) for c in mapping.context
+                 if _get(record, c) is not MISSING]
         context = "\n\n".join(p for p in parts if p) or None
     else:
         context = optional("context")
         if isinstance(context, list):
             context = "\n\n".join(text_of(c, mapping.context or "context") for c in context)
     options = _options(mapping, record, from_csv)
-    answer = require(record, mapping.answer)
+    answer = need(record, mapping.answer)
+    used = mapping.columns()
     return make_item(
-        source_id=source.line_id(line) if mapping.id is None else require(record, mapping.id),
-        question=require(record, mapping.question), options=options,
+        source_id=source.line_id(line) if mapping.id is None else need(record, mapping.id),
+        question=need(record, mapping.question), options=options,
         gold=_gold(mapping, answer, options), line=line, gold_field=mapping.answer,
         options_field=mapping.options if isinstance(mapping.options, str) else "options",
         id_field=mapping.id or "id", question_field=mapping.question, kind=optional("kind"),
         context=context, subject=optional("subject"),
-        meta={k: v for k, v in record.items() if k not in mapping.columns()},
+        meta={k: v for k, v in record.items()
+              if k not in used and not any(u.startswith(f"{k}.") for u in used)},
     )

@@ -9,12 +9,13 @@ which is what lets `--skip-bad` keep the other rows of a file with one bad byte.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
+
+from workbench.datasets.sources import LineTooLong, binary_lines, decode_line
 
 # surrogateescape maps each undecodable byte 0xNN to the lone surrogate U+DCNN.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
@@ -60,6 +61,9 @@ class RawRow:
     value: Any = None
     error: RowError | None = None
     fatal: bool = False
+    clean: bool = False
+    """The reader knows the value holds no undecodable byte, lone surrogate or over-long
+    number, so `encoding_error` need not walk it."""
 
 
 def shown(value: Any, limit: int = 40) -> str:
@@ -105,6 +109,19 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+MAX_DIGITS = 4300
+"""Python's limit on digits when turning text into an integer (`sys.get_int_max_str_digits`);
+a longer integer in a JSON file is refused by field, never an internal error."""
+
+
+class LongNumber(str):
+    """An integer literal longer than `MAX_DIGITS`, kept as its text to be refused by field."""
+
+
+def _parse_int(text: str) -> int | LongNumber:
+    return int(text) if len(text.lstrip("-")) <= MAX_DIGITS else LongNumber(text)
+
+
 def parse_json(text: str) -> Any:
     """`json.loads` that refuses repeated keys and too-deep nesting with a `RowError`.
 
@@ -114,7 +131,7 @@ def parse_json(text: str) -> Any:
             recursion limit (the C parser recurses once per level).
     """
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_int=_parse_int)
     except RecursionError:
         raise RowError("line", "JSON nested at most a few hundred levels deep",
                        "deeper nesting (Python's recursion limit)",
@@ -122,7 +139,11 @@ def parse_json(text: str) -> Any:
 
 
 def encoding_error(value: Any, field: str = "line") -> RowError | None:
-    """A `RowError` if any string inside `value` holds a byte that was not UTF-8."""
+    """A `RowError` if any string inside `value` holds a byte that was not UTF-8, or an
+    integer is longer than `MAX_DIGITS`."""
+    if isinstance(value, LongNumber):
+        return RowError(field, f"a number of at most {MAX_DIGITS:,} digits",
+                        f"one of {len(value.lstrip('-')):,} digits")
     if isinstance(value, str):
         match = _ESCAPED_BYTE.search(value)
         if match:
@@ -147,44 +168,97 @@ def encoding_error(value: Any, field: str = "line") -> RowError | None:
     return None
 
 
-def read_jsonl(data: bytes) -> Iterator[RawRow]:
-    """One JSON object per non-blank line (bad bytes are reported later, by field)."""
-    for number, line in enumerate(decode(data).splitlines(), start=1):
+_SUSPECT = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]|[0-9]{%d}" % (MAX_DIGITS + 1))
+"""What `encoding_error` looks for, as it appears in a line of JSON text."""
+
+
+def _clean_json(line: str) -> bool:
+    return _SUSPECT.search(line) is None
+
+
+def json_error(exc: json.JSONDecodeError, line: bool = False) -> str:
+    """`Expecting ',' delimiter at column 6` (json's message ending in "at" read once)."""
+    where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    return f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value's kind as JSON names it (`null`, `an array`, …), not Python's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def read_jsonl(handle: IO[bytes]) -> Iterator[RawRow]:
+    """One JSON object per non-blank line, read a line at a time (bounded memory).
+
+    Bad bytes are reported later, by field. A line longer than `LINE_LIMIT` is a fatal
+    row error: nothing after it is read.
+    """
+    lines = binary_lines(handle)
+    while True:
+        try:
+            number, raw = next(lines)
+        except StopIteration:
+            return
+        except LineTooLong as exc:
+            yield RawRow(exc.line, error=RowError("line", exc.expected, exc.got,
+                                                  reason="line too long"), fatal=True)
+            return
+        line = decode_line(raw, number == 1)
         if not line.strip():
             continue
         try:
             value = parse_json(line)
         except json.JSONDecodeError as exc:
             yield RawRow(number, error=RowError(
-                "line", "a JSON object", f"invalid JSON ({exc.msg} at column {exc.colno})",
+                "line", "a JSON object", f"invalid JSON ({json_error(exc)})",
                 reason="invalid JSON"))
             continue
         except RowError as exc:
             yield RawRow(number, error=exc)
             continue
         if not isinstance(value, dict):
+            hint = (" (a JSON array of rows? write the file as JSON lines, one object per "
+                    "line: pandas to_json(orient='records', lines=True))"
+                    if isinstance(value, list) and value and isinstance(value[0], dict)
+                    else "")
             yield RawRow(number, error=RowError(
-                "line", "a JSON object", f"a JSON {type(value).__name__}",
-                reason="invalid JSON"))
+                "line", "a JSON object", json_kind(value) + hint, reason="invalid JSON"))
             continue
-        yield RawRow(number, value=value)
+        yield RawRow(number, value=value, clean=_clean_json(line))
 
 
-def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
+def _text_lines(handle: IO[bytes]) -> Iterator[str]:
+    for number, raw in binary_lines(handle):
+        yield decode_line(raw, number == 1) + "\n"
+
+
+def read_csv(handle: IO[bytes], header: bool) -> Iterator[RawRow]:
     """CSV rows; with `header`, each row is a dict keyed by the header's column names.
 
     Blank lines are skipped. A row's line is where it starts (a quoted cell may span
-    several lines).
+    several lines). Lines are read one at a time, each at most `LINE_LIMIT` bytes.
     """
     # strict: an unterminated quote is an error (not a row that swallows the rest of the
     # file and then reports a wrong cell count).
-    reader = csv.reader(io.StringIO(decode(data), newline=""), strict=True)
+    reader = csv.reader(_text_lines(handle), strict=True)
     columns: list[str] | None = None
     previous_end = 0
     while True:
         try:
             cells = next(reader)
         except StopIteration:
+            return
+        except LineTooLong as exc:
+            yield RawRow(exc.line, fatal=True, error=RowError(
+                "line", exc.expected, exc.got, reason="line too long"))
             return
         except csv.Error as exc:
             what = ("a quote opened on this line is never closed"
@@ -212,7 +286,6 @@ def read_csv(data: bytes, header: bool) -> Iterator[RawRow]:
             yield RawRow(start, value=dict(zip(columns, cells, strict=True)))
 
 
-
 _SPACE = re.compile(r"\s*")
 
 
@@ -231,7 +304,7 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
     text = decode(data)
     try:
         # Parse once up front so a syntax error anywhere is reported with its line.
-        json.loads(text)
+        json.loads(text, parse_int=_parse_int)
     except RecursionError:
         yield RawRow(1, error=RowError("file", "JSON nested at most a few hundred levels deep",
                                        "deeper nesting (Python's recursion limit)",
@@ -239,13 +312,13 @@ def read_json_object(data: bytes) -> Iterator[RawRow]:
         return
     except json.JSONDecodeError as exc:
         yield RawRow(exc.lineno, error=RowError(
-            "file", "a JSON object of id -> entry", f"invalid JSON ({exc.msg} at column "
-            f"{exc.colno})", reason="invalid JSON"), fatal=True)
+            "file", "a JSON object of id -> entry", f"invalid JSON ({json_error(exc)})",
+            reason="invalid JSON"), fatal=True)
         return
     # A repeated top-level key is a repeated id (reported per row below); a repeated key
     # inside one entry is that entry's error.
-    decoder = json.JSONDecoder()
-    strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys)
+    decoder = json.JSONDecoder(parse_int=_parse_int)
+    strict = json.JSONDecoder(object_pairs_hook=_no_duplicate_keys, parse_int=_parse_int)
     index = _past_space(text, 0)
     if not text.startswith("{", index):
         yield RawRow(text.count("\n", 0, index) + 1, error=RowError(

@@ -76,7 +76,12 @@ def check_resolution(config: dict, families: list[Family]) -> list[str]:
                            + ([f"--k {needed_k} or more"] if needed_k > k else []))
         fix = f"use {fix}"
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        paired = any(family.design == "paired" for family, _, _ in shapes)
+        same = (" A shared-seed pair whose two texts come out identical adds no re-split "
+                "(m identical pairs of k leave 2^(k − m)), so a paired test needs more k than "
+                "this; the report warns when half the pairs or more are identical."
+                if paired else "")
         raise UserError(f"--k {k}: these tests could not reject at α = {alpha} after "
                         f"{correction} — {problems[0]}{more}; {fix} (or --allow-small-k to "
-                        f"run anyway, with a warning in the report)")
+                        f"run anyway, with a warning in the report).{same}")
     return problems

@@ -79,6 +79,14 @@ class AuditFinished:
     stopped: bool = False
 
 
+@dataclass(frozen=True)
+class RunWarning:
+    """Something the user must know before the run goes on (one line to show), e.g.
+    another live process already running the same run on this store."""
+
+    message: str
+
+
 AuditEvent = (AuditPlanned | StageStarted | BlockProgress | RunnerProgress | JudgeFinished
-              | AuditFinished)
+              | AuditFinished | RunWarning)
 """Anything `run_audit` passes to `on_event`."""

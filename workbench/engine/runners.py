@@ -35,13 +35,16 @@ class AuditEngine:
         servers: a server pool (`PoolSettings`, or its base URLs; default: `PAW_SERVERS`);
             every model decodes there, and a model the pool does not serve is a
             `UserError` (never a silent in-process run).
+        allow_mixed_engines: let a run go on on another engine than the one that made its
+            stored generations (`--allow-mixed-engines`; its reports then state the mix).
     """
 
     def __init__(self, db: sqlite_utils.Database, *, threads: int | None = None,
                  gpu_layers: int = 0, ctx: int | None = None,
                  backend_factory: BackendFactory | None = None,
-                 batch_size: int | None = None, servers: Any = None) -> None:
-        from workbench.models.server import PoolSettings, servers_from_env
+                 batch_size: int | None = None, servers: Any = None,
+                 allow_mixed_engines: bool = False) -> None:
+        from workbench.models.pool_settings import PoolSettings, servers_from_env
 
         self.db = db
         if servers is None:
@@ -54,6 +57,7 @@ class AuditEngine:
         self.ctx = ctx
         self.backend_factory = backend_factory
         self.batch_size = batch_size
+        self.allow_mixed_engines = allow_mixed_engines
         self._runners: dict[int, Runner] = {}
 
     def runner(self, model: ModelRecord) -> Runner:
@@ -85,3 +89,38 @@ class AuditEngine:
         for runner in self._runners.values():
             runner.close()
         self._runners.clear()
+
+
+def check_one_engine(db: sqlite_utils.Database, audit: Any, model: ModelRecord, engine: str,
+                     allow_mixed: bool) -> None:
+    """Refuse to go on with a run on another engine than the one that made its stored
+    generations of `model` (issue 36.2), unless `allow_mixed`.
+
+    Raises:
+        UserError: names the run, the model, both engines and the option.
+    """
+    from analysis.common.engines import model_engines
+    from store.errors import UserError
+
+    recorded = model_engines(db, audit.id, model.id) - {engine}
+    if recorded and not allow_mixed:
+        raise UserError(
+            f"run {audit.name!r}: model {model.name!r} was run on {', '.join(sorted(recorded))}"
+            f"; this command would go on on {engine}. One run, one engine: use the same "
+            "engine again (the same --servers pool, or none), or pass --allow-mixed-engines "
+            "(every report of the run then states the mix per arm)")
+
+
+def live_sessions(db: sqlite_utils.Database, audit_id: int) -> list[dict[str, Any]]:
+    """Sessions of a run that another live process holds (`running`, its process alive by
+    `store.runs.process_alive`: its pid on this host, a fresh heartbeat elsewhere)."""
+    import os
+    import socket
+
+    from store.runs import process_alive
+
+    rows = db.query("SELECT id, pid, host, heartbeat_at, started_at FROM sessions "
+                    "WHERE audit_id = ? AND status = 'running'", [audit_id])
+    me = (os.getpid(), socket.gethostname())
+    return [row for row in rows if (row["pid"], row["host"]) != me
+            and process_alive(row["pid"], row["host"], row["heartbeat_at"])]

@@ -50,10 +50,11 @@ from workbench.engine.events import (
     AuditFinished,
     AuditPlanned,
     RunnerProgress,
+    RunWarning,
     StageStarted,
 )
 from workbench.engine.progress import Progress
-from workbench.engine.runners import AuditEngine
+from workbench.engine.runners import AuditEngine, check_one_engine, live_sessions
 from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
 
 HEARTBEAT_EVERY_S = 10.0
@@ -266,7 +267,18 @@ def run_staged(ctx: StudyContext, stages: Sequence[Stage], *, command: str,
     emit = on_event or (lambda event: None)
     ctx.emit, ctx.should_stop = emit, should_stop
     db, audit = ctx.db, ctx.audit
+    for model in [*ctx.models.values(), *([ctx.judge_model] if ctx.judge_model else [])]:
+        # One run, one engine (refused before anything is stored or the status changes).
+        check_one_engine(db, audit, model, ctx.engine.runner(model).engine,
+                         ctx.engine.allow_mixed_engines)
     sync_done(db, audit.id)
+    for other in live_sessions(db, audit.id):
+        emit(RunWarning(
+            f"run {audit.name!r} is already being run by another live process (pid "
+            f"{other['pid']} on {other['host']}, session {other['id']}, started "
+            f"{other['started_at']}); both would do the same work and the second store "
+            "write of each generation is wasted: stop one (one coordinator per store; split "
+            "work across servers with --servers instead)"))
     session = start_session(db, command, audit_id=audit.id, settings=audit.config)
     set_audit_status(db, audit.id, "running")
     progress = Progress(db, audit.id, emit, role_block, blocks)

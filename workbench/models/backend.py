@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
@@ -39,8 +39,9 @@ class Tokenizing(Protocol):
 
     n_ctx: int
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """Token ids of `text` (no BOS added; `special` parses special-token text)."""
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """Token ids of `text` (`special` parses special-token text; `add_special` adds the
+        BOS/EOS the model's metadata asks for, as llama.cpp's `llama_tokenize` does)."""
 
     def piece(self, token_id: int) -> bytes:
         """The bytes a token stands for."""
@@ -271,10 +272,13 @@ class LlamaCppBackend:
         kv_width = llama_cpp.llama_model_n_embd(model) * llama_cpp.llama_model_n_head_kv(model)
         return 2 * 2 * layers * kv_width // heads
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """Token ids of `text`, no BOS (chat templates carry their own)."""
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """Token ids of `text`; BOS/EOS only with `add_special` (chat templates carry their
+        own; llama-cpp-python's `add_bos` is llama.cpp's `add_special`, which adds BOS and
+        EOS as the GGUF's `tokenizer.ggml.add_bos_token`/`add_eos_token` say)."""
         with self._vocab_lock:
-            return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+            return self.llm.tokenize(text.encode("utf-8"), add_bos=add_special,
+                                     special=special)
 
     def piece(self, token_id: int) -> bytes:
         """The bytes of one token (cached)."""
@@ -294,8 +298,12 @@ class LlamaCppBackend:
         return read_watched(self.llm.ctx, -1, self._n_vocab, watch_ids)
 
     def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
-                 watch_ids: Sequence[int]) -> Decoded:
-        """Decode with llama.cpp's sampler chain, reusing the cached prefix when safe."""
+                 watch_ids: Sequence[int],
+                 stop_at: Callable[[int, Watched, int], bool] | None = None) -> Decoded:
+        """Decode with llama.cpp's sampler chain, reusing the cached prefix when safe.
+
+        `stop_at(step, watched, token)`, when given, is asked after every step; True ends
+        the decode there with finish 'stopped' (the self-check, at a first difference)."""
         llm = self.llm
         self._keep_reusable_prefix(prompt_ids)
         llm.set_seed(sampler.seed)
@@ -313,6 +321,9 @@ class LlamaCppBackend:
                     # Before the generator resumes, the context's last logits are the
                     # ones this token was sampled from.
                     steps.append(self._watch(watch_ids))
+                    if stop_at is not None and stop_at(len(steps) - 1, steps[-1], token):
+                        finish = "stopped"
+                        break
                     if self._is_eog(token):
                         finish = "stop"
                         break

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 import sqlite_utils
@@ -62,6 +63,10 @@ class Runner(Protocol):
         """Token ids of a prepared request."""
 
 
+Progress = Callable[[str, int, int], None]
+"""(phase, probes done, probes) while the self-check runs."""
+
+
 def swa_prefix_reuse_requested() -> bool:
     """`PAW_SWA_PREFIX_REUSE=1`: try prefix reuse in a sliding-window model's decoders."""
     return os.environ.get("PAW_SWA_PREFIX_REUSE", "").strip().lower() in ("1", "true", "yes",
@@ -90,14 +95,15 @@ def _decoder_count(backend: Any, arrangement: Arrangement, ctx_seq: int) -> int:
                              backend.kv_bytes_per_cell(), available_memory())
 
 
-def measure_verdict(runner: Runner, arrangement: Arrangement, *, reuse: bool | None = None
-                    ) -> BatchVerdict:
+def measure_verdict(runner: Runner, arrangement: Arrangement, *, reuse: bool | None = None,
+                    progress: Progress | None = None) -> BatchVerdict:
     """Run the self-check now on the arrangement's decoders (nothing is stored).
 
     Args:
         runner: whose model and prompts (its backend is loaded).
         arrangement: decoders × threads × width to check.
         reuse: prefix reuse in the decoders (default: whether the model is safe for it).
+        progress: told each probe done (`selfcheck.check_batching`).
     """
     backend = runner.backend
     probes = _probes(runner, arrangement.width)
@@ -106,11 +112,22 @@ def measure_verdict(runner: Runner, arrangement: Arrangement, *, reuse: bool | N
     decoders = backend.batch_decoders(
         _decoder_count(backend, arrangement, need), arrangement.width, need,
         threads=arrangement.threads, prefix_reuse=reuse)
-    return check_batching(backend, decoders, probes)
+    return check_batching(backend, decoders, probes, progress)
 
 
-def _verdict(runner: Runner, backend: Any, arrangement: Arrangement, reuse: bool
-             ) -> BatchVerdict:
+def machine_arrangement(arrangement: Arrangement, gpu_layers: int) -> Arrangement:
+    """The arrangement a self-check measures: the run's, widened to as many decoders of its
+    threads as the machine has cores (on a CPU), so the stored verdict covers any later run
+    of the same threads and width on this machine, not only this run's decoder count."""
+    if gpu_layers:
+        return arrangement
+    cores = os.cpu_count() or 1
+    return replace(arrangement, decoders=max(arrangement.decoders,
+                                             cores // max(1, arrangement.threads)))
+
+
+def _verdict(runner: Runner, backend: Any, arrangement: Arrangement, reuse: bool,
+             progress: Progress | None = None) -> BatchVerdict:
     key = fingerprint(runner.model, threads=arrangement.threads, width=arrangement.width,
                       gpu_layers=runner.gpu_layers, prefix_reuse=reuse,
                       extra_buffers=bool(getattr(backend, "extra_buffers", False)))
@@ -120,20 +137,24 @@ def _verdict(runner: Runner, backend: Any, arrangement: Arrangement, reuse: bool
     if verdict is None or not covers(verdict, wanted):
         verdict = stored_verdict(runner.db, runner.model, key, wanted)
     if verdict is None:
-        verdict = measure_verdict(runner, arrangement, reuse=reuse)
+        verdict = measure_verdict(runner, machine_arrangement(arrangement, runner.gpu_layers),
+                                  reuse=reuse, progress=progress)
     if stored_verdict(runner.db, runner.model, key, verdict.decoders) is None:
         record_verdict(runner.db, runner.model, key, verdict, gpu_layers=runner.gpu_layers)
     known[key] = verdict
     return verdict
 
 
-def settle_verdict(runner: Runner, backend: Any, arrangement: Arrangement) -> BatchVerdict:
-    """The batching verdict for this runner's arrangement: stored, or measured now and stored.
+def settle_verdict(runner: Runner, backend: Any, arrangement: Arrangement,
+                   progress: Progress | None = None) -> BatchVerdict:
+    """The batching verdict for this runner's arrangement: stored, or measured now (on
+    `machine_arrangement`'s decoders) and stored.
 
     Args:
         runner: whose model, store, prompts and settings.
         backend: the loaded `LlamaCppBackend`.
         arrangement: decoders × threads × width to check.
+        progress: told each probe done while a check runs.
 
     Returns:
         The verdict (`identical` False: decode one at a time).
@@ -141,10 +162,10 @@ def settle_verdict(runner: Runner, backend: Any, arrangement: Arrangement) -> Ba
     # Both must allow it: the registered flag and the loaded model's own answer.
     safe = runner.model.prefix_cache_safe and backend.prefix_cache_safe
     if not safe and swa_prefix_reuse_requested():
-        verdict = _verdict(runner, backend, arrangement, reuse=True)
+        verdict = _verdict(runner, backend, arrangement, reuse=True, progress=progress)
         if verdict.identical:
             return verdict
-    return _verdict(runner, backend, arrangement, reuse=safe)
+    return _verdict(runner, backend, arrangement, reuse=safe, progress=progress)
 
 
 def run_batched(backend: Any, arrangement: Arrangement, verdict: BatchVerdict,

@@ -10,9 +10,11 @@
   or the last waiting item of one that has more than one.
 - A 4xx fails that request only (stored as status 'error', retried by the next run). A
   refused connection, time-out or 5xx drops the endpoint: its request goes back to the
-  front of its item, and the endpoint is probed with back-off (1 s, 2 s, … 30 s) and
-  re-admitted when it answers as the same kind, build and model. A request that failed on
-  `RETRIES` endpoints is stored as an error. A line is reported when an endpoint is
+  front of its item, the item moves to the least busy live endpoint that has not failed
+  that request (else it waits for this one), and the endpoint is probed with back-off
+  (1 s, 2 s, … 30 s) and re-admitted when it answers as the same kind, build and model. A
+  request that failed `RETRIES` times is stored as an error naming how many endpoints and
+  attempts. A line is reported when an endpoint is
   dropped or comes back.
 - If every endpoint has been down for longer than the time-out, the run stops with
   `PoolDown`: nothing more is stored, the work left stays pending for the next run.
@@ -36,7 +38,8 @@ from workbench.models.endpoint import EndpointDown, RequestRefused, health, prob
 from workbench.models.events import PoolNotice
 
 RETRIES = 3
-"""Endpoints a request is tried on before it is stored as an error."""
+"""Attempts at a request before it is stored as an error (each on another live endpoint
+where there is one that has not failed it)."""
 
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """Waits between probes of a dropped endpoint (the last one repeats)."""
@@ -92,7 +95,8 @@ class Dispatcher:
         self.stop = False
         self.ended = False
         self.gave_up = False
-        self.attempts: dict[int, int] = {}
+        self.attempts: dict[int, int] = {}  # id(request) -> failed attempts
+        self.tried: dict[int, set[str]] = {}  # id(request) -> endpoints it failed on
         self.timeout_s = backend.settings.timeout_s
         now = time.monotonic()
         self.eps: dict[str, _Endpoint] = {}
@@ -112,7 +116,9 @@ class Dispatcher:
         self._assign(work)
         for ep in self.eps.values():
             if not ep.up:
-                self._note(f"endpoint {ep.url} does not answer; probing it with back-off")
+                why = self.backend.down_reasons.get(ep.url, ep.url)
+                self._note(f"endpoint {ep.url} does not answer ({why}); probing it with "
+                           "back-off")
         with self.cond:
             for ep in self.eps.values():
                 if ep.up:
@@ -258,15 +264,14 @@ class Dispatcher:
             ep.in_flight -= 1
             tries = self.attempts.get(id(tok), 0) + 1
             self.attempts[id(tok)] = tries
+            tried = self.tried.setdefault(id(tok), set())
+            tried.add(ep.url)
             if tries >= RETRIES:
                 self.results.put(("row", (tok, error_row(tok, self.model_id, EndpointDown(
-                    f"failed on {tries} endpoint(s) (last: {exc})"), started))))
+                    f"failed on {len(tried)} endpoint(s) in {tries} attempt(s) "
+                    f"(last: {exc})"), started))))
             else:
-                item = tok.prepared.request.item.id
-                if ep.groups and ep.groups[0].item == item:
-                    ep.groups[0].toks.appendleft(tok)
-                else:
-                    ep.groups.appendleft(_Group(item, deque([tok])))
+                self._requeue(ep, tok, tried)
             if ep.up:
                 ep.up = False
                 self.backend.down.add(ep.url)
@@ -276,6 +281,22 @@ class Dispatcher:
                 self._note(f"endpoint {ep.url} dropped ({exc}); {ep.queued()} waiting "
                            "request(s) move to the other endpoints; probing it with back-off")
             self.cond.notify_all()
+
+    def _requeue(self, ep: _Endpoint, tok: Any, tried: set[str]) -> None:
+        """Put a failed request back at the front of its item, the item moved (with the
+        rest of its waiting requests) to the least busy live endpoint that has not failed
+        this request, else kept on `ep` for when it is back (caller holds the lock)."""
+        item = tok.prepared.request.item.id
+        group = ep.groups[0] if ep.groups and ep.groups[0].item == item else None
+        if group is not None:
+            ep.groups.popleft()
+            group.toks.appendleft(tok)
+        else:
+            group = _Group(item, deque([tok]))
+        others = [e for e in self.eps.values() if e.up and e is not ep and e.url not in tried]
+        target = min(others, key=lambda e: (e.queued() / e.width, e.url)) if others else ep
+        self.backend.pins[item] = target.url
+        target.groups.appendleft(group)
 
     # ------------------------------------------------------------ re-admission
 
@@ -315,7 +336,7 @@ class Dispatcher:
                 ep.next_probe = time.monotonic() + BACKOFF_S[min(ep.probes, len(BACKOFF_S) - 1)]
                 return
             backend.infos[ep.url] = info
-            serial = backend.key_tag.endswith(" serial")
+            serial = backend.serial
             ep.width = 1 if serial else backend.settings.concurrency or max(1, info.slots)
             backend.concurrency[ep.url] = ep.width
             ep.up, ep.down_since = True, None

@@ -35,6 +35,12 @@ PROBE_TIMEOUT_S = 10.0
 """Time-out of the small requests that probe an endpoint."""
 
 
+SPLIT_ADVICE = ("the URL is a load balancer in front of several servers, and one "
+                "generation's requests must reach one server process: list the servers "
+                "behind it in --servers (one URL each; Kubernetes: a headless Service)")
+"""What a refusal of a URL that spreads one generation over several processes advises."""
+
+
 class ServerError(RuntimeError):
     """An endpoint did not give a usable reply."""
 
@@ -75,13 +81,19 @@ class Http:
         except urllib.error.HTTPError as exc:
             status, body = exc.code, exc.read()
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise EndpointDown(f"{url}: {getattr(exc, 'reason', exc)}") from None
+            raise EndpointDown(f"{url}: {unreachable_reason(exc)}") from None
         try:
             return status, json.loads(body.decode("utf-8")) if body else None
         except ValueError:
             if status >= 400:
                 return status, body.decode("utf-8", "replace")[:300]
             raise EndpointDown(f"{url}: the reply is not JSON") from None
+
+    @property
+    def sends_key(self) -> bool:
+        """Whether requests carry credentials (`--api-key`, or an Authorization/key header)."""
+        return any(name.lower() in ("authorization", "x-api-key", "api-key")
+                   for name in self.headers)
 
     def post(self, url: str, payload: dict[str, Any], timeout: float | None = None
              ) -> dict[str, Any]:
@@ -98,6 +110,30 @@ class Http:
         if 400 <= status < 500 and status not in (408, 429):
             raise RequestRefused(f"{url}: HTTP {status}: {text}")
         raise EndpointDown(f"{url}: HTTP {status}: {text}")
+
+
+def unreachable_reason(exc: BaseException) -> str:
+    """Why a request got no HTTP answer, in words that tell the faults apart (refused
+    connection, a host name DNS does not know, TLS, a time-out), with the system's text."""
+    import socket
+    import ssl
+
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, BaseException):
+        exc = reason
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, ConnectionRefusedError):
+        return f"connection refused (nothing listens there?): {text}"
+    if isinstance(exc, socket.gaierror):
+        return f"host name not found (DNS): {text}"
+    if isinstance(exc, ssl.SSLError):
+        return (f"TLS failed (an https URL for a plain-http server, or a certificate this "
+                f"machine does not trust?): {text}")
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return f"timed out: {text}"
+    if isinstance(exc, ConnectionError):
+        return f"connection failed: {text}"
+    return text
 
 
 def _error_text(body: Any) -> str:
@@ -123,6 +159,14 @@ class ServerInfo:
         slots: parallel slots (`/props` `total_slots`; 1 where the server does not say).
         slot_ctx: context of one slot in tokens (`/props`), None where unknown.
         defaults: the server's default generation settings (`/props`), {} where unknown.
+        meta: what the server says about the weights it serves (`/v1/models` `meta`:
+            `n_vocab`, `n_params`, `size`, ...), {} where it says nothing.
+        token_ids: whether its completion endpoint takes a prompt of token ids (llama-server
+            always; a generic server where a probe with ids was answered).
+        token_id_texts: whether it writes reply tokens as `token_id:N` when asked
+            (vLLM's `return_tokens_as_token_ids`, sent with every request then).
+        version_known: False where a generic server gave no version at all (its key then
+            names the endpoint, `openai unknown@URL`).
     """
 
     url: str
@@ -133,19 +177,10 @@ class ServerInfo:
     slots: int = 1
     slot_ctx: int | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)
-
-    def serves(self, file_name: str, name: str, sha256: str) -> bool:
-        """Whether it serves this model: same file name, or an id that is the model's
-        registered name, its sha256 or a sha256 prefix of at least 12 hex digits."""
-        if self.model_file is not None and self.model_file == file_name:
-            return True
-        for model_id in self.model_ids:
-            short = os.path.basename(model_id)
-            if short == file_name or model_id == name:
-                return True
-            if len(model_id) >= 12 and sha256.startswith(model_id.lower()):
-                return True
-        return False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    token_ids: bool = False
+    token_id_texts: bool = False
+    version_known: bool = True
 
     @property
     def served(self) -> str:
@@ -161,13 +196,13 @@ def probe(url: str, http: Http) -> ServerInfo:
         UserError: it needs an API key (401/403) or is not a completion server.
     """
     status, props = http.call(url + "/props", timeout=PROBE_TIMEOUT_S)
-    _check_auth(url, status)
+    _check_auth(url, status, http)
     if status == 200 and isinstance(props, dict) and "default_generation_settings" in props:
         return _llama_server_info(url, http, props)
     if status == 503:
         raise EndpointDown(f"{url}: HTTP 503 (loading the model?)")
     status, models = http.call(url + "/v1/models", timeout=PROBE_TIMEOUT_S)
-    _check_auth(url, status)
+    _check_auth(url, status, http)
     if status >= 500:
         raise EndpointDown(f"{url}: HTTP {status}")
     if status != 200 or not isinstance(models, dict):
@@ -180,40 +215,105 @@ def probe(url: str, http: Http) -> ServerInfo:
         version = api["info"].get("version", "unknown")
         file_name = os.path.basename(ids[0]) if ids and ids[0].endswith(".gguf") else None
         return ServerInfo(url, KIND_PYTHON, f"llama-cpp-python {version}", file_name, ids)
-    return ServerInfo(url, KIND_OPENAI, _fingerprint(url, http, ids), None, ids)
+    entry = next((m for m in models.get("data") or () if isinstance(m, dict)), {})
+    meta = dict(entry.get("meta") or {}) if isinstance(entry.get("meta"), dict) else {}
+    ctx = entry.get("max_model_len") or meta.get("n_ctx")
+    token_ids, id_texts, fingerprint = _capabilities(url, http, ids)
+    version = fingerprint or _version(url, http)
+    return ServerInfo(url, KIND_OPENAI, version or f"unknown@{url}", None, ids,
+                      slot_ctx=int(ctx) if ctx else None, meta=meta, token_ids=token_ids,
+                      token_id_texts=id_texts, version_known=version is not None)
 
 
-def _check_auth(url: str, status: int) -> None:
-    if status in (401, 403):
-        raise UserError(f"{url}: HTTP {status}: the server wants an API key; pass --api-key "
-                        "(or PAW_SERVER_API_KEY), or --server-header 'Name: value'")
+def _check_auth(url: str, status: int, http: Http) -> None:
+    """A 401/403 as one line: a key PAW sent and the server refused, or no key sent."""
+    if status not in (401, 403):
+        return
+    if http.sends_key:
+        raise UserError(f"{url}: HTTP {status}: the server refused the API key PAW sent "
+                        "(--api-key / PAW_SERVER_API_KEY, or --server-header); check it "
+                        "against the server's --api-key")
+    raise UserError(f"{url}: HTTP {status}: the server wants an API key and none was given; "
+                    "pass --api-key (or PAW_SERVER_API_KEY), or --server-header 'Name: value'")
 
 
 def _llama_server_info(url: str, http: Http, props: dict[str, Any]) -> ServerInfo:
     settings = props.get("default_generation_settings") or {}
     ids: tuple[str, ...] = ()
+    meta: dict[str, Any] = {}
     status, models = http.call(url + "/v1/models", timeout=PROBE_TIMEOUT_S)
     if status == 200 and isinstance(models, dict):
-        ids = tuple(str(m.get("id")) for m in models.get("data") or () if isinstance(m, dict))
+        entries = [m for m in models.get("data") or () if isinstance(m, dict)]
+        ids = tuple(str(m.get("id")) for m in entries)
+        if entries and isinstance(entries[0].get("meta"), dict):
+            meta = dict(entries[0]["meta"])
     path = props.get("model_path")
     return ServerInfo(
         url, KIND_LLAMA_SERVER, str(props.get("build_info") or "unknown"),
         os.path.basename(str(path)) if path else None, ids,
         slots=int(props.get("total_slots") or 1),
         slot_ctx=int(settings["n_ctx"]) if settings.get("n_ctx") else None,
-        defaults=dict(settings.get("params") or {}),
+        defaults=dict(settings.get("params") or {}), meta=meta, token_ids=True,
     )
 
 
-def _fingerprint(url: str, http: Http, ids: tuple[str, ...]) -> str:
-    """The `system_fingerprint` of a one-token completion (the build of a generic server)."""
-    try:
-        reply = http.post(url + "/v1/completions", {
-            "model": ids[0] if ids else None, "prompt": "a", "max_tokens": 1,
-            "temperature": 0.0}, timeout=PROBE_TIMEOUT_S * 3)
-    except ServerError:
-        return "unknown"
-    return str(reply.get("system_fingerprint") or "unknown")
+def _capabilities(url: str, http: Http, ids: tuple[str, ...]
+                  ) -> tuple[bool, bool, str | None]:
+    """Whether a generic server's `/v1/completions` takes token ids, writes reply tokens as
+    `token_id:N` when asked, and answers with log-probabilities, and its
+    `system_fingerprint`: a one-token completion of token id 0 (any vocabulary has it),
+    else of the text "a"; each first with vLLM's `return_tokens_as_token_ids`, then
+    without (a server that refuses unknown fields answers 4xx to it).
+
+    Raises:
+        UserError: it has no completion endpoint, or answers without log-probabilities.
+        EndpointDown: it fails (5xx, no answer).
+    """
+    from workbench.models.openai_reply import MalformedReply, NoLogprobs, read_reply
+
+    base = {"model": ids[0] if ids else None, "max_tokens": 1, "temperature": 0.0,
+            "logprobs": 1}
+    for prompt, as_ids in (([0], True), ([0], False), ("a", True), ("a", False)):
+        extra = {"return_tokens_as_token_ids": True} if as_ids else {}
+        status, reply = http.call(url + "/v1/completions",
+                                  {**base, "prompt": prompt, **extra},
+                                  timeout=PROBE_TIMEOUT_S * 3)
+        _check_auth(url, status, http)
+        if status in (404, 405):
+            raise UserError(f"{url}: the server has no /v1/completions (HTTP {status}); PAW's "
+                            "modes need a completion endpoint that returns log-probabilities "
+                            "(a chat-only API runs only the closed-source tier, "
+                            "docs/runner.md)")
+        if status >= 500 or status in (408, 429):
+            raise EndpointDown(f"{url}: HTTP {status}: {_error_text(reply)}")
+        if status != 200:
+            continue  # token ids refused: try text
+        try:
+            parsed = read_reply(reply)
+        except NoLogprobs:
+            raise UserError(f"{url}: /v1/completions answers without log-probabilities "
+                            "(asked with `logprobs`); PAW reads the answer distribution from "
+                            "them, so this server cannot run an audit") from None
+        except MalformedReply as exc:
+            raise UserError(f"{url}: /v1/completions: {exc}") from None
+        id_texts = as_ids and any(t.text.startswith("token_id:") for t in parsed.tokens)
+        return prompt == [0], id_texts, parsed.fingerprint
+    raise UserError(f"{url}: /v1/completions refused a one-token completion "
+                    f"(HTTP {status}: {_error_text(reply)})")
+
+
+def _version(url: str, http: Http) -> str | None:
+    """A generic server's version where it publishes one: vLLM `GET /version`, TGI
+    `GET /info` (`version` and `sha`)."""
+    for path in ("/version", "/info"):
+        try:
+            status, body = http.call(url + path, timeout=PROBE_TIMEOUT_S)
+        except EndpointDown:
+            continue
+        if status == 200 and isinstance(body, dict) and body.get("version"):
+            sha = body.get("sha")
+            return f"{body['version']}" + (f"+{str(sha)[:12]}" if sha else "")
+    return None
 
 
 def health(url: str, http: Http, kind: str) -> bool:

@@ -87,12 +87,14 @@ class BatchingChecked:
     decoders: int = 1
     threads: int | None = None
     stored_at: str | None = None
+    cpu_seconds: float = 0.0
 
     @property
     def message(self) -> str:
         """One line for a progress display."""
+        cpu = f", {self.cpu_seconds:.1f} CPU-s" if self.cpu_seconds else ""
         when = f"self-check of {self.stored_at} reused" if self.stored_at else \
-            f"self-check {self.seconds:.1f} s"
+            f"self-check {self.seconds:.1f} s{cpu}"
         if self.identical:
             on = f" on {self.decoders} decoders" if self.decoders > 1 else ""
             threads = f" of {self.threads} thread{'s' * (self.threads != 1)}" \
@@ -102,6 +104,24 @@ class BatchingChecked:
         return (f"batched decoding off for {self.name}: the self-check found batched results "
                 f"differ from one-at-a-time decoding, or could not compare them "
                 f"({self.detail}); decoding one at a time ({when})")
+
+
+@dataclass(frozen=True)
+class BatchingProgress:
+    """The batching self-check is running: `done` of `total` probes of `phase` ('batched':
+    on the decoders, first; 'reference': one at a time, compared step by step)."""
+
+    name: str
+    phase: str
+    done: int
+    total: int
+
+    @property
+    def message(self) -> str:
+        """One line for a progress display."""
+        what = "one at a time, compared" if self.phase == "reference" else "batched"
+        return (f"batching self-check of {self.name}: {what} {self.done}/{self.total} probes "
+                "(stops at the first difference)")
 
 
 @dataclass(frozen=True)
@@ -133,6 +153,6 @@ class PoolNotice:
     message: str
 
 
-RunnerEvent = (RunStarted | ModelLoaded | BatchingChecked | GenerationFinished | RunFinished
-               | PoolNotice)
+RunnerEvent = (RunStarted | ModelLoaded | BatchingChecked | BatchingProgress
+               | GenerationFinished | RunFinished | PoolNotice)
 """Anything `Runner.run` passes to `on_event`."""

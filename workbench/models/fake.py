@@ -44,9 +44,10 @@ class FakeBackend:
         self.evaluated = 0
         self._cache: list[int] = []
         self.closed = False
+        self.engine = "fake"  # recorded on each generation (`generations.engine`)
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """One token per character."""
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """One token per character (the fake model has no BOS or EOS to add)."""
         return [ord(ch) for ch in text]
 
     def piece(self, token_id: int) -> bytes:

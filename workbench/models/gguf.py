@@ -95,7 +95,9 @@ class _Reader:
         raise UserError(f"{self.path}: corrupt GGUF: unknown metadata type {kind}")
 
 
-_KEEP_ARRAYS = {"tokenizer.ggml.tokens"}
+_KEEP_ARRAYS = {"tokenizer.ggml.tokens", "general.tags"}
+"""Arrays read in full (every other array is skipped): the vocabulary (for the BOS/EOS
+texts) and the model's tags (`paw models add` says when they mark a base model)."""
 
 
 def read_gguf(path: str | Path) -> GGUFInfo:
@@ -127,7 +129,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
             key = reader.string()
             kind = reader.unpack("<I")
             value = reader.value(kind, keep=key in _KEEP_ARRAYS)
-            if key in _KEEP_ARRAYS:
+            if key == "tokenizer.ggml.tokens":
                 tokens = value
             elif value is not None:
                 metadata[key] = value
@@ -179,7 +181,8 @@ def _info(where: str, size: int, version: int, n_tensors: int, metadata: dict[st
     context = metadata.get(f"{arch}.context_length") if arch else None
     file_type = metadata.get("general.file_type")
     small = {k: v for k, v in metadata.items()
-             if k != "tokenizer.chat_template" and not isinstance(v, list)}
+             if k != "tokenizer.chat_template" and (not isinstance(v, list)
+                                                    or k in _KEEP_ARRAYS)}
     return GGUFInfo(
         path=where, size_bytes=size, version=version, architecture=arch,
         quantization=FILE_TYPES.get(file_type) if isinstance(file_type, int) else None,

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,19 @@ class LocalPool:
     urls: list[str]
     processes: list[subprocess.Popen] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    api_key: str | None = None
+
+    def restart(self, k: int) -> None:
+        """Start server `k` again with its command line (its log is appended to)."""
+        with open(self.logs[k], "ab") as handle:
+            self.processes[k] = subprocess.Popen(self.commands[k], stdout=handle,
+                                                 stderr=subprocess.STDOUT, env=self.env)
+
+    def ready(self, k: int) -> bool:
+        """Whether server `k` answers (`/health`, or 401 with an API key)."""
+        return is_up(self.urls[k]) or bool(self.api_key and _answers(self.urls[k]))
 
     def __enter__(self) -> LocalPool:
         return self
@@ -137,7 +151,7 @@ def start_pool(model_path: str, count: int = 2, *, engine: str = "python",
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
            "PYTHONPATH": os.pathsep.join(
                [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
-    pool = LocalPool(urls=[])
+    pool = LocalPool(urls=[], env=env, api_key=api_key)
     try:
         for k in range(count):
             chosen = port + k if port is not None else free_port(host)
@@ -158,6 +172,7 @@ def start_pool(model_path: str, count: int = 2, *, engine: str = "python",
                                          parallel=parallel, gpu_layers=gpu_layers,
                                          extra_buffers=use_extra_buffers(), api_key=api_key)
             command += list(extra_args)
+            pool.commands.append(command)
             with open(log, "wb") as handle:
                 pool.processes.append(subprocess.Popen(command, stdout=handle,
                                                        stderr=subprocess.STDOUT, env=env))
@@ -197,3 +212,57 @@ def _answers(base_url: str) -> bool:
         return exc.code in (401, 403)
     except (urllib.error.URLError, OSError, ValueError):
         return False
+
+
+RESTART_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+"""Waits before restarting a server that died (the last repeats); a server that stayed up
+for `STABLE_AFTER_S` starts again from the first."""
+
+STABLE_AFTER_S = 60.0
+
+
+@dataclass
+class Supervisor:
+    """Keeps a `LocalPool`'s servers up: `step()` (called about once a second by `paw
+    serve`) restarts a server that exited, after a back-off, and reports when it is ready.
+
+    Attributes:
+        say: receives one line per event (exit, restart, ready, give-up).
+        clock: the time source (tests pass one).
+    """
+
+    pool: LocalPool
+    say: Callable[[str], None]
+    clock: Callable[[], float] = time.monotonic
+    deaths: dict[int, int] = field(default_factory=dict)
+    due: dict[int, float] = field(default_factory=dict)
+    waiting: dict[int, float] = field(default_factory=dict)
+    started: dict[int, float] = field(default_factory=dict)
+
+    def step(self) -> None:
+        """Look at every server once."""
+        now = self.clock()
+        for k, process in enumerate(self.pool.processes):
+            url = self.pool.urls[k]
+            if process.poll() is None:
+                if k in self.waiting and self.pool.ready(k):
+                    self.say(f"server {url} is ready again (after "
+                             f"{now - self.waiting.pop(k):.1f} s)")
+                    self.started[k] = now
+                if k in self.started and now - self.started[k] >= STABLE_AFTER_S:
+                    self.deaths.pop(k, None)  # stable: the next death waits the least
+                    self.started.pop(k)
+                continue
+            if k not in self.due:
+                deaths = self.deaths[k] = self.deaths.get(k, 0) + 1
+                wait = RESTART_BACKOFF_S[min(deaths, len(RESTART_BACKOFF_S)) - 1]
+                self.due[k] = now + wait
+                self.waiting.pop(k, None)
+                self.say(f"server {url} exited (code {process.returncode}; log "
+                         f"{self.pool.logs[k]}); restarting it in {wait:.0f} s")
+            elif now >= self.due[k]:
+                self.due.pop(k)
+                self.pool.restart(k)
+                self.waiting[k] = now
+                self.say(f"server {url} restarted (pid {self.pool.processes[k].pid}); "
+                         "waiting for it to load")

@@ -39,7 +39,12 @@ PLAIN_CHAT_TEMPLATE = (
     "{% for m in messages %}{{ m['role'] | capitalize }}: {{ m['content'] }}\n\n{% endfor %}"
     "{% if add_generation_prompt %}Assistant: {% endif %}"
 )
-"""Used for a GGUF that carries no chat template (documented in docs/runner.md)."""
+"""Used for a GGUF that carries no chat template (documented in docs/runner.md).
+
+Its text is tokenized with llama.cpp's `add_special` (BOS, and EOS, where the GGUF's
+metadata asks for them), as llama-cpp-python's own no-template chat path does
+(`tokenize(prompt, add_bos=True, special=True)` when the formatter added no specials); a
+chat template writes its own BOS text, so its prompts are tokenized without."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,9 @@ class ChatFormat:
     template: str
     bos_token: str = ""
     eos_token: str = ""
+    add_special: bool = False
+    """Whether llama.cpp adds the model's BOS/EOS at tokenization: only for the plain
+    format of a GGUF without a chat template (a chat template carries its own)."""
 
     def render(self, messages: list[dict[str, str]]) -> str:
         """The prompt text for `messages`, ending with the assistant turn's opening."""
@@ -100,6 +108,9 @@ class RenderedPrompt:
     template: PromptTemplate | None
     prefix: str | None = None
     prefix_token_ids: tuple[int, ...] | None = None
+    add_special: bool = False
+    """Tokenize `text` with llama.cpp's `add_special` (BOS/EOS as the GGUF's metadata asks):
+    the plain format of a template-less model (`PLAIN_CHAT_TEMPLATE`)."""
 
 
 def _check(request: GenerationRequest) -> None:
@@ -155,7 +166,8 @@ def render_request(request: GenerationRequest, chat: ChatFormat) -> RenderedProm
         template = TEMPLATES.get(request.template)
         messages = [dict(m) for m in request.messages or ()]
         return RenderedPrompt(text=chat.render(messages), labels=request.effective_labels,
-                              cue=template.cue if template else ANSWER_CUE, template=template)
+                              cue=template.cue if template else ANSWER_CUE, template=template,
+                              add_special=chat.add_special)
     template = get_template(request.template)
     wanted = "direct" if request.mode == "direct" else "cot"
     if template.mode != wanted:
@@ -168,6 +180,7 @@ def render_request(request: GenerationRequest, chat: ChatFormat) -> RenderedProm
         text=text, labels=request.effective_labels, cue=template.cue, template=template,
         prefix=request.prefix if request.mode == "continue" else None,
         prefix_token_ids=request.prefix_token_ids if request.mode == "continue" else None,
+        add_special=chat.add_special,
     )
 
 
@@ -177,6 +190,9 @@ def generation_key(model_sha256: str, request: GenerationRequest,
 
     `backend` names a back-end whose results are not bit-identical to in-process decoding
     (the server pool); it is added to the payload only then, so in-process keys never change.
+    A prompt tokenized with the model's BOS/EOS (`rendered.add_special`, a template-less
+    model) adds `"add_special": true`: its generations stored before PAW added them (same
+    text, no BOS) are not reused, while every chat-template model keeps its keys.
     """
     payload = {
         "v": KEY_VERSION,
@@ -191,6 +207,8 @@ def generation_key(model_sha256: str, request: GenerationRequest,
         "labels": list(rendered.labels),
         "cue": rendered.cue,
     }
+    if rendered.add_special:
+        payload["add_special"] = True
     if backend is not None:
         payload["backend"] = backend
     return hashlib.sha256(dumps(payload).encode("utf-8")).hexdigest()

@@ -203,3 +203,43 @@ def set_tier(db: sqlite_utils.Database, model: ModelRecord, tier: str) -> None:
     metadata = model_metadata(db, model.id)
     metadata["tier"] = tier
     db.execute("UPDATE models SET metadata_json = ? WHERE id = ?", [dumps(metadata), model.id])
+
+
+BASE_MODEL_WORDS = frozenset({"base", "pretrained", "pt"})
+"""Words that mark a base (not instruction-tuned) model in a GGUF's `general.tags`,
+`general.finetune`, `general.name` or `general.basename` (e.g. Gemma's `-pt` checkpoints)."""
+
+
+def base_model_marker(gguf: dict[str, Any]) -> str | None:
+    """Which metadata field marks a base model (as 'general.tags: base'), or None."""
+    import re
+
+    tags = gguf.get("general.tags")
+    for tag in tags if isinstance(tags, list) else []:
+        if str(tag).strip().lower() in BASE_MODEL_WORDS | {"base-model", "base model"}:
+            return f"general.tags: {tag}"
+    for key in ("general.finetune", "general.name", "general.basename"):
+        value = gguf.get(key)
+        words = set(re.split(r"[^a-z0-9]+", str(value).lower())) if value else set()
+        if words & BASE_MODEL_WORDS:
+            return f"{key}: {value}"
+    return None
+
+
+def format_notes(db: sqlite_utils.Database, model: ModelRecord) -> list[str]:
+    """What `paw models add` and `paw models` say about how a model will be asked: no chat
+    template (and the format PAW uses instead), and metadata that marks a base model."""
+    gguf = model_metadata(db, model.id).get("gguf") or {}
+    notes = []
+    if not model.chat_template:
+        notes.append("no chat template: PAW uses its plain format ('System: …', 'User: …', "
+                     "'Assistant: ' lines, docs/runner.md), with the BOS/EOS the file's "
+                     "metadata asks for")
+    marker = base_model_marker(gguf)
+    if marker is not None:
+        notes.append(f"metadata marks a base model ({marker}): a base model continues text "
+                     "rather than answering; expect many unparsed answers")
+    elif not model.chat_template and not gguf.get("general.finetune"):
+        notes.append("no chat template and no fine-tune named (general.finetune): probably a "
+                     "base model; expect many unparsed answers")
+    return notes

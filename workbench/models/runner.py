@@ -9,6 +9,8 @@ loses at most the generation in flight, and a re-run does only what is missing.
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from collections.abc import Callable, Iterable
 
@@ -24,6 +26,7 @@ from workbench.models.backend import Backend, LlamaCppBackend, Tokenizing, defau
 from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.events import (
     BatchingChecked,
+    BatchingProgress,
     GenerationFinished,
     ModelLoaded,
     RunFinished,
@@ -87,7 +90,8 @@ class Runner:
         meta = model_metadata(db, model.id)
         self.chat = ChatFormat(template=model.chat_template or PLAIN_CHAT_TEMPLATE,
                                bos_token=meta.get("bos_token") or "",
-                               eos_token=meta.get("eos_token") or "")
+                               eos_token=meta.get("eos_token") or "",
+                               add_special=not model.chat_template)
         self._candidates: dict[tuple[str, ...], dict[str, tuple[int, ...]]] = {}
 
     # ------------------------------------------------------------ keys
@@ -130,6 +134,21 @@ class Runner:
             )
         return self._backend
 
+    @property
+    def engine(self) -> str:
+        """What decodes this runner's generations, recorded on each (`generations.engine`):
+        the backend's own `engine` (a pool: kind, build, slot mode), else in-process
+        llama-cpp-python with its version and device, without loading the model."""
+        own = getattr(self._backend, "engine", None)
+        if own is not None:
+            return str(own)
+        if self._backend is not None and not isinstance(self._backend, LlamaCppBackend):
+            return type(self._backend).__name__
+        from importlib.metadata import version
+
+        device = "gpu" if self.gpu_layers else "cpu"
+        return f"in-process llama-cpp-python {version('llama-cpp-python')} {device}"
+
     def _local_backend(self) -> Backend:
         """The backend as one that decodes in this process (a server pool, which decodes
         through its `run_pool`, never gets here)."""
@@ -167,19 +186,27 @@ class Runner:
         if self.batch_verdict is None:
             from workbench.models.batching import settle_verdict
 
-            self.batch_verdict = settle_verdict(self, backend, self.arrangement)
+            name = self.model.name
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if emit is not None:
+                    emit(BatchingProgress(name, phase, done, total))
+
+            self.batch_verdict = settle_verdict(self, backend, self.arrangement, progress)
             if emit is not None:
                 verdict = self.batch_verdict
                 emit(BatchingChecked(self.model.name, verdict.identical, verdict.n_seq,
                                      verdict.detail, verdict.seconds, verdict.decoders,
-                                     verdict.threads, verdict.stored_at))
+                                     verdict.threads, verdict.stored_at,
+                                     verdict.cpu_seconds))
         return self.batch_verdict.identical
 
     def tokenize(self, prepared: Prepared) -> Tokenized:
         """Token ids of a prepared request: chat prompt, then the continued chain's exact ids."""
         backend = self.backend
         rendered = prepared.rendered
-        prompt_ids = tuple(backend.tokenize(rendered.text, special=True))
+        prompt_ids = tuple(backend.tokenize(rendered.text, special=True,
+                                            add_special=rendered.add_special))
         if rendered.prefix_token_ids is not None:
             prefix_ids = tuple(rendered.prefix_token_ids)
         elif rendered.prefix:
@@ -248,7 +275,10 @@ class Runner:
         stopped = False
         elapsed = 0.0
 
+        engine = self.engine
+
         def record(tok: Tokenized, row: NewGeneration) -> None:
+            row = dataclasses.replace(row, engine=engine)
             insert_generation(self.db, row)  # its own transaction: a kill loses nothing stored
             generated.append(row.key)
             totals["in"] += row.tokens_in or 0

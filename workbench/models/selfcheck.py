@@ -14,13 +14,15 @@ carries a repeat penalty. Budgets are staggered (`PROBE_TOKENS` + `PROBE_STAGGER
 so the batch narrows one sequence at a time through every width from `n_seq` down to 1,
 then the answer cue is appended on top of each output.
 
-Every probe is decoded on every decoder of the arrangement (all at once, one thread each,
-as the run will) and alone — `LlamaCppBackend.generate` and `next_logits`, one sequence per
-`llama_decode`, the path every generation took before batching. Compared for every probe
-at every step: the output token ids, the watched label logits and the logsumexp over the
-whole vocabulary (one changed bit in any of the ~49k logits changes it), and the same at
-the appended cue. The verdict counts the multi-sequence steps compared per width and
-refuses batching when any width from 2 to `n_seq` was never compared.
+Every probe is decoded on every decoder of the arrangement first (all at once, one thread
+each, as the run will) and then alone — `LlamaCppBackend.generate` and `next_logits`, one
+sequence per `llama_decode`, the path every generation took before batching; the two never
+run at once, so the check occupies no more cores than the run. The one-at-a-time decode
+compares every step as it decodes it and the check stops at the first difference. Compared
+for every probe at every step: the output token ids, the watched label logits and the
+logsumexp over the whole vocabulary (one changed bit in any of the ~49k logits changes it),
+and the same at the appended cue. The verdict counts the multi-sequence steps compared per
+width and refuses batching when any width from 2 to `n_seq` was never compared.
 """
 
 from __future__ import annotations
@@ -135,6 +137,8 @@ class BatchVerdict:
     threads: int | None = None
     prefix_reuse: bool = True
     stored_at: str | None = None
+    cpu_seconds: float = 0.0
+    """CPU time the check took, over every thread of the process (0: not recorded)."""
 
     @property
     def compared_steps(self) -> int:
@@ -148,7 +152,7 @@ class BatchVerdict:
                 "widths": {str(w): n for w, n in sorted(self.widths.items())},
                 "compared_steps": self.compared_steps, "decoders": self.decoders,
                 "threads": self.threads, "prefix_reuse": self.prefix_reuse,
-                "probe_version": PROBE_VERSION}
+                "cpu_seconds": round(self.cpu_seconds, 2), "probe_version": PROBE_VERSION}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], stored_at: str | None) -> BatchVerdict:
@@ -157,23 +161,34 @@ class BatchVerdict:
                    float(data.get("seconds", 0.0)),
                    {int(w): int(n) for w, n in data.get("widths", {}).items()},
                    int(data.get("decoders", 1)), data.get("threads"),
-                   bool(data.get("prefix_reuse", True)), stored_at)
+                   bool(data.get("prefix_reuse", True)), stored_at,
+                   float(data.get("cpu_seconds", 0.0)))
 
 
-def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
-                   probes: Sequence[Probe]) -> BatchVerdict:
-    """Decode the probes on every decoder at once and alone; compare every bit.
+def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Sequence[Probe],
+                   progress: Callable[[str, int, int], None] | None = None) -> BatchVerdict:
+    """Decode the probes on every decoder at once, then alone; stop at the first difference.
+
+    The decoders run first (as the run will: all at once, each on its own cores); the
+    reference (one sequence per `llama_decode` on the backend's own context) runs after
+    them, never beside them, so the check occupies no more cores than the run. The reference
+    compares every step as it decodes it against every decoder's step of the same probe and
+    stops at the first difference, so a check that fails early pays the batched probes and
+    the reference only up to that step.
 
     Args:
         backend: the loaded `LlamaCppBackend` (its own context decodes the probes alone).
         decoders: the decoders the run will use (same width each).
         probes: from `probe_requests(width)`, tokenized by the runner.
+        progress: told ('batched', probes done, probes) as decoder 0 finishes each probe,
+            then ('reference', probes done, probes) after each probe decoded alone.
 
     Returns:
         The verdict (never raises for a mismatch; a llama.cpp failure is a mismatch too).
     """
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     n_seq = decoders[0].n_seq
+    tell = progress or (lambda phase, done, total: None)
     batched: list[dict[int, Any]] = [{} for _ in decoders]
     widths: list[dict[int, int]] = [{} for _ in decoders]
 
@@ -188,6 +203,8 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
             probe = probes[job.tag]
             ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
             results[job.tag] = (decoded, slot.next_logits(ids, probe.watch_ids))
+            if index == 0:
+                tell("batched", len(results), len(probes))
 
         try:
             decoder.run([BatchJob(p.context_ids, p.sampler, p.sampler.max_tokens, p.watch_ids,
@@ -201,47 +218,72 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder],
                for i in range(len(decoders))]
     for thread in threads:
         thread.start()
-    alone = {}
-    for k, probe in enumerate(probes):  # meanwhile, one at a time on the backend's context
-        if k == 0:
-            backend.reset()
-        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
-                                   probe.watch_ids)
-        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
-        alone[k] = (decoded, backend.next_logits(ids, probe.watch_ids))
-    backend.reset()
     for thread in threads:
         thread.join()
+    where = [f"decoder {i}: " if len(decoders) > 1 else "" for i in range(len(decoders))]
+    first = next((f"{where[i]}{_failure(r)}" for i, r in enumerate(batched)
+                  if _failure(r) is not None), None)
+    backend.reset()
+    for k, probe in enumerate(probes):  # alone, comparing every step as it is decoded
+        if first is not None:
+            break
+        theirs = [results[k] for results in batched]
+        found: list[str] = []
+
+        def stop_at(step: int, watched: Any, token: int, k: int = k, theirs: Any = theirs,
+                    found: list[str] = found) -> bool:
+            for i, (decoded, _) in enumerate(theirs):
+                if step >= len(decoded.steps) or decoded.steps[step] != watched:
+                    mine = decoded.steps[step].logsumexp if step < len(decoded.steps) \
+                        else "nothing (it had ended)"
+                    found.append(f"{where[i]}probe {k}: step {step}: logsumexp "
+                                 f"{watched.logsumexp!r} alone vs {mine!r} batched")
+                    return True
+            return False
+
+        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
+                                   probe.watch_ids, stop_at=stop_at)
+        if found:
+            first = found[0]
+            break
+        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
+        alone = (decoded, backend.next_logits(ids, probe.watch_ids))
+        for i, got in enumerate(theirs):
+            if got != alone:
+                first = f"{where[i]}probe {k}: {_first_difference(alone, got)}"
+                break
+        tell("reference", k + 1, len(probes))
+    backend.reset()
     seconds = time.perf_counter() - started
     settings: dict[str, Any] = {"decoders": len(decoders), "threads": decoders[0].threads,
-                                "prefix_reuse": decoders[0].prefix_reuse}
-    mismatches = []
-    for index, results in enumerate(batched):
-        where = f"decoder {index}: " if len(decoders) > 1 else ""
-        if -1 in results:
-            mismatches.append(f"{where}{type(results[-1]).__name__}: {results[-1]}")
-        for k, expected in alone.items():
-            got = results.get(k)
-            if isinstance(got, BaseException):
-                mismatches.append(f"{where}probe {k}: {type(got).__name__}: {got}")
-            elif got != expected:
-                mismatches.append(f"{where}probe {k}: {_first_difference(expected, got)}")
+                                "prefix_reuse": decoders[0].prefix_reuse,
+                                "cpu_seconds": time.process_time() - cpu_started}
     compared = widths[0]
-    if mismatches:
-        return BatchVerdict(False, n_seq, "; ".join(mismatches[:3]), seconds, compared,
-                            **settings)
+    if first is not None:
+        return BatchVerdict(False, n_seq, f"{first} (stopped at this first difference)",
+                            seconds, compared, **settings)
     unchecked = [w for w in range(2, n_seq + 1) if any(not ws.get(w) for ws in widths)]
     if unchecked:
         return BatchVerdict(False, n_seq, "nothing to compare: the probes never decoded "
                             f"{', '.join(map(str, unchecked))} sequences at once (steps per "
                             f"width: {_widths_text(compared)})", seconds, compared, **settings)
     steps = sum(n for w, n in compared.items() if w > 1)
-    tokens = sum(len(decoded.token_ids) for decoded, _ in alone.values())
+    tokens = sum(len(decoded.token_ids) for decoded, _ in batched[0].values())
     on = f" on each of {len(decoders)} decoders" if len(decoders) > 1 else ""
     return BatchVerdict(True, n_seq, f"{len(probes)} probes ({tokens} tokens){on} identical to "
                         f"one at a time in ids, label logits and vocabulary logsumexp over "
                         f"{steps} multi-sequence steps (per width: {_widths_text(compared)})",
                         seconds, compared, **settings)
+
+
+def _failure(results: dict[int, Any]) -> str | None:
+    """What failed on a decoder (the decoder itself, or a probe), or None."""
+    if -1 in results:
+        return f"{type(results[-1]).__name__}: {results[-1]}"
+    for k, got in sorted(results.items()):
+        if isinstance(got, BaseException):
+            return f"probe {k}: {type(got).__name__}: {got}"
+    return None
 
 
 def _widths_text(widths: dict[int, int]) -> str:

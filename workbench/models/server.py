@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from store.errors import UserError
@@ -43,71 +42,23 @@ from workbench.models.decoded import Decoded, Watched
 from workbench.models.endpoint import (
     KIND_LLAMA_SERVER,
     EndpointDown,
-    Http,
+    SPLIT_ADVICE,
+    RequestRefused,
     ServerError,
     ServerInfo,
     probe,
 )
-from workbench.models.server_settings import (
-    APPLIED_UNCHECKED,
-    LLAMA_SERVER_PINNED,
-    MUST_BE_EMPTY,
-    check_neutral,
+from workbench.models.openai_reply import Candidate, Reply
+from workbench.models.pool_settings import (
+    PoolSettings,
+    load_vocabulary,
+    parse_urls,
+    pool_tag,
 )
+from workbench.models.server_settings import LLAMA_SERVER_PINNED, check_applied, check_neutral
 
-TOP_N = 20
-"""Log-probs asked for per position (a label candidate outside them counts 0)."""
-
-@dataclass(frozen=True)
-class PoolSettings:
-    """How to reach and use a pool (the `--servers` family of options).
-
-    Attributes:
-        urls: the endpoints' base URLs.
-        api_key: sent as `Authorization: Bearer KEY` (llama-server `--api-key`).
-        headers: extra (name, value) headers for every request.
-        concurrency: requests in flight per endpoint (None: the server's slot count).
-        timeout_s: one request's time-out; longer counts as the endpoint hanging.
-        ctx: context per request where the server does not say (llama_cpp.server, other
-            OpenAI-compatible servers); llama-server's slot context is read from `/props`.
-        top_n: log-probs per position.
-    """
-
-    urls: tuple[str, ...]
-    api_key: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    concurrency: int | None = None
-    timeout_s: float = 600.0
-    ctx: int | None = None
-    top_n: int = TOP_N
-
-    def http(self) -> Http:
-        """The HTTP client with this pool's headers and time-out."""
-        headers = dict(self.headers)
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return Http(headers, self.timeout_s)
-
-
-def parse_urls(text: str | Sequence[str] | None) -> list[str]:
-    """Base URLs from `http://a:8081,http://b:8081` (or a list); trailing slashes dropped."""
-    if not text:
-        return []
-    parts = text.split(",") if isinstance(text, str) else list(text)
-    return [p.strip().rstrip("/") for p in parts if p.strip()]
-
-
-def servers_from_env() -> list[str]:
-    """The pool named by the `PAW_SERVERS` environment variable (comma-separated URLs)."""
-    import os
-
-    return parse_urls(os.environ.get("PAW_SERVERS"))
-
-
-def pool_tag(info: ServerInfo, concurrency: int) -> str:
-    """What a pool generation's key adds: kind, build and whether slots were shared."""
-    mode = "serial" if concurrency <= 1 else "shared"
-    return f"{info.kind} {info.build} {mode}"
+class SplitGeneration(RequestRefused):
+    """A generation's requests reached more than one server process behind one URL."""
 
 
 class ServerPoolBackend:
@@ -123,12 +74,9 @@ class ServerPoolBackend:
     """
 
     def __init__(self, model: ModelRecord, settings: PoolSettings | Sequence[str]) -> None:
-        import os
-
-        from llama_cpp import Llama
-
         if not isinstance(settings, PoolSettings):
             settings = PoolSettings(tuple(parse_urls(settings)))
+        settings = dataclasses.replace(settings, urls=tuple(parse_urls(settings.urls)))
         if not settings.urls:
             raise UserError("--servers: the pool needs at least one URL")
         from urllib.parse import urlsplit
@@ -144,88 +92,86 @@ class ServerPoolBackend:
         self.threads = None
         self.top_n = settings.top_n
         self.infos: dict[str, ServerInfo] = {}
-        down: list[str] = []
+        down: dict[str, str] = {}  # url -> why it does not answer
         for url in settings.urls:
             try:
                 self.infos[url] = probe(url, self.http)
-            except EndpointDown:
-                down.append(url)
+            except EndpointDown as exc:
+                down[url] = str(exc)
         if not self.infos:
-            raise UserError(f"--servers: no server of the pool answers ({', '.join(down)}); "
+            raise UserError(f"--servers: no server of the pool answers "
+                            f"({'; '.join(down.values())}); "
                             "start them with `paw serve`, or check the URLs")
-        file_name = os.path.basename(model.path)
-        for info in self.infos.values():
-            self.admissible(info, file_name)
+        self.vocab = load_vocabulary(model.path)
+        self._model = self.vocab._model
+        self._pieces: dict[int, bytes] = {}
+        self._by_text: dict[bytes, int] | None = None
+        eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
+        self._eog = set(eog)
+        self.no_eog_list = [[t, False] for t in eog]  # end of generation banned (llama-server)
+        self.no_eog_map = {str(t): -100.0 for t in eog}  # the same, OpenAI's logit_bias
+        self.fingerprint_gap: dict[str, float] = {}  # endpoint -> its identity probe's |Δp|
+        self.numerics: dict[str, str] = {}  # serial llama-server endpoint -> its signature
+        try:
+            for info in self.infos.values():
+                self.admissible(info)
+        except BaseException:
+            self.vocab.close()
+            raise
         first = next(iter(self.infos.values()))
         self.kind, self.build = first.kind, first.build
         self.concurrency = {url: self._concurrency(info) for url, info in self.infos.items()}
         widest = max(self.concurrency.values())
-        self.key_tag = pool_tag(first, widest)
+        self.serial = widest <= 1  # one request per endpoint at a time (key mode `serial`)
+        self.key_tag = pool_tag(first, widest, self.numerics.get(first.url))
+        self.engine = self.key_tag  # recorded on each generation (`generations.engine`)
         ctxs = [i.slot_ctx for i in self.infos.values() if i.slot_ctx]
         self.n_ctx = min(ctxs) if ctxs else (settings.ctx or 4096)
         self.down = set(down)  # endpoints not answering now (kept across stages)
+        self.down_reasons = down
         self.pins: dict[Any, str] = {}  # item id -> endpoint, kept across stages
         self.peak: dict[str, int] = {}  # endpoint -> most requests it had in flight at once
-        self.vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
-        self._model = self.vocab._model
         self.add_bos = bool(self._model.add_bos_token())
-        self._pieces: dict[int, bytes] = {}
-        self._by_text: dict[str, int] | None = None
-        eog = [t for t in range(self.vocab.n_vocab()) if self._is_eog(t)]
-        self._eog = set(eog)
-        self._no_eog_list = [[t, False] for t in eog]
-        self._no_eog_map = {str(t): -100.0 for t in eog}
 
-    def admissible(self, info: ServerInfo, file_name: str | None = None) -> None:
-        """Raise unless `info` may join this pool (same kind, build and model; pinnable).
+    def admissible(self, info: ServerInfo) -> None:
+        """Raise unless `info` may join this pool (same kind and build, the registered
+        model's weights by content, pinnable defaults).
 
         Raises:
             UserError: says what differs.
         """
-        import os
-
-        file_name = file_name or os.path.basename(self.model.path)
-        if not info.serves(file_name, self.model.name, self.model.sha256):
-            raise UserError(
-                f"--servers: {info.url} serves {info.served}, not model {self.model.name!r} "
-                f"({file_name}); serve that file, or start the server with an alias equal "
-                f"to the model's name or its sha256 ({self.model.sha256[:12]}…)")
         first = next(iter(self.infos.values()))
+        if not info.version_known and len(self.settings.urls) > 1:
+            raise UserError(f"--servers: {info.url} publishes no version (no "
+                            "system_fingerprint, /version or /info), so PAW cannot tell that "
+                            "two endpoints run one build and will not pool their results "
+                            "under one key: run it as the only --servers URL (its rows are "
+                            "keyed to that URL), or use a server that says its version")
         if (info.kind, info.build) != (first.kind, first.build):
             raise UserError(f"--servers: the pool mixes builds: {first.url} is {first.kind} "
                             f"{first.build}, {info.url} is {info.kind} {info.build}; results "
                             "of different builds must not share keys, so use one build")
         if info.kind == KIND_LLAMA_SERVER:
             check_neutral(info)
-            self._check_applied(info.url)
+            check_applied(self.http, info.url)
+        from workbench.models.identity import check_endpoint
 
-    def _check_applied(self, url: str) -> None:
-        """Refuse a llama-server whose applied settings differ from what PAW pinned.
+        self.fingerprint_gap[info.url], numerics = check_endpoint(self, info)
+        if info.kind == KIND_LLAMA_SERVER:
+            from workbench.models.identity import check_one_process
 
-        `/props` does not show every default (`--reverse-prompt`, `--grammar`); the reply's
-        `generation_settings` does, so one token is generated and they are compared.
-
-        Raises:
-            UserError: names the setting, the server's value and PAW's.
-        """
-        try:
-            reply = self.http.post(url + "/completion", {
-                **LLAMA_SERVER_PINNED, "prompt": [0], "n_predict": 1, "temperature": 0.0,
-                "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0})
-        except ServerError as exc:
-            raise UserError(f"--servers: {url} did not run a one-token check: {exc}") from None
-        applied = reply.get("generation_settings") or {}
-        for name, flag in MUST_BE_EMPTY.items():
-            if applied.get(name) not in ([], "", None, "none"):
-                raise UserError(f"{url}: the server applies {name} = {applied[name]!r} to "
-                                f"every request; restart it without {flag}")
-        for name, wanted in LLAMA_SERVER_PINNED.items():
-            got = applied.get(name, wanted)
-            same = abs(got - wanted) < 1e-6 if isinstance(wanted, float) and \
-                isinstance(got, (int, float)) else got == wanted or name in APPLIED_UNCHECKED
-            if not same:
-                raise UserError(f"{url}: the server applied {name} = {got!r} where PAW "
-                                f"sent {wanted!r}; its results would not be reproducible")
+            check_one_process(self, info)
+        if numerics is None or self._concurrency(info) > 1:
+            return  # shared slots batch requests together: not bit-reproducible anyway
+        if self.numerics and numerics not in self.numerics.values():  # incl. its own, earlier
+            url, theirs = next(iter(self.numerics.items()))
+            raise UserError(
+                f"--servers: the pool mixes arithmetic: {url} and {info.url} run build "
+                f"{info.build} but answer the probe prompt with different bits (numerics "
+                f"{theirs} vs {numerics}: a CPU and a GPU build of one commit, or other "
+                "-fa/-b/-ub/--no-repack flags); their results must not share keys, so pool "
+                "servers of one device class and one set of flags")
+        self.numerics[info.url] = numerics
 
     def _concurrency(self, info: ServerInfo) -> int:
         return self.settings.concurrency or max(1, info.slots)
@@ -235,9 +181,9 @@ class ServerPoolBackend:
 
         return bool(llama_cpp.llama_vocab_is_eog(self._model.vocab, token))
 
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """Token ids of `text`, no BOS."""
-        return self.vocab.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+    def tokenize(self, text: str, *, special: bool, add_special: bool = False) -> list[int]:
+        """Token ids of `text` (BOS/EOS only with `add_special`, as the model asks)."""
+        return self.vocab.tokenize(text.encode("utf-8"), add_bos=add_special, special=special)
 
     def piece(self, token_id: int) -> bytes:
         """The bytes of one token."""
@@ -274,9 +220,14 @@ class ServerPoolBackend:
         started = time.perf_counter()
         failures: list[ServerError] = []
 
+        made: list[int] = []  # tokens the generation request left in its slot's cache
+
         def next_logits(ids: Sequence[int], watch: Sequence[int]) -> Watched:
+            # The slot that made this generation holds its prompt and output: a follow-up
+            # request that finds less of it cached reached another server process.
+            held = min(len(ids), len(tok.context_ids) + len(made)) - 1
             try:
-                return self._position(url, tok, ids, watch)
+                return self._position(url, tok, ids, watch, held)
             except ServerError as exc:
                 failures.append(exc)
                 raise
@@ -285,6 +236,7 @@ class ServerPoolBackend:
             decoded = self._generate_ids(url, tok, plan)
         else:
             decoded = self._generate_text(url, tok, plan)
+        made.extend(decoded.token_ids)
         if tok.prepared.request.mode == "direct" and not decoded.steps:
             decoded = dataclasses.replace(
                 decoded, steps=(next_logits(tok.context_ids, plan.watch_ids),))
@@ -336,9 +288,10 @@ class ServerPoolBackend:
             text = text[len(bos):]
         return text + b"".join(self.piece(t) for t in extra).decode("utf-8", "replace")
 
-    def _openai_payload(self, tok: Any, prompt: str, max_tokens: int) -> dict[str, Any]:
+    def _openai_payload(self, url: str, tok: Any, prompt: str | list[int], max_tokens: int
+                        ) -> dict[str, Any]:
         sampler = tok.prepared.request.sampler
-        info = self.infos[next(iter(self.infos))]
+        info = self.infos.get(url) or next(iter(self.infos.values()))
         return {
             "model": info.model_ids[0] if info.model_ids else None, "prompt": prompt,
             "max_tokens": max_tokens, "temperature": sampler.temperature,
@@ -346,72 +299,119 @@ class ServerPoolBackend:
             "repeat_penalty": sampler.repeat_penalty, "seed": sampler.seed,
             "presence_penalty": 0.0, "frequency_penalty": 0.0, "mirostat_mode": 0,
             "logprobs": self.top_n, "stream": False,
+            **({"return_tokens_as_token_ids": True} if info.token_id_texts else {}),
         }
 
-    def _text_top(self, top: dict[str, float], watch: Sequence[int]) -> Watched:
-        by_text = {self.piece(t).decode("utf-8", "replace"): t for t in watch}
-        return self._watched({by_text[text]: float(v) for text, v in top.items()
-                              if text in by_text}, watch)
+    def _openai_prompt(self, url: str, tok: Any, extra: Sequence[int] = ()
+                       ) -> str | list[int]:
+        """The exact ids where the server takes ids (the chain is never re-tokenized), else
+        the prompt text."""
+        info = self.infos.get(url)
+        if info is not None and info.token_ids:
+            return list(tok.context_ids) + list(extra)
+        return self._prompt_text(tok, extra)
+
+    def complete(self, url: str, payload: dict[str, Any]) -> Reply:
+        """POST /v1/completions and read the reply (either log-probability format).
+
+        Raises:
+            RequestRefused: the reply has no log-probabilities (names the capability).
+            EndpointDown: the reply is not a completion.
+        """
+        from workbench.models.openai_reply import MalformedReply, NoLogprobs, read_reply
+
+        reply = self.http.post(url + "/v1/completions", payload)
+        try:
+            return read_reply(reply)
+        except NoLogprobs as exc:
+            raise RequestRefused(f"{url}: {exc}: PAW reads the answer from them") from None
+        except MalformedReply as exc:
+            raise EndpointDown(f"{url}: {exc}") from None
+
+    def candidate_id(self, cand: Candidate) -> int | None:
+        """The vocabulary id of a reply's token: its `id`, else the one id whose piece is
+        its bytes or text (None when none or several are)."""
+        if cand.id is not None:
+            return cand.id
+        if self._by_text is None:
+            counts: dict[bytes, list[int]] = {}
+            for t in range(self.vocab.n_vocab()):
+                counts.setdefault(self.piece(t), []).append(t)
+            self._by_text = {piece: ids[0] for piece, ids in counts.items() if len(ids) == 1}
+        raw = cand.raw if cand.raw is not None else cand.text.encode("utf-8")
+        return self._by_text.get(raw)
+
+    def _top(self, top: Sequence[Candidate], watch: Sequence[int]) -> Watched:
+        found = {self.candidate_id(c): c.logprob for c in top}
+        return self._watched({t: v for t, v in found.items() if t is not None}, watch)
 
     def _generate_text(self, url: str, tok: Any, plan: Any) -> Decoded:
-        reply = self.http.post(url + "/v1/completions",
-                               self._openai_payload(tok, self._prompt_text(tok), plan.max_new))
-        try:
-            choice = reply["choices"][0]
-            output, finish = choice["text"] or "", choice.get("finish_reason") or "length"
-            logprobs = choice.get("logprobs") or {}
-            texts = list(logprobs.get("tokens") or [])
-            tops = list(logprobs.get("top_logprobs") or [])
-        except (KeyError, IndexError, TypeError):
-            raise EndpointDown(f"{url}: malformed completion reply") from None
-        ids = self._ids_of(texts, output)
+        reply = self.complete(url, self._openai_payload(
+            url, tok, self._openai_prompt(url, tok), plan.max_new))
+        ids = self._ids_of(reply)
         if ids is None:  # the reply's tokens do not spell the output: re-tokenize the text
+            output = reply.text
             ids = tuple(self.tokenize(output, special=False)) if output else ()
-        pieces = [self.piece(t).decode("utf-8", "replace") for t in ids]
-        if pieces == texts[:len(pieces)] and len(tops) >= len(ids):
-            steps = [self._text_top(top or {}, plan.watch_ids) for top in tops]
-        elif tops and tok.prepared.request.mode == "direct":
-            steps = [self._text_top(tops[0] or {}, plan.watch_ids)]  # the prompt's end
+            steps = [self._top(reply.tops[0], plan.watch_ids)] if reply.tops and \
+                tok.prepared.request.mode == "direct" else []  # the prompt's end
         else:
-            steps = []
-        return Decoded(ids, "stop" if finish == "stop" else "length", tuple(steps))
+            steps = [self._top(top, plan.watch_ids) for top in reply.tops[:len(ids) + 1]]
+            if ids and ids[-1] in self._eog:
+                ids = ids[:-1]
+        return Decoded(ids, reply.finish, tuple(steps))
 
-    def _ids_of(self, texts: Sequence[str], output: str) -> tuple[int, ...] | None:
-        """The generated ids, from the reply's token texts (one id per distinct piece text;
-        None when a text is not a piece, is ambiguous, or they do not spell the output)."""
-        if "".join(texts) != output:
+    def _ids_of(self, reply: Reply) -> tuple[int, ...] | None:
+        """The generated ids, from the reply's tokens (their ids where the server gives
+        them, else one id per distinct piece text), checked to spell the reply's text with
+        this vocabulary's pieces; None when one is unknown or they do not spell it."""
+        ids = [self.candidate_id(c) for c in reply.tokens]
+        if None in ids or len(reply.tops) < len(ids):
             return None
-        if self._by_text is None:
-            counts: dict[str, list[int]] = {}
-            for t in range(self.vocab.n_vocab()):
-                counts.setdefault(self.piece(t).decode("utf-8", "replace"), []).append(t)
-            self._by_text = {text: ids[0] for text, ids in counts.items() if len(ids) == 1}
-        ids = [self._by_text.get(text) for text in texts]
-        return None if None in ids else tuple(ids)  # type: ignore[arg-type]
+        known = [t for t in ids if t is not None]
+        text = b"".join(self.piece(t) for t in known if t not in self._eog)
+        if text.decode("utf-8", "replace") != reply.text:
+            return None
+        return tuple(known)
 
-    def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int]
-                  ) -> Watched:
+    def _position(self, url: str, tok: Any, ids: Sequence[int], watch: Sequence[int],
+                  held: int = 0) -> Watched:
         """The top-N log-probs after `ids` (one token drawn, end of generation banned, so the
-        server always reports that position; the reported log-probs are pre-sampling)."""
+        server always reports that position; the reported log-probs are pre-sampling).
+
+        llama-server, serial slots: the request reuses the generation's own cache (nothing
+        else of this pool runs on that server meanwhile), and its reply says how much it
+        reused (`timings.cache_n`); less than `held` tokens means it reached another server
+        process than the generation (a load balancer behind the URL), and the generation
+        is refused rather than stored split (issue 36.3). Shared slots are not checked
+        (another request may take the slot between the two; that mode is keyed `shared`
+        and never claimed reproducible).
+
+        Raises:
+            SplitGeneration: as said.
+        """
         if self.kind == KIND_LLAMA_SERVER:
             reply = self.http.post(url + "/completion", {
                 **LLAMA_SERVER_PINNED, "prompt": list(ids), "n_predict": 1,
                 "n_probs": self.top_n, "temperature": 0.0, "top_k": 0, "top_p": 1.0,
                 "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0,
-                "logit_bias": self._no_eog_list,
+                "logit_bias": self.no_eog_list,
             })
+            cached = (reply.get("timings") or {}).get("cache_n")
+            if self.serial and isinstance(cached, int) and cached < held:
+                raise SplitGeneration(
+                    f"{url}: the answer read of this generation reached another server "
+                    f"process than the generation itself (it found {cached} of the "
+                    f"generation's {held + 1} tokens cached): {SPLIT_ADVICE}")
             try:
                 step = reply["completion_probabilities"][0]["top_logprobs"]
                 return self._watched({int(p["id"]): float(p["logprob"]) for p in step}, watch)
             except (KeyError, IndexError, TypeError, ValueError):
                 raise EndpointDown(f"{url}: no log-probs in the /completion reply") from None
         extra = list(ids[len(tok.context_ids):])
-        payload = self._openai_payload(tok, self._prompt_text(tok, extra), 1)
+        payload = self._openai_payload(url, tok, self._openai_prompt(url, tok, extra), 1)
         payload.update(temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
-                       logit_bias=self._no_eog_map)
-        reply = self.http.post(url + "/v1/completions", payload)
-        try:
-            return self._text_top(dict(reply["choices"][0]["logprobs"]["top_logprobs"][0]),
-                                  watch)
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise EndpointDown(f"{url}: no log-probs in the completion reply") from None
+                       logit_bias=self.no_eog_map)
+        answer = self.complete(url, payload)
+        if not answer.tops:
+            raise EndpointDown(f"{url}: no log-probs in the completion reply")
+        return self._top(answer.tops[0], watch)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.errors import UserError
-from workbench.models.endpoint import ServerInfo
+from workbench.models.endpoint import Http, ServerError, ServerInfo
 
 REPEAT_LAST_N = 64
 """Tokens the repeat penalty looks back over: llama-cpp-python's `last_n_tokens_size`."""
@@ -70,3 +70,32 @@ def check_neutral(info: ServerInfo) -> None:
             raise UserError(f"{info.url}: the server's default setting {name} = {value!r} is "
                             f"one PAW does not know and cannot pin, so its results would not "
                             f"be reproducible (build {info.build})")
+
+
+def check_applied(http: Http, url: str) -> None:
+    """Refuse a llama-server whose applied settings differ from what PAW pinned.
+
+    `/props` does not show every default (`--reverse-prompt`, `--grammar`); the reply's
+    `generation_settings` does, so one token is generated and they are compared.
+
+    Raises:
+        UserError: names the setting, the server's value and PAW's.
+    """
+    try:
+        reply = http.post(url + "/completion", {
+            **LLAMA_SERVER_PINNED, "prompt": [0], "n_predict": 1, "temperature": 0.0,
+            "top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 0})
+    except ServerError as exc:
+        raise UserError(f"--servers: {url} did not run a one-token check: {exc}") from None
+    applied = reply.get("generation_settings") or {}
+    for name, flag in MUST_BE_EMPTY.items():
+        if applied.get(name) not in ([], "", None, "none"):
+            raise UserError(f"{url}: the server applies {name} = {applied[name]!r} to "
+                            f"every request; restart it without {flag}")
+    for name, wanted in LLAMA_SERVER_PINNED.items():
+        got = applied.get(name, wanted)
+        same = abs(got - wanted) < 1e-6 if isinstance(wanted, float) and \
+            isinstance(got, (int, float)) else got == wanted or name in APPLIED_UNCHECKED
+        if not same:
+            raise UserError(f"{url}: the server applied {name} = {got!r} where PAW "
+                            f"sent {wanted!r}; its results would not be reproducible")

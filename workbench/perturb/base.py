@@ -204,7 +204,9 @@ class Operator:
             # The built-in operators are total over any text (property tests show it), so
             # a raise there is a bug to see. A user's or plugin's operator that raises on
             # a model's odd text must not abort an audit: it did not apply, and says why.
-            if self.source == "builtin":
+            # A user's pattern stopped by its time limit stops the command (`stops_run`,
+            # workbench.perturb.user): counted as "did not fire" it would change the rates.
+            if self.source == "builtin" or getattr(exc, "stops_run", False):
                 raise
             edit = Edit.not_fired(f"operator raised {type(exc).__name__}: {exc}"[:300])
         # The option shuffle edits the options and returns the stem as is; every other

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from store.errors import UserError
-from workbench.perturb import baselines, chain, question, shuffle
+from workbench.perturb import baselines, chain, coherent, question, shuffle
 from workbench.perturb.base import EditFn, Operator, PerturbResult
 from workbench.perturb.paraphrase import paraphrase_operator
 
@@ -132,6 +132,33 @@ for _v, _n in (("a", "five"), ("b", "seven")):
 
 F_BLOCK: list[str] = [op.id for op in _BUILTIN if op.block == "F"]
 M_BLOCK: list[str] = [op.id for op in _BUILTIN if op.block == "M"]
+
+# ---- Coherent variants of M2/M4/M5 (PAW's extension; not in the battery) -------------------
+_add("M2_sex_coherent", "M2", "sex-coherent", "sex swap, pronouns follow", "D", "Sur",
+     "question", coherent.swap_sex,
+     "PAW's extension of M2 sex: the marker flips and the patient's own pronouns follow it "
+     "(relatives keep theirs). Not in the battery: name it in --operators.", EXAMPLE_STEM)
+for _v in "ab":
+    _add(f"M2_age_{_v}_coherent", "M2", f"age-{_v}-coherent", f"age swap ({_v}), noun-aware",
+         "D", "Sur", "question", coherent.swap_age,
+         "PAW's extension of M2 age: a target of the bracket that fits the age noun (boy/girl "
+         "under 18, man/woman from 18, G/P notation 14-55), else the noun follows the age "
+         "(boy -> man), else not fired. Not in the battery.", EXAMPLE_STEM)
+for _v in "ab":
+    _add(f"M4_negation_{_v}_coherent", "M4", f"{_v}-coherent",
+         f"negation ({_v}), no double negative", "D", "Sur", "question", coherent.negate(_v),
+         "PAW's extension of M4: a hinge phrase already followed by a negation is skipped. "
+         "Not in the battery.", "A 30-year-old woman reports no fever and has a history of asthma.")
+for _v in "ab":
+    _add(f"M5_severity_{_v}_coherent", "M5", f"{_v}-coherent",
+         f"severity inversion ({_v}), names kept", "D", "Sur", "question",
+         coherent.invert_severity(_v),
+         "PAW's extension of M5: severity words inside a named condition or stock phrase "
+         "(COPD, 'in no acute distress', ...) stay; the first other one is inverted. Not in "
+         "the battery.",
+         "A 60-year-old man with chronic obstructive pulmonary disease has a severe cough.")
+COHERENT: list[str] = [op.id for op in _BUILTIN if op.id.endswith("_coherent")]
+"""The coherent variants (docs/operators.md), by id; each names its literal operator."""
 
 # ---- Baselines, controls, demographic prefixes, option shuffle -----------------------------
 _add("fixed_sentence", "baseline", "fixed", "fixed sentence (configurable)", None, None,

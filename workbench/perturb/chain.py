@@ -53,6 +53,12 @@ F6_MAPS: dict[str, dict[str, str]] = {
 F7_PHRASE = r"\w+[\w \-]{0,30}"
 F7_PATTERN = re.compile(rf"(?<!\w)(?P<x>{F7_PHRASE})(?P<mid>\s+and\s+)(?P<y>{F7_PHRASE})")
 F7_MAX_WORDS = 5
+# A number as written, in any script's digits (``\d`` is Unicode): a decimal (38.5, 3,5), a
+# range (120-130, 5–7), a ratio or time (1:2, 12:30), a fraction or pressure (120/80). F7 is
+# tagged meaning-preserving, so an operand boundary inside such a number is never a candidate
+# ("38.5 and pulse 120" must not become "38.pulse 120 and 5"): a defect in either reading.
+NUMBER_SPAN = re.compile(r"\d+(?:[.,:/\-–]\d+)*")
+_AND_AFTER_NUMBER = re.compile(r"\s+and\s+")
 
 
 def truncate(percent: int) -> EditFn:
@@ -229,20 +235,41 @@ def _operands(match: re.Match[str]) -> tuple[str, str, int, int]:
     return x.strip(), y.strip(), start, end
 
 
+def number_around(text: str, at: int) -> re.Match[str] | None:
+    """The number (`NUMBER_SPAN`) that a cut at `at` would split, if any."""
+    return next((n for n in NUMBER_SPAN.finditer(text) if n.start() < at < n.end()), None)
+
+
 def commute_and(chain: str, ctx: Context) -> Edit:
     """F7: swap the operands of one "X and Y" whose operands have ≤ 5 words and differ.
 
     Occurrences come from `re.finditer` (leftmost, non-overlapping); the variant picks one
-    uniformly among those passing the filter.
+    uniformly among those passing the filter. A match whose operand starts or ends inside a
+    number (a decimal, range or ratio, in any script's digits) is not a candidate.
     """
     valid = []
-    for match in F7_PATTERN.finditer(chain):
+    cut = 0
+    at = 0
+    while (match := F7_PATTERN.search(chain, at)) is not None:
+        at = match.end()  # re.finditer's walk: leftmost, non-overlapping
         x, y, start, end = _operands(match)
+        split = number_around(chain, start)
+        if split is not None or number_around(chain, end) is not None:
+            # not a candidate; when the first operand began inside a number the walk resumes
+            # after that number (and an "and" right after it), so the next "X and Y" stays
+            # one: "38.5 and pulse 120 and rate 20" -> "pulse 120 and rate 20"
+            cut += 1
+            if split is not None:
+                skip = _AND_AFTER_NUMBER.match(chain, split.end())
+                at = skip.end() if skip else split.end()
+            continue
         if len(x.split()) <= F7_MAX_WORDS and len(y.split()) <= F7_MAX_WORDS:
             if x.casefold() != y.casefold():
                 valid.append((match, x, y, start, end))
     if not valid:
-        return Edit.not_fired("no 'X and Y' with operands of at most 5 words that differ")
+        why = f" ({cut} would cut a number)" if cut else ""
+        return Edit.not_fired(
+            f"no 'X and Y' with operands of at most 5 words that differ{why}")
     match, x, y, start, end = ctx.rng.choice(valid)
     swapped = y + match.group("mid") + x
     text = chain[:start] + swapped + chain[end:]

@@ -107,8 +107,10 @@ class TableParaphraser:
 
     Greedy: walk the candidate rewordings (every match in the text, so across all its
     sentences) in a seeded random order, keep each one that does not push the fraction
-    above target + tolerance, stop at the first set within tolerance. When the table runs
-    out first, the result says how far it got (`reason`).
+    above target + tolerance, stop at the first non-empty set within tolerance (so a target
+    at or below the tolerance still gets one rewording). When the table runs out first, the
+    result says why (`reason`): no rewording occurs, each alone changes too much, or how
+    far it got.
 
     Args:
         table: (source, replacement) rewordings; default `PARAPHRASE_TABLE`
@@ -138,8 +140,11 @@ class TableParaphraser:
         chosen: list[re.Match[str]] = []
         best_text, best_fraction = text, 0.0
         attempts = 0
+        least_alone: float | None = None  # the smallest change of one rewording alone, if over
         for match in candidates:
-            if best_fraction >= target_fraction - tolerance:
+            # the tolerance decides acceptance, not whether to try: until one rewording is
+            # kept, even a target at or below the tolerance (a race swap's 0.02) is tried
+            if chosen and best_fraction >= target_fraction - tolerance:
                 break
             trial = chosen + [match]
             attempts += 1
@@ -147,12 +152,18 @@ class TableParaphraser:
             fraction = token_change_fraction(text, trial_text, tokenizer)
             if fraction <= target_fraction + tolerance:
                 chosen, best_text, best_fraction = trial, trial_text, fraction
-        within = abs(best_fraction - target_fraction) <= tolerance
+            elif not chosen:
+                least_alone = fraction if least_alone is None else min(least_alone, fraction)
+        within = bool(chosen) and abs(best_fraction - target_fraction) <= tolerance
         edits = [[m.group(0), _replacement(m, self.table)]
                  for m in sorted(chosen, key=lambda m: m.start())]
         reason = None
-        if not chosen:
-            reason = "no rewording from the paraphrase table applies"
+        if not candidates:
+            reason = "no rewording of the paraphrase table occurs in the text"
+        elif not chosen:
+            reason = (f"each of the {len(candidates)} applicable rewordings alone changes more "
+                      f"than {target_fraction + tolerance:.3f} of the tokens (the least "
+                      f"{least_alone:.3f})")
         elif not within:
             reason = (f"reached {best_fraction:.3f} of {target_fraction:.3f} ± {tolerance:.3f} "
                       f"with {len(chosen)} of the {len(candidates)} applicable rewordings")

@@ -19,6 +19,14 @@ ENV_VAR = "PAW_OPERATORS"
 ENTRY_POINT_GROUP = "paw.operators"
 RULE_TARGETS = ("question", "chain", "prompt")
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
+MATCH_TIMEOUT_S = 2.0
+"""The longest one search or substitution of a rule's pattern may run (the `regex`
+package's `timeout`): a pattern with catastrophic backtracking (`(a+)+$`, `(a|aa)*b`,
+`(x+x+)+y`) on a text it cannot match is stopped and reported, naming its rule, file and
+line, instead of hanging `paw operators`, `paw perturb` or an audit. A time limit rather
+than a static check for nested quantifiers: it also bounds overlapping alternations and
+back-references, which no such check sees, and refuses no harmless pattern. Texts PAW
+edits are a few kB; a sound pattern takes microseconds on them."""
 _KNOWN_FIELDS = {
     "id", "family", "variant", "name", "intent", "locus", "target", "description", "example",
     "pattern", "replacement", "count", "ignore_case", "prepend", "append",
@@ -60,19 +68,52 @@ def _rule_locator(raw: str, path: Path, index: int) -> Callable[[str], str]:
     return locate
 
 
-def _regex_rule(pattern: re.Pattern[str], replacement: str, count: int) -> EditFn:
+class PatternTimeout(UserError):
+    """A rule's pattern stopped by `MATCH_TIMEOUT_S`: it stops the command (an audit
+    included) rather than counting as an edit that did not fire."""
+
+    stops_run = True
+
+
+def hung(where: str, op_id: str, pattern: str, n_chars: int) -> UserError:
+    """The one message for a rule's pattern stopped by `MATCH_TIMEOUT_S`."""
+    return PatternTimeout(f"{where}: pattern: operator {op_id}'s regular expression {pattern!r} "
+                     f"ran over {MATCH_TIMEOUT_S:g} s on a {n_chars}-character text and was "
+                     "stopped (catastrophic backtracking: rewrite nested or overlapping "
+                     "repetition such as (a+)+ or (a|aa)*)")
+
+
+def _regex_rule(pattern: Any, replacement: str, count: int, where: str, op_id: str) -> EditFn:
+    import regex
+
     def edit(text: str, ctx: Context) -> Edit:
-        first = pattern.search(text)
-        if first is None:
-            return Edit.not_fired("pattern did not match")
         try:
-            new_text, replaced = pattern.subn(replacement, text, count=count)
-            new = first.expand(replacement)
-        except (re.error, IndexError) as exc:
-            return Edit.not_fired(f"replacement failed: {exc}")
+            first = pattern.search(text, timeout=MATCH_TIMEOUT_S)
+            if first is None:
+                return Edit.not_fired("pattern did not match")
+            try:
+                new_text, replaced = pattern.subn(replacement, text, count=count,
+                                                  timeout=MATCH_TIMEOUT_S)
+                new = first.expand(replacement)
+            except (regex.error, re.error, IndexError) as exc:
+                return Edit.not_fired(f"replacement failed: {exc}")
+        except TimeoutError:
+            raise hung(where, op_id, pattern.pattern, len(text)) from None
         return Edit(text=new_text, old=first.group(0), new=new, details={"replacements": replaced})
 
     return edit
+
+
+def compile_bounded(source: str, ignore_case: bool) -> Any:
+    """A rule's pattern compiled with the `regex` package (Python's `re` syntax, version 0),
+    so that every match can carry `MATCH_TIMEOUT_S`.
+
+    Raises:
+        regex.error: not a valid regular expression.
+    """
+    import regex
+
+    return regex.compile(source, (regex.IGNORECASE if ignore_case else 0) | regex.VERSION0)
 
 
 def _affix_rule(sentence: str, *, at_end: bool) -> EditFn:
@@ -128,12 +169,20 @@ def operator_from_rule(rule: dict[str, Any], locate: Callable[[str], str]) -> Op
         count = rule.get("count", 1)
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise bad("count", "an integer >= 0 (0 = every match)", count)
-        flags = re.IGNORECASE if rule.get("ignore_case", False) is True else 0
+        import regex
+
         try:
-            pattern = re.compile(rule["pattern"], flags)
-        except re.error as exc:
+            re.compile(rule["pattern"])  # Python's syntax, as docs/operators.md says
+            pattern = compile_bounded(rule["pattern"], rule.get("ignore_case", False) is True)
+        except (re.error, regex.error) as exc:
             raise bad("pattern", f"a valid regular expression ({exc})", rule["pattern"]) from None
-        fn = _regex_rule(pattern, replacement, count)
+        fn = _regex_rule(pattern, replacement, count, locate("pattern"), op_id)
+        example = rule.get("example")
+        if isinstance(example, str) and example:
+            try:  # checked when loaded, on the rule's own example
+                pattern.search(example, timeout=MATCH_TIMEOUT_S)
+            except TimeoutError:
+                raise hung(locate("pattern"), op_id, rule["pattern"], len(example)) from None
         summary = f"regex {rule['pattern']!r} -> {replacement!r}"
     else:
         fn = _affix_rule(rule[kind], at_end=kind == "append")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from analysis.audit.definitions import AuditRole
 from analysis.robustness.definitions import RobustnessRole
@@ -177,6 +177,9 @@ def _header(case: FlipCase) -> list[Segment]:
                  f"LLM judge: {judge}")]]
     if not case.fired:
         rows.append([(f"the operator did not fire: {case.reason or 'no match'}", "dim")])
+    if case.incoherent:  # analysis.audit.coherence: the literal rule left a contradiction
+        flagged = f"INCOHERENT EDIT: {', '.join(case.incoherent)} (docs/operators.md, Coherence)"
+        rows.append([(flagged, "flip")])
     return lines(rows)
 
 
@@ -299,7 +302,11 @@ def print_case(case: FlipCase, color: bool | None = None, file: TextIO | None = 
     from rich.padding import Padding
     from rich.text import Text
 
-    console = Console(file=out, force_terminal=True, highlight=False, emoji=False)
+    from workbench.present.controls import EscapingStream, raw_stream
+
+    # Colours are PAW's; any other sequence in a question or an answer is shown escaped.
+    shown = cast("TextIO", EscapingStream(raw_stream(out), keep_sgr=True))
+    console = Console(file=shown, force_terminal=True, highlight=False, emoji=False)
     for pane in panes:
         if pane.title:
             console.print()

@@ -36,6 +36,9 @@ class PawApp(App[None]):
                 Binding("f1", "help", "help", show=False)]
 
     def __init__(self, db_path: str, person: Person, set_name: str) -> None:
+        from workbench.tui.controls import show_controls_escaped
+
+        show_controls_escaped()  # a note or name never sends a sequence to the terminal
         super().__init__()
         self.db_path = db_path
         """The store file."""

@@ -68,7 +68,12 @@ class LiveRun:
             RunnerProgress,
             StageStarted,
         )
-        from workbench.models.events import BatchingChecked, GenerationFinished, ModelLoaded
+        from workbench.models.events import (
+            BatchingChecked,
+            BatchingProgress,
+            GenerationFinished,
+            ModelLoaded,
+        )
 
         at = self.time_source()
         with self._lock:
@@ -88,6 +93,8 @@ class LiveRun:
                 self._model = event.name
                 self._phase = (f"{event.name} loaded in {event.seconds:.1f} s; batching "
                                "self-check…")
+            elif isinstance(event, BatchingProgress):
+                self._phase = f"{event.message}…"
             elif isinstance(event, BatchingChecked):
                 self._phase = f"{event.message}; generating…"
             elif isinstance(event, GenerationFinished):

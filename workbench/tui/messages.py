@@ -56,6 +56,8 @@ class RunsListed(Message):
     """`store.runs.RunInfo` rows, oldest first."""
     details: Any
     """Per run id, [(block, done, total)]."""
+    unparsed: Any = None
+    """Per run id, `store.runs.ArmAnswers` of each arm (the unparsed share)."""
 
     def can_replace(self, message: Message) -> bool:
         # Only the newest listing matters.

@@ -226,7 +226,10 @@ class AnnotateScreen(Screen[None]):
         view = self.current
         if view is None or self.labelling is None:
             return False
-        elapsed_ms = int((time.monotonic() - self._shown_at) * 1000)
+        from annotate.codebook import MAX_TIME_ON_ITEM_MS
+
+        # A screen left open longer than a day records a day (the bound every event has).
+        elapsed_ms = min(int((time.monotonic() - self._shown_at) * 1000), MAX_TIME_ON_ITEM_MS)
         try:
             event = self.labelling.record(view.code, field, value, time_on_item_ms=elapsed_ms,
                                           companion=companion)
@@ -269,16 +272,14 @@ class AnnotateScreen(Screen[None]):
         """The new answer; `with_shift`: recorded together with gold shift 'shifted' (the
         two events of every gold-shift label), else alone (a 'shifted' without one)."""
         from workbench.tui.components.alt_letter_modal import AltLetterModal
-
         view = self.current
         assert view is not None
 
         def chosen(letter: str | None) -> None:
             if letter is None:
                 self._show(active="gold_shift")  # esc: back to gold shift, nothing recorded
-            elif with_shift and self._record("gold_shift", "shifted", companion=letter):
-                self._advance_after("gold_shift_alt")
-            elif not with_shift and self._record("gold_shift_alt", letter):
+            elif (self._record("gold_shift", "shifted", companion=letter) if with_shift
+                  else self._record("gold_shift_alt", letter)):
                 self._advance_after("gold_shift_alt")
 
         self.app.push_screen(AltLetterModal(view.options, view.gold), chosen)
@@ -286,7 +287,6 @@ class AnnotateScreen(Screen[None]):
     def _ask_category(self, field: str, value: str) -> None:
         """The companion a value brings in (stereotype's category), recorded with it."""
         from workbench.tui.components.category_modal import CategoryModal
-
         companion = COMPANIONS[field][0]
 
         def chosen(category: str | None) -> None:

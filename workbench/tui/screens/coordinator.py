@@ -93,6 +93,9 @@ class CoordinatorScreen(Screen[None]):
             yield FigurePlot(id="kappa-plot")
         yield Footer()
 
+    def on_unmount(self) -> None:
+        self._cache.release()  # the recomputations' kept connection
+
     def on_mount(self) -> None:
         from annotate.trust.identity import require
         from store.errors import UserError

@@ -223,7 +223,7 @@ class ImportModal(_FormModal):
     def compose(self) -> ComposeResult:
         from textual.widgets import Checkbox
 
-        from workbench.datasets.importers import FORMATS
+        from workbench.datasets.opening import FORMATS
 
         fmt, _, _, skip, mapping = self.last or ("medqa", "", "", False, "")
         with Vertical():
@@ -236,7 +236,8 @@ class ImportModal(_FormModal):
             yield Input(id="name")
             yield Checkbox("--skip-bad: import the valid rows, report the bad ones",
                            value=skip, id="skip-bad")
-            yield Label("--map (jsonl/csv): field mapping as JSON, empty for PAW's own fields")
+            yield Label("--map (jsonl/parquet/csv): field mapping as JSON, empty for PAW's "
+                        "own fields")
             yield Input(mapping, id="map",
                         placeholder='{"id": "qid", "question": "stem", "answer": "correct"}')
 

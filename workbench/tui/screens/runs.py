@@ -27,7 +27,9 @@ from workbench.tui.live import LiveRun, LiveSnapshot
 from workbench.tui.messages import RunsListed
 
 if TYPE_CHECKING:
-    from store.runs import RunInfo
+    from collections.abc import Sequence
+
+    from store.runs import ArmAnswers, RunInfo
 
 REFRESH_SECONDS = 2.0
 """How often the screen checks whether the store changed (and re-reads the runs if so)."""
@@ -83,6 +85,8 @@ class RunsScreen(Screen[None]):
         """Id of the highlighted run."""
         self.details: dict[int, list[tuple[str, int, int]]] = {}
         """Per-block (done, total) of each listed run, read with the list."""
+        self.unparsed: dict[int, list[Any]] = {}
+        """Each listed run's arms' answers and unparsed counts, read with the list."""
         self._followed_live = ""
         self._db_lock = threading.Lock()
         self._reader: Any = None
@@ -130,7 +134,7 @@ class RunsScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="runs", name="listing runs")
     def _list_runs(self, force: bool) -> None:
         from store.db import open_db
-        from store.runs import list_runs, role_counts
+        from store.runs import list_runs, role_counts, unparsed_by_arm
 
         with self._db_lock:
             if self._reader is None:
@@ -147,7 +151,8 @@ class RunsScreen(Screen[None]):
             runs = list_runs(db)
             details = {run.id: block_rows(role_counts(db, run.id), _role_block(run.kind))
                        for run in runs}
-        self.post_message(RunsListed(runs, details))
+            unparsed = {run.id: unparsed_by_arm(db, run.id) for run in runs}
+        self.post_message(RunsListed(runs, details, unparsed))
 
     def on_unmount(self) -> None:
         with self._db_lock:
@@ -158,6 +163,7 @@ class RunsScreen(Screen[None]):
     @on(RunsListed)
     def _draw_runs(self, message: RunsListed) -> None:
         self.runs, self.details = list(message.runs), dict(message.details)
+        self.unparsed = dict(message.unparsed or {})
         table = self.query_one("#runs", DataTable)
         keep = self.selected
         rows = {str(run.id): (str(run.id), run.name, run.kind, run.dataset,
@@ -226,7 +232,8 @@ class RunsScreen(Screen[None]):
             return
         if run is None:
             return
-        self.query_one("#detail", Static).update(stored_text(run, self.details.get(run.id, [])))
+        self.query_one("#detail", Static).update(stored_text(run, self.details.get(run.id, []),
+                                                             self.unparsed.get(run.id, [])))
         self._refresh_keys()
 
     def _refresh_keys(self) -> None:
@@ -369,14 +376,25 @@ def live_text(snapshot: LiveSnapshot) -> str:
     return "\n".join(lines)
 
 
-def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]]) -> str:
-    """A stored run's panel: status, settings summary and one bar per block."""
+def stored_text(run: RunInfo, blocks: list[tuple[str, int, int]],
+                unparsed: Sequence[ArmAnswers] = ()) -> str:
+    """A stored run's panel: status, settings summary, one bar per block, and each arm's
+    unparsed share beside the paper's ≤ 3 % (with the reports' warning above it)."""
     session = run.last_session or {}
     lines = [(f"{run.name} · {run.kind} · {run.status} · dataset {run.dataset} · "
               f"{', '.join(run.models) or 'no models'} · {clock(run.wall_s)} · "
               f"{run.not_fired} not fired")]
     for block, done, total in blocks:
         lines.append(f"{block:<10} {text_bar(done, total)} {done:>5}/{total:<5}")
+    if any(arm.answered for arm in unparsed):
+        from analysis.common.unparsed import over_threshold, share_text, unparsed_meta
+
+        lines.append("unparsed: " + "; ".join(
+            f"{a.label} {share_text(a)}" + (" ⚠" if over_threshold(a) else "")
+            for a in unparsed) + " (paper ≤ 3 %)")
+        warning = unparsed_meta(list(unparsed)).get("unparsed warning")
+        if warning:
+            lines.append(f"⚠ {warning}")
     if run.status == "interrupted":
         lines.append("interrupted: press r to resume (finished generations are stored)")
     elif session.get("status") == "running" and run.status == "running":
