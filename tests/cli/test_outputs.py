@@ -24,7 +24,7 @@ from workbench.cli.outputs import OutputPath, is_guarded
 READ_PATHS: set[str] = {
     "paw --db", "import PATH", "import --map-file", "study --targets-file",
     "models add PATH", "annotate --file", "annotate merge PATHS", "serve --llama-server",
-    "coordinate --watch",
+    "coordinate --watch", "audit --items-file",
 }
 """Path parameters PAW only reads (or the store itself, `--db`; `annotate --file` is the
 rater's own file, labelled in place): `command param`."""

@@ -55,7 +55,11 @@ def swap_sex(stem: str, ctx: Context) -> Edit:
     marker = _MARKER.search(stem)
     if marker is None:
         return Edit.not_fired("no sex marker (man/woman, male/female, boy/girl)")
-    text, edits = swap_patient_sex(stem, _SEX_OF[marker.group(1).lower()])
+    # Matched case-insensitively, so 'GİRL' (dotted capital I) matches 'girl' while its
+    # .lower() is 'gi̇rl': the sex is read by the same match, not by a lowered key.
+    word = marker.group(1)
+    sex = next(v for k, v in _SEX_OF.items() if re.fullmatch(k, word, re.IGNORECASE))
+    text, edits = swap_patient_sex(stem, sex)
     if not edits:
         return Edit.not_fired("no word of the patient's sex to swap")
     return Edit(text=text, old=edits[0][0], new=edits[0][1],
