@@ -79,8 +79,8 @@ def label_companion(field_name: str, value: str | None, new_answer: str | None,
 
     name = field_spec(field_name).name
     given = {"--new-answer": new_answer, "--category": category}
-    for parent, (companion, _) in COMPANION_OPTIONS.items():
-        if name == companion:
+    for parent, (companion_name, _) in COMPANION_OPTIONS.items():
+        if name == companion_name:
             example = "shifted --new-answer B" if parent == "gold_shift" else "2 --category 1"
             raise UserError(f"--field {name}: given with {parent}, e.g. `--field {parent} "
                             f"--value {example}` (or `--field {parent} --clear`)")
