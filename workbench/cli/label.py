@@ -32,7 +32,8 @@ def label(case: str, rater: str, field_name: str, value: str | None, clear: bool
     """Record one label for CASE without the UI (same validation and event log).
 
     Gold shift 'shifted' is given with its new answer (--new-answer), stereotype evidence
-    with its category (--category), in one go, as the labelling screen does: every
+    with its category (--category), in one go, as the labelling screen does
+    (gold_shift_alt and stereotype_category are given that way, never alone): every
     labelling of these fields writes the same events whatever the value."""
     from annotate.events import record_label, start_session
     from annotate.labels import current_labels
