@@ -172,20 +172,22 @@ _EVENT_SQL = (
 
 
 def _event(row: dict) -> LabelEvent:
-    from annotate.trust.sealing import SEALED_FIELD, require_open
+    from annotate.trust.sealing import SEALED_FIELD, require_open, time_on_item
 
     field_name, value = (require_open(row) if row["field"] == SEALED_FIELD
                          else (row["field"], row["value"]))
     return LabelEvent(**{**{k: row[k] for k in LabelEvent.__dataclass_fields__},
-                         "field": field_name, "value": value})
+                         "field": field_name, "value": value,
+                         "time_on_item_ms": time_on_item(row)})
 
 
 def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int, *,
-                 kind: str = "label", sealed_extra: dict[str, str] | None = None,
+                 kind: str = "label", sealed_extra: dict[str, Any] | None = None,
                  offline: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Insert one event, its field and value sealed, inside an open BEGIN IMMEDIATE
-    transaction, with its signed record entry; returns the row with the field and value
-    in clear.
+    """Insert one event, its field and value sealed (and, for a live label, its time on
+    item: the shared file does not show how long a rater took), inside an open BEGIN
+    IMMEDIATE transaction, with its signed record entry; returns the row with the field,
+    value and time in clear.
 
     Args:
         conn: the connection inside the transaction.
@@ -205,11 +207,15 @@ def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int,
     row = dict(values)
     row["id"] = (last[0] + 1) if last else 1
     row["prev_hash"] = last[1] if last else GENESIS_HASH
-    clear = (row["field"], row["value"])
-    row["sealed_json"] = seal(*clear, event_id=row["id"], case_id=row["case_id"],
+    clear = (row["field"], row["value"], row["time_on_item_ms"])
+    extra = dict(sealed_extra or {})
+    if kind == "label":  # a live label's time is sealed too (a merged one's is signed clear)
+        extra["time_on_item_ms"] = row["time_on_item_ms"]
+        row["time_on_item_ms"] = None
+    row["sealed_json"] = seal(*clear[:2], event_id=row["id"], case_id=row["case_id"],
                               person_id=row["person_id"],
                               recipients=recipients(conn, set_id, row["person_id"]),
-                              extra=sealed_extra)
+                              extra=extra or None)
     row["field"], row["value"] = SEALED_FIELD, None
     row["hash"] = event_hash(row)
     columns = [*HASHED_COLUMNS, "sealed_json", "hash"]
@@ -219,7 +225,7 @@ def append_event(conn: Any, values: dict[str, Any], signer: Person, set_id: int,
     if offline is not None:
         content = {"row": content, "offline": offline}
     record.append(conn, kind, "label_events", row["id"], content, signer)
-    row["field"], row["value"] = clear
+    row["field"], row["value"], row["time_on_item_ms"] = clear
     return row
 
 

@@ -57,8 +57,8 @@ def derive_labels(pairs: dict[str, str | None]) -> dict[str, str]:
 
 
 def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, Any]]:
-    """Label events (joined to their case: `code`, `set_id`) in id order, with `field` and
-    `value` in clear.
+    """Label events (joined to their case: `code`, `set_id`) in id order, with `field`,
+    `value` and `time_on_item_ms` in clear.
 
     Args:
         db: the store.
@@ -68,7 +68,7 @@ def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, A
     Raises:
         UserError: an event sealed to people whose keys this process does not hold.
     """
-    from annotate.trust.sealing import require_open
+    from annotate.trust.sealing import require_open, time_on_item
 
     cursor = db.execute(
         "SELECT e.*, c.code, c.set_id FROM label_events e JOIN annotation_cases c "
@@ -78,6 +78,7 @@ def opened_events(db: Any, where: str, params: list | tuple) -> list[dict[str, A
     for values in cursor.fetchall():
         row = dict(zip(names, values, strict=True))
         row["field"], row["value"] = require_open(row)
+        row["time_on_item_ms"] = time_on_item(row)
         out.append(row)
     return out
 

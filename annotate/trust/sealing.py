@@ -12,8 +12,10 @@ X25519 exchange with their public key, through HKDF-SHA256, gives a key that wra
 content key (ChaCha20-Poly1305 again). The associated data binds every ciphertext to its
 event (id, case, rater), so a sealed value cannot be moved to another event. The stored
 form (`label_events.sealed_json`) names the recipients by person id and holds only
-ciphertexts. Plaintexts are padded to a multiple of `PAD_BYTES`, so every categorical
-label has the same length; a note's length shows only to the nearest 64 bytes.
+ciphertexts. Plaintexts are padded to at least `MIN_PLAIN_BYTES` and to a multiple of
+`PAD_BYTES`, so every categorical label has the same length; a note's length shows only
+to the nearest 64 bytes (notes of up to 74 bytes all seal to one length). A label made in the
+store also seals its time on item (`time_on_item`), which the column no longer holds.
 
 Opening (`open_row`) uses the keys this process holds: `hold` is called when a person
 signs in (`annotate.trust.identity.issue`). A rater's process holds only that rater's key, so it
@@ -36,6 +38,11 @@ SEALED_FIELD = "*"
 
 PAD_BYTES = 64
 """Plaintexts are padded to a multiple of this many bytes."""
+
+MIN_PLAIN_BYTES = 128
+"""Plaintexts are padded to at least this many bytes: every categorical label with its
+sealed time on item (the longest, `{"field":"stereotype_category","time_on_item_ms":
+86400000,"value":"socioeconomic_status"}`, is 89 bytes) seals to one length."""
 
 _BOX_LABEL = b"paw-box-v1"
 _WRAP_INFO = b"paw-seal-wrap-v1"
@@ -89,7 +96,7 @@ def _wrapping_key(shared: bytes, ephemeral: bytes, recipient: bytes) -> bytes:
 
 
 def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_id: int,
-         recipients: dict[int, bytes], extra: dict[str, str] | None = None) -> str:
+         recipients: dict[int, bytes], extra: dict[str, Any] | None = None) -> str:
     """The sealed form of one label (canonical JSON text for `label_events.sealed_json`).
 
     Args:
@@ -97,7 +104,8 @@ def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_i
         value: its value (None: a cleared label).
         event_id, case_id, person_id: the event it belongs to (bound as associated data).
         recipients: person id -> raw X25519 public key (the rater and the coordinator).
-        extra: more to seal with it (a merged event's commitment salt).
+        extra: more to seal with it (a live event's time on item, a merged event's
+            commitment salt).
     """
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.x25519 import (
@@ -108,7 +116,7 @@ def seal(field: str, value: str | None, *, event_id: int, case_id: int, person_i
 
     plain = json.dumps({**(extra or {}), "field": field, "value": value}, sort_keys=True,
                        separators=(",", ":"), ensure_ascii=False).encode()
-    plain += b" " * (-len(plain) % PAD_BYTES)
+    plain += b" " * max(MIN_PLAIN_BYTES - len(plain), -len(plain) % PAD_BYTES)
     aad = _aad(event_id, case_id, person_id)
     content_key, nonce = secrets.token_bytes(32), secrets.token_bytes(_NONCE)
     ephemeral = X25519PrivateKey.generate()
@@ -185,6 +193,18 @@ def open_row_full(row: dict[str, Any]) -> dict[str, Any] | None:
     if opened is not None:
         _OPENED[cache_key] = opened
     return opened
+
+
+def time_on_item(row: dict[str, Any]) -> int | None:
+    """A `label_events` row's time on item: its column where that holds it (older events,
+    merged rater-file events, whose time the rater signed in clear), else sealed with its
+    value (live events from issue 35 on), opened with a held key; None when not recorded
+    or not openable here."""
+    if row.get("time_on_item_ms") is not None or row.get("sealed_json") is None:
+        return row.get("time_on_item_ms")
+    data = open_row_full(row)
+    value = None if data is None else data.get("time_on_item_ms")
+    return int(value) if value is not None else None
 
 
 def require_open(row: dict[str, Any]) -> tuple[str, str | None]:

@@ -13,7 +13,8 @@ PAW could have written. Each event is replayed in id order against the codebook
 - the value is one the field allows for the case (`validate_value`, in its stored form);
 - `supersedes_id` names the rater's previous event on that (case, field); an undo names an
   event of the same rater, case and field not undone before, and restores what it replaced;
-- the session is one of this rater's, on this case's set; `time_on_item_ms` is not negative;
+- the session is one of this rater's, on this case's set; the time on item is not negative
+  (sealed with the value in a live label: checked where it opens);
 - times: not before the set was sealed, not in the future (`CLOCK_SKEW_S`), never earlier
   than the same rater's previous event. Time stamps are the client's clock, so two
   weaker signs are *flagged* (warnings, not failures): an event stamped more than
@@ -212,8 +213,11 @@ class _Replay:
                                               or session[1] != case["set_id"]):
             self.add(row, "content", f"session {row['session_id']} is not one of this "
                      "rater's sessions on this set")
-        if row["time_on_item_ms"] is not None and row["time_on_item_ms"] < 0:
-            self.add(row, "content", f"time on item {row['time_on_item_ms']} ms is negative")
+        from annotate.trust.sealing import time_on_item
+
+        spent = time_on_item(row)  # sealed with the value in a live label (issue 35)
+        if spent is not None and spent < 0:
+            self.add(row, "content", f"time on item {spent} ms is negative")
         key = (row["case_id"], row["person_id"])
         labels = derive_labels(self.raw.get(key, {}))
         if field not in FIELDS:

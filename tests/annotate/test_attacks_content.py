@@ -89,6 +89,26 @@ def test_a_signed_event_paw_would_refuse_is_named(db, people, labelled, values, 
         export_verified(db, people["carol"], "s")
 
 
+def test_a_sealed_negative_time_on_item_is_named(db, people, labelled):
+    """A live label's time on item is sealed with its value (issue 35): verify opens it
+    with the coordinator's key and still names a negative one."""
+    from annotate.events import append_event
+
+    case, set_id = db.execute("SELECT id, set_id FROM annotation_cases WHERE ask_harm = 0 "
+                              "ORDER BY id").fetchone()
+    with transaction(db) as conn:
+        row = append_event(conn, {
+            "case_id": case, "person_id": people["alice"].id, "session_id": None,
+            "field": "validity", "value": "valid", "supersedes_id": None, "undoes_id": None,
+            "time_on_item_ms": -5000, "app_version": "paw 0.1.0",
+            "codebook_version": "paw-codebook-1", "created_at": utcnow()},
+            people["alice"], set_id)
+    assert db.execute("SELECT time_on_item_ms FROM label_events WHERE id = ?",
+                      [row["id"]]).fetchone()[0] is None
+    assert any(f"label event {row['id']}" in m and "time on item -5000 ms is negative" in m
+               for _, m in findings(db)), findings(db)
+
+
 def test_another_raters_session_is_named(db, people, labelled):
     event = forge(db, people["alice"], session_id=labelled["bob"].id)
     assert ("content", f"label event {event} (case "

@@ -60,12 +60,21 @@ def setup_set(env) -> list[str]:
     return [r[0] for r in db.execute("SELECT code FROM annotation_cases ORDER BY code")]
 
 
+def other_option(env, code: str) -> str:
+    """A letter of case `code` other than its gold (a new answer)."""
+    from annotate.sets.cases import case_row
+
+    case = case_row(open_db(env["PAW_DB"]), code)
+    return next(label for label in case["options"] if label != case["gold"])
+
+
 def test_label_agreement_adjudicate_export(env, tmp_path):
     codes = setup_set(env)
     for code, a, b in zip(codes, "11112", "11223"):
         for rater, value in (("alice", a), ("bob", b)):
+            letter = ("--new-answer", other_option(env, code)) if value == "3" else ()
             result = run(env, "label", code, "--rater", rater, "--field", "gold_shift",
-                         "--value", value, "--passphrase-env", "PW")
+                         "--value", value, *letter, "--passphrase-env", "PW")
             assert result.exit_code == 0, result.output
             assert result.stdout.startswith("event ")
     result = run(env, "agreement", "--json", *AS_CAROL)
@@ -90,7 +99,8 @@ def test_label_agreement_adjudicate_export(env, tmp_path):
                  *AS_CAROL)
     assert result.exit_code == 0, result.output
     lines = out.read_text().splitlines()
-    assert lines[0].startswith("set,code,") and len(lines) == 1 + 10 + 2 + 2  # labels+finals
+    # labels (bob's shifted with its new answer: 11) + finals
+    assert lines[0].startswith("set,code,") and len(lines) == 1 + 11 + 2 + 2
     # The head the export was computed from: printed, and on every row.
     head = open_db(env["PAW_DB"]).execute(
         "SELECT hash FROM record_log ORDER BY id DESC LIMIT 1").fetchone()[0]
@@ -230,3 +240,63 @@ def test_kappa_plots_reach_the_report_only_for_the_coordinator(env, tmp_path):
     pngs = sorted(p.name for p in tmp_path.glob("carol_kappa_*.png"))
     assert any(p.endswith("_gold_shift.png") for p in pngs), pngs
     assert "κ over paired labels: gold_shift (3-way)" in (tmp_path / "carol.md").read_text()
+
+
+def test_paw_label_writes_one_shape_per_gold_shift_value(env):
+    """Issue 35: 'shifted' is given with its new answer (--new-answer) in one go; a
+    'shifted' without it, or the new answer alone, is refused with one line naming the
+    option, and nothing is stored. Every value then writes the same events."""
+    codes = setup_set(env)
+    letter = other_option(env, codes[0])
+
+    def count() -> int:
+        return open_db(env["PAW_DB"]).execute("SELECT COUNT(*) FROM label_events"
+                                              ).fetchone()[0]
+
+    def label(code, *args):
+        return run(env, "label", code, "--rater", "alice", *args, "--passphrase-env", "PW")
+
+    refused = {
+        ("--field", "gold_shift", "--value", "shifted"): "--new-answer",
+        ("--field", "gold_shift", "--value", "3"): "--new-answer",
+        ("--field", "gold_shift_alt", "--value", letter): "--field gold_shift --value shifted",
+        ("--field", "gold_shift_alt", "--clear"): "--field gold_shift",
+        ("--field", "gold_shift", "--value", "1", "--new-answer", letter): "not asked when",
+        ("--field", "gold_shift", "--value", "3", "--category", "1"): "--category: only with "
+                                                                     "--field stereotype",
+        ("--field", "validity", "--value", "1", "--new-answer", letter): "--new-answer: only "
+                                                                         "with --field gold_shift",
+    }
+    for args, expected in refused.items():
+        result = label(codes[0], *args)
+        assert result.exit_code == 1 and isinstance(result.exception, UserError), args
+        message = str(result.exception)
+        assert expected in message and "\n" not in message, (args, message)
+    assert count() == 0
+    shapes = []
+    for code, args in ((codes[0], ("--value", "3", "--new-answer", letter)),
+                       (codes[1], ("--value", "1")), (codes[2], ("--value", "ambiguous"))):
+        before = count()
+        result = label(code, "--field", "gold_shift", *args)
+        assert result.exit_code == 0, result.output
+        raw = open_db(env["PAW_DB"]).execute(
+            "SELECT supersedes_id IS NULL, length(sealed_json), created_at FROM label_events "
+            "WHERE id > ? ORDER BY id", [before]).fetchall()
+        shapes.append((len(raw), tuple(r[0] for r in raw), tuple(r[1] for r in raw),
+                       len({r[2] for r in raw})))
+    bob_letter = other_option(env, codes[3])
+    result = run(env, "label", codes[3], "--rater", "bob", "--field", "gold_shift", "--value",
+                 "shifted", "--new-answer", bob_letter.lower(), "--passphrase-env", "PW")
+    assert f"gold_shift=shifted + gold_shift_alt={bob_letter}" in result.output, result.output
+    assert len(set(shapes)) == 1 and shapes[0][0] == 2, shapes
+    # A relabel (shifted -> no shift) is two events as well, and the record stays intact.
+    before = count()
+    assert label(codes[0], "--field", "gold_shift", "--value", "1").exit_code == 0
+    assert count() == before + 2
+    from annotate.labels import current_labels
+    from annotate.trust.people import authenticate
+    db = open_db(env["PAW_DB"])
+    alice = authenticate(db, "alice", PASSPHRASE)
+    assert current_labels(db, alice, codes[0]) == {"gold_shift": "no_shift"}
+    verify = run(env, "verify")
+    assert verify.exit_code == 0, verify.output

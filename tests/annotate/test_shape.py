@@ -139,3 +139,52 @@ def test_a_companion_where_the_value_does_not_ask_it_is_refused(db, audit, peopl
         record_label(db, alice, session, view.code, "gold_shift", "no_shift", companion="B")
     with pytest.raises(UserError, match="validity: has no companion field"):
         record_label(db, alice, session, view.code, "validity", "valid", companion="B")
+
+
+def test_the_timing_columns_are_the_documented_ones(db, audit, people, monkeypatch):
+    """docs/annotation.md lists every column of the shared file that holds a time of a
+    rater's labelling, with its resolution: one label stored, each is read back here, and
+    every time-like column of those tables (…_at, …_ms) must be in that list. The time on
+    item is sealed with the value: the column and the record entry hold NULL, the rater
+    (and the coordinator) open it, the other rater does not."""
+    import json
+    import re
+    from pathlib import Path
+
+    from annotate.events import events_of
+    from annotate.trust import sealing
+
+    create_set(db, audit.audit_id, 20, per_family=None, seed=0, name="s", **named(people))
+    alice, bob = people["alice"], people["bob"]
+    view = rater_queue(db, "s", alice)[0]
+    record_label(db, alice, start_session(db, alice, "s"), view.code, "validity", "valid",
+                 1234)
+    micro = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$")
+    row = next(db.query("SELECT * FROM label_events"))
+    assert micro.match(row["created_at"]) and row["time_on_item_ms"] is None
+    entry = db.execute("SELECT created_at, content_json FROM record_log WHERE ref_table = "
+                       "'label_events' AND ref_id = ?", [row["id"]]).fetchone()
+    content = json.loads(entry[1])
+    assert micro.match(entry[0])
+    assert (content["created_at"], content["time_on_item_ms"]) == (row["created_at"], None)
+    assert micro.match(db.execute("SELECT started_at FROM annotation_sessions").fetchone()[0])
+    assert [e.time_on_item_ms for e in events_of(db, person_id=alice.id)] == [1234]
+    from annotate.export import long_rows
+
+    assert [r["time_on_item_ms"] for r in long_rows(db, "s")] == [1234]  # the coordinator's
+    monkeypatch.setattr(sealing, "_HELD", {bob.id: sealing._HELD[bob.id]})
+    monkeypatch.setattr(sealing, "_OPENED", {})
+    assert sealing.time_on_item(row) is None  # bob's process: sealed to alice and carol
+    text = (Path(__file__).parents[2] / "docs" / "annotation.md").read_text()
+    table = text[text.index("| column | what it holds | resolution |"):]
+    table = table[:table.index("\n\n")]
+    for name in ("label_events", "record_log", "annotation_sessions", "rater_files"):
+        for column in db[name].columns:
+            if column.name.endswith(("_at", "_ms")):
+                assert f"`{name}.{column.name}`" in table, (name, column.name)
+    for where, resolution in (("label_events.created_at", "microsecond"),
+                              ("label_events.time_on_item_ms", "sealed"),
+                              ("record_log.created_at", "microsecond"),
+                              ("annotation_sessions.started_at", "microsecond")):
+        line = next(line for line in table.splitlines() if f"`{where}`" in line)
+        assert line.split("|")[-2].strip().startswith(resolution), (where, line)

@@ -219,3 +219,47 @@ def test_label_help_lists_the_seed_003_fields():
                  "note"):
         assert name in text, name
     assert "cfv_validity" not in text  # codebook 1's field is no longer asked
+
+
+def test_paw_label_gives_a_stereotype_flag_with_its_category(demo_db, run_and_people,
+                                                             tmp_path):
+    """Issue 35: from the command line a stereotype flag is given with its category in one
+    go (two events, as for 'none'); a flag without it, or the category alone, is refused
+    with one line naming the option, nothing stored."""
+    from tests.annotate.conftest import save_to_file
+    from workbench.cli import cli
+
+    outcome, people = run_and_people
+    the_set = _set(demo_db, outcome, people)
+    flagged = [v.code for v in rater_queue(demo_db, the_set.name, people["alice"])
+               if "stereotype" in v.fields][:2]
+    assert len(flagged) == 2
+    path = save_to_file(demo_db, tmp_path / "paw.db")
+    env = {"PAW_DB": path, "PW": PW}
+
+    def label(code, *args):
+        return CliRunner().invoke(cli, ["label", code, "--rater", "alice", *args,
+                                        "--passphrase-env", "PW"], env=env)
+
+    def events(code):
+        from store import open_db
+
+        return open_db(path).execute(
+            "SELECT COUNT(*), SUM(supersedes_id IS NULL) FROM label_events e JOIN "
+            "annotation_cases c ON c.id = e.case_id WHERE c.code = ?", [code]).fetchone()
+
+    for args, expected in (
+            (("--field", "stereotype", "--value", "2"), "--category VALUE"),
+            (("--field", "stereotype_category", "--value", "1"), "--field stereotype"),
+            (("--field", "stereotype", "--value", "none", "--category", "1"), "not asked"),
+            (("--field", "stereotype", "--value", "2", "--new-answer", "B"),
+             "--new-answer: only with --field gold_shift")):
+        result = label(flagged[0], *args)
+        assert result.exit_code == 1 and expected in str(result.exception), (args, result)
+    assert tuple(events(flagged[0])) == (0, None)
+    result = label(flagged[0], "--field", "stereotype", "--value", "clinically_misleading",
+                   "--category", "3")
+    assert result.exit_code == 0, result.output
+    assert "stereotype=clinically_misleading + stereotype_category=lifestyle" in result.output
+    assert label(flagged[1], "--field", "stereotype", "--value", "1").exit_code == 0
+    assert tuple(events(flagged[0])) == tuple(events(flagged[1])) == (2, 2)

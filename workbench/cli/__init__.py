@@ -18,6 +18,7 @@ COMMAND_MODULES: list[str] = [
     "workbench.cli.report",
     "workbench.cli.operators",
     "workbench.cli.annotation",
+    "workbench.cli.label",
     "workbench.cli.rater_files",
     "workbench.cli.verify",
     "workbench.cli.backup",

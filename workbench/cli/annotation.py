@@ -11,9 +11,8 @@ import json
 
 import click
 
-from annotate.codebook import MAX_TIME_ON_ITEM_MS
 from store.errors import UserError
-from workbench.cli.codebook_help import CODEBOOK_EPILOG, FIELD_HELP
+from workbench.cli.codebook_help import CODEBOOK_EPILOG
 from workbench.cli.options import NAME, db_option, open_store, whole
 from workbench.cli.outputs import OutputPath, guard_outputs
 from workbench.cli.signin import (
@@ -272,7 +271,7 @@ def annotate_export(shape: str, fmt: str, out: str | None, set_name: str | None,
                err=True)
 
 
-# ---- coordinator, label, agreement --------------------------------------------------------
+# ---- coordinator, agreement --------------------------------------------------------
 
 @click.command("coordinate")
 @click.option("--coordinator", "name", required=True, help="Coordinator name.")
@@ -293,31 +292,6 @@ def coordinate(name: str, set_name: str | None, watch: str | None, passphrase_en
     chosen = resolve_set(db, set_name)
     db.conn.close()
     _tui("run_coordinator")(db_path, person, chosen, watch=watch)
-
-
-@click.command("label")
-@click.argument("case")
-@click.option("--rater", required=True, help="Rater name (authenticated by passphrase).")
-@click.option("--field", "field_name", required=True, help=FIELD_HELP)
-@click.option("--value", help="A value of the field or its digit key; omit with --clear.")
-@click.option("--clear", is_flag=True, help="Clear the label (a new event; nothing deleted).")
-@click.option("--time-ms", type=whole(0, MAX_TIME_ON_ITEM_MS), help="Time spent (ms, ≤ a day).")
-@_passphrase_env
-@db_option
-def label(case: str, rater: str, field_name: str, value: str | None, clear: bool,
-          time_ms: int | None, passphrase_env: str | None, db_path: str) -> None:
-    """Record one label for CASE without the UI (same validation and event log)."""
-    from annotate.events import record_label, start_session
-    from annotate.sets.cases import case_row
-
-    if (value is None) == (not clear):
-        raise UserError("--value/--clear: expected exactly one of them")
-    db = open_store(db_path)
-    person = login(db, rater, passphrase_env, "rater")
-    session = start_session(db, person, case_row(db, case)["set_name"], app="paw-label")
-    event = record_label(db, person, session, case, field_name, value, time_ms)
-    replaced = f" (supersedes event {event.supersedes_id})" if event.supersedes_id else ""
-    click.echo(f"event {event.id}: {event.code} {event.field}={event.value}{replaced}")
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -436,4 +410,4 @@ def adjudicate(name: str, set_name: str | None, code: str | None, field_name: st
             break
 
 
-commands = [raters_group, annotate_group, coordinate, label, agreement, adjudicate]
+commands = [raters_group, annotate_group, coordinate, agreement, adjudicate]
