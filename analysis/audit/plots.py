@@ -60,7 +60,7 @@ def fcs_plane_png(summary: pd.DataFrame, title: str = "") -> bytes:
                         label=str(label))
             plotted += 1
         if plotted == 0:
-            ax.text(0.5, 0.5, "no arm has both AFR_D and AFR_P", ha="center", va="center",
+            ax.text(0.5, 0.5, NO_PLANE_POINT, ha="center", va="center",
                     transform=ax.transAxes, color="#a33")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
@@ -122,6 +122,19 @@ def fcs_plane_data(summary: pd.DataFrame, title: str = "Answer-flip plane") -> P
                     tuple(series), xlim=(0.0, 1.0), ylim=(0.0, 1.0), notes=tuple(notes))
 
 
+NO_PLANE_POINT = "no arm has both AFR_D and AFR_P"
+"""What an empty Figure 2a says, on the PNG and in the HTML report's not-computable list."""
+
+
+def fcs_plane_empty(summary: pd.DataFrame) -> str:
+    """Why Figure 2a has no point ("" when an arm has both rates): `NO_PLANE_POINT` and, per
+    arm, which group of edits never fired (the plot data's notes)."""
+    data = fcs_plane_data(summary)
+    if any(s.kind == "scatter" for s in data.series):
+        return ""
+    return NO_PLANE_POINT + (f" ({'; '.join(data.notes)})" if data.notes else "")
+
+
 def fcs_plane_figure(summary: pd.DataFrame, name: str) -> Figure:
     """Figure 2a: the (AFR_D, AFR_P) plane with the iso-FCS corridor, one point per arm."""
 
@@ -129,7 +142,8 @@ def fcs_plane_figure(summary: pd.DataFrame, name: str) -> Figure:
         return fcs_plane_png(summary, title=f"{name}: answer-flip plane")
 
     return Figure("fcs_plane", "AFR_D vs AFR_P with the iso-FCS corridor", render,
-                  plot=lambda: fcs_plane_data(summary, f"{name}: answer-flip plane"))
+                  plot=lambda: fcs_plane_data(summary, f"{name}: answer-flip plane"),
+                  empty=lambda: fcs_plane_empty(summary))
 
 
 # ---- Figure 2b: per-row joint-table bars ------------------------------------------------
@@ -137,6 +151,10 @@ def fcs_plane_figure(summary: pd.DataFrame, name: str) -> Figure:
 JOINT_COLOURS: dict[str, str] = {"a": "#4c78a8", "b": "#f58518", "c": "#54a24b",
                                  "d": "#b279a2"}
 """Segment colours; cell (c) is green, as the paper's "green segment, cell (c)"."""
+
+
+NO_JOINT_BAR = "no destructive M2/M4/M5 edit was classified"
+"""What an empty Figure 2b says, on the PNG and in the HTML report's not-computable list."""
 
 
 def joint_bars(table6: pd.DataFrame) -> list[tuple[str, list[float]]]:
@@ -179,7 +197,7 @@ def joint_bars_png(table6: pd.DataFrame, title: str = "") -> bytes:
             ax.barh(labels, widths, left=lefts, color=JOINT_COLOURS[cell],
                     label=CELL_TITLES[cell], edgecolor="white", linewidth=0.5)
         if not bars:
-            ax.text(0.5, 0.5, "no destructive M2/M4/M5 edit was classified", ha="center",
+            ax.text(0.5, 0.5, NO_JOINT_BAR, ha="center",
                     va="center", transform=ax.transAxes, color="#a33")
         ax.set_xlim(0, 100)
         ax.set_xlabel("share of destructive M2/M4/M5 edits (%)")
@@ -198,10 +216,15 @@ def joint_bars_figure(table6: pd.DataFrame, name: str) -> Figure:
     def render() -> bytes:
         return joint_bars_png(table6, title=f"{name}: chain update × answer flip")
 
-    return Figure("joint_bars", "Per-model chain-update × answer-flip bars (Figure 2b)", render)
+    return Figure("joint_bars", "Per-model chain-update × answer-flip bars (Figure 2b)", render,
+                  empty=lambda: "" if joint_bars(table6) else NO_JOINT_BAR)
 
 
 # ---- Figure 4: FCS against parameter count ------------------------------------------------
+
+NO_PARAMS_POINT = "no cell has both a parameter count and an FCS"
+"""What an empty Figure 4 says, on the PNG and in the HTML report's not-computable list."""
+
 
 def filled_tier(tier: str | None) -> bool:
     """Figure 4's marker fill: filled for a medical tier ("filled = medical-specialised"),
@@ -255,7 +278,7 @@ def fcs_params_png(frame: pd.DataFrame, title: str = "") -> bytes:
         if points:
             ax.set_xscale("log")
         else:
-            ax.text(0.5, 0.5, "no cell has both a parameter count and an FCS", ha="center",
+            ax.text(0.5, 0.5, NO_PARAMS_POINT, ha="center",
                     va="center", transform=ax.transAxes, color="#a33")
         ax.set_ylim(0, 1)
         ax.set_xlabel("parameters (GGUF tensor elements, log scale)")
@@ -274,4 +297,5 @@ def fcs_params_figure(frame: pd.DataFrame, name: str) -> Figure:
     def render() -> bytes:
         return fcs_params_png(frame, title=f"{name}: FCS against parameter count")
 
-    return Figure("fcs_params", "FCS against parameter count (Figure 4)", render)
+    return Figure("fcs_params", "FCS against parameter count (Figure 4)", render,
+                  empty=lambda: "" if fcs_params_points(frame) else NO_PARAMS_POINT)

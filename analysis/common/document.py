@@ -68,6 +68,9 @@ class Figure:
             figure exists only as a PNG.
         short: a few words that tell this figure from the report's others in a narrow
             list (the Statistics screen's); default: the caption.
+        empty: says why the figure has nothing to draw ("" when it has something): the
+            HTML report then lists it under "Not computable here, and why" with that reason
+            instead of embedding an empty frame. None: the figure always has data.
     """
 
     name: str
@@ -77,6 +80,11 @@ class Figure:
     after: str = ""
     plot: Callable[[], PlotData] | None = None
     short: str = ""
+    empty: Callable[[], str] | None = None
+
+    def why_empty(self) -> str:
+        """The reason the figure has nothing to draw, or "" when it has data."""
+        return self.empty() if self.empty else ""
 
 
 @dataclass(frozen=True)
@@ -113,8 +121,8 @@ class Report:
         """One self-contained HTML page (the PNGs embedded when `embed_figures`)."""
         from analysis.common.render import render_html
 
-        shown = [(fig.caption, fig.render(), fig.text() if fig.text else None, fig.after)
-                 for fig in self.figures] if embed_figures else []
+        shown = [(fig.caption, fig.render(), fig.text() if fig.text else None, fig.after,
+                  fig.why_empty()) for fig in self.figures] if embed_figures else []
         return render_html(self.title, self.meta, self.sections, shown)
 
     def to_json(self) -> str:
@@ -145,7 +153,7 @@ class Report:
             out.write_text(self.to_markdown([p.name for _, _, p in pngs]), encoding="utf-8")
         else:
             out.write_text(render_html(self.title, self.meta, self.sections,
-                                       [(f.caption, data, f.text() if f.text else None, f.after)
-                                        for f, data, _ in pngs]),
+                                       [(f.caption, data, f.text() if f.text else None, f.after,
+                                         f.why_empty()) for f, data, _ in pngs]),
                            encoding="utf-8")
         return out, tuple(p for _, _, p in pngs)

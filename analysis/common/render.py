@@ -361,10 +361,12 @@ def html_table(frame: pd.DataFrame) -> str:
 def render_html(title: str, meta: dict[str, Any], sections: Sequence[Section],
                 figures: list[tuple] | None = None) -> str:
     """The whole report as one self-contained HTML page; `figures` are (caption, PNG
-    bytes[, the plot as text[, key of the section it follows]]), the PNG embedded as base64,
-    the text in a <pre>."""
+    bytes[, the plot as text[, key of the section it follows[, why it has nothing to
+    draw]]]), the PNG embedded as base64, the text in a <pre>; a figure with a reason is
+    listed with it under "Not computable here, and why" instead of drawn as an empty frame."""
     esc = html.escape
-    placed = _placed(figures, sections)
+    blank = [(f[0], f[4]) for f in figures or [] if len(f) > 4 and f[4]]
+    placed = _placed([f for f in figures or [] if not (len(f) > 4 and f[4])], sections)
 
     def images(key: str) -> list[str]:
         out: list[str] = []
@@ -380,10 +382,13 @@ def render_html(title: str, meta: dict[str, Any], sections: Sequence[Section],
     body.append("</ul>")
     # Empty tables are listed once at the top, each with why, instead of headings over
     # tables of dashes down the page (about 40 % of a small audit's report, issue 38).
+    # Figures with nothing to draw (the FCS plane when no arm has both rates) join them.
     empty = [s for s in sections if is_empty(s.frame)]
-    if empty:
+    if empty or blank:
         body.append('<section class="empty"><h2>Not computable here, and why</h2><ul>')
         body += [f"<li><b>{esc(s.title)}</b>: {esc(_why_empty(s))}</li>" for s in empty]
+        body += [f"<li><b>Figure: {esc(caption)}</b>: nothing to draw: "
+                 f"{esc(str(why).rstrip('.'))}.</li>" for caption, why in blank]
         body.append("</ul></section>")
     body += images("")
     for section in sections:

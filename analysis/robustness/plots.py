@@ -19,6 +19,13 @@ COLOURS: dict[str, str] = {
 }
 
 
+NO_DIRECTION = "no classified change"
+"""What an empty Figure 5 says, on the PNG and in the HTML report's not-computable list."""
+
+NO_FLAG = "no flag"
+"""What an empty Figure 6 says, on the PNG and in the HTML report's not-computable list."""
+
+
 def _stacked(rows: dict[str, dict[str, float]], keys: tuple[str, ...], title: str,
              xlabel: str, empty: str, xmax: float | None = None) -> bytes:
     import matplotlib
@@ -64,7 +71,7 @@ def direction_png(table: pd.DataFrame, title: str = "") -> bytes:
     rows = {str(model): {d: row.get(f"{d}_pct") for d in DIRECTIONS}
             for model, row in table.iterrows()}
     return _stacked(rows, DIRECTIONS, title or "Direction of changed answers",
-                    "% of direction-classified changes", "no classified change", xmax=100.0)
+                    "% of direction-classified changes", NO_DIRECTION, xmax=100.0)
 
 
 def flags_png(counts: dict[str, dict[str, int]], title: str = "") -> bytes:
@@ -76,4 +83,4 @@ def flags_png(counts: dict[str, dict[str, int]], title: str = "") -> bytes:
     """
     rows = {model: {c: float(n) for c, n in by.items()} for model, by in counts.items()}
     return _stacked(rows, STEREOTYPE_CATEGORIES, title or "Stereotype-evidence flags",
-                    "flags", "no flag")
+                    "flags", NO_FLAG)

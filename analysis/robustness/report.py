@@ -362,8 +362,18 @@ def direction_figure(table: pd.DataFrame, name: str) -> Figure:
                         "% of direction-classified changes", series, ylim=(0.0, 100.0),
                         stacked=True)
 
+    def empty() -> str:
+        from analysis.robustness.plots import NO_DIRECTION
+
+        return "" if _any_bar(plot()) else NO_DIRECTION
+
     return Figure("directions", "Direction of changed answers per model (as Figure 5)", render,
-                  plot=plot)
+                  plot=plot, empty=empty)
+
+
+def _any_bar(data) -> bool:
+    """Whether a bar figure's data has a bar longer than zero (else it draws an empty frame)."""
+    return any(y for series in data.series for y in series.y)
 
 
 def _share(value) -> float:
@@ -393,5 +403,10 @@ def flags_figure(p: Profiles, name: str) -> Figure:
         return PlotData(f"{name}: stereotype-evidence flags by category", "model", "flags",
                         series, stacked=True)
 
+    def empty() -> str:
+        from analysis.robustness.plots import NO_FLAG
+
+        return "" if _any_bar(plot()) else NO_FLAG
+
     return Figure("flag_categories", "Stereotype-evidence flags by category (as Figure 6)",
-                  render, plot=plot)
+                  render, plot=plot, empty=empty)

@@ -45,8 +45,18 @@ def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
                 caption=f"κ over paired labels: {label} (set {name})",
                 render=partial(plot_png, data), after=f"agreement_{name}",
                 plot=partial(_same, data), short=short_label(key[0], key[1], name,
-                                                             len(sets) > 1)))
+                                                             len(sets) > 1),
+                empty=partial(nothing_drawn, data)))
     return out
+
+
+def nothing_drawn(data: PlotData) -> str:
+    """Why a κ plot has no point (its note: no paired label yet, or κ undefined after every
+    one), or "" when some κ is drawn: the HTML report lists an empty one instead of its
+    frame."""
+    if any(y is not None for series in data.series for y in series.y):
+        return ""
+    return data.notes[0] if data.notes else "no κ to draw"
 
 
 def short_label(field: str, binary: bool, set_name: str, several_sets: bool) -> str:

@@ -115,6 +115,9 @@ def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):
     create_set(db, audit.audit_id, 12, per_family=None, seed=0, name="s", **named(people))
     assert [f.plot().series[0].y for f in kappa_figures(db, audit.audit_id)
             if f.caption.startswith("κ over paired labels: gold_shift (3-way)")] == [()]
+    # No paired label yet: the HTML report lists the figure with this reason, not its frame.
+    assert {f.why_empty() for f in kappa_figures(db, audit.audit_id)} == \
+        {"no case labelled by both raters yet"}
     codes = [r[0] for r in db.execute("SELECT code FROM annotation_cases ORDER BY code")]
     values = {"alice": ["no_shift", "shifted", "no_shift", "ambiguous"],
               "bob": ["no_shift", "shifted", "shifted", "ambiguous"]}
@@ -131,6 +134,7 @@ def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):
     expected = kappa_series(db, log, rater_pair(db, get_set(db, "s").id),
                             [("gold_shift", False)])[("gold_shift", False)]
     assert full.plot().series[0].y == expected and len(expected) == 4
+    assert full.why_empty() == ""  # κ is drawn
     assert expected[-1] == pytest.approx(agreement_table(db, "s", "gold_shift").kappa)
     assert full.after == "agreement_s" and full.render()[:8] == b"\x89PNG\r\n\x1a\n"
     assert kappa_figures(db, audit.audit_id + 999) == []  # no set drawn from that run

@@ -69,8 +69,18 @@ def test_ci_on_a_second_line_and_empty_tables_listed_once(report_html):
     # Every collapsed table is named once in the list and has no heading of its own.
     collapsed = re.findall(r"<li><b>(.*?)</b>: ", listed)
     assert collapsed and not set(collapsed) & set(headings[1:])
-    assert all(re.search(r"</b>: (it has no|every cell)", li)
+    assert all(re.search(r"</b>: (it has no|every cell|nothing to draw: )", li)
                for li in re.findall(r"<li>.*?</li>", listed))
+    # The small audit has no arm with both AFR_D and AFR_P (no preserving edit fired) and no
+    # parameter count: Figures 2a and 4 are named in the list with why, not drawn as empty
+    # frames; Figure 2b has bars and is drawn.
+    assert ("<li><b>Figure: AFR_D vs AFR_P with the iso-FCS corridor</b>: nothing to draw: "
+            "no arm has both AFR_D and AFR_P (") in listed
+    assert "no preserving edit fired" in listed
+    assert ("<li><b>Figure: FCS against parameter count (Figure 4)</b>: nothing to draw: "
+            "no cell has both a parameter count and an FCS.</li>") in listed
+    drawn = re.findall(r'<img alt="([^"]*)"', text)
+    assert drawn == ["Per-model chain-update × answer-flip bars (Figure 2b)"]
     table3 = text.split("<h2>Table 3")[1].split("</table>")[0]
     assert '<br><span class="ci">[' in table3
 
@@ -84,6 +94,12 @@ def test_cells_and_emptiness():
     assert not is_empty(pd.DataFrame({"x": [0.5, float("nan")]}))
     html = render_html("t", {}, [])
     assert "Not computable" not in html
+    # A figure with a reason joins the list instead of being embedded; one without is drawn.
+    html = render_html("t", {}, [], [("empty plot", b"PNG1", None, "", "no point <here>"),
+                                     ("full plot", b"PNG2", None, "", "")])
+    assert ("<h2>Not computable here, and why</h2><ul>\n<li><b>Figure: empty plot</b>: "
+            "nothing to draw: no point &lt;here&gt;.</li>") in html
+    assert 'alt="full plot"' in html and 'alt="empty plot"' not in html
     from analysis.common.render import html_table
 
     rows = pd.DataFrame({"x": [0.5, float("nan"), float("nan")], "y": [0.1, float("nan"), 0.2]},

@@ -119,8 +119,28 @@ def test_report_has_every_section_and_two_figures(demo_db, fake_model, make_engi
     assert [f.name for f in report.figures] == ["directions", "flag_categories"]
     for figure in report.figures:
         assert figure.render()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [f.why_empty() for f in report.figures] == ["", ""]  # both have bars
     pooled = report.section("cfv_failures").frame
     assert pooled.loc["circular", "n"] == 1 and pooled.loc["format failure", "n"] == 1
+
+
+def test_a_figure_without_a_bar_says_why_instead_of_drawing_a_frame() -> None:
+    # The HTML report lists such a figure under "Not computable here, and why" (issue 38).
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from analysis.robustness.definitions import DIRECTIONS, STEREOTYPE_CATEGORIES
+    from analysis.robustness.report import direction_figure, flags_figure
+
+    none = pd.DataFrame({f"{d}_pct": [float("nan")] for d in DIRECTIONS}, index=["m"])
+    assert direction_figure(none, "r").why_empty() == "no classified change"
+    some = none.assign(lateral_pct=[100.0])
+    assert direction_figure(some, "r").why_empty() == ""
+    arm = SimpleNamespace(label="m", counts={f"flags_{c}": 0 for c in STEREOTYPE_CATEGORIES})
+    assert flags_figure(SimpleNamespace(arms=[arm]), "r").why_empty() == "no flag"
+    arm.counts["flags_other"] = 2
+    assert flags_figure(SimpleNamespace(arms=[arm]), "r").why_empty() == ""
 
 
 def test_bad_input_is_one_clear_error(demo_db, fake_model, make_engine) -> None:

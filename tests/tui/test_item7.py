@@ -1,14 +1,14 @@
 """Issue 38 item 7's defects, each through the real app under Pilot on a real store: a new
 dataset's name shown whole without `r`, the Runs list keeping its time column at 80
-columns, distinct κ-plot entries in the Statistics list, and model registration showing
-progress."""
+columns, distinct κ-plot entries in the Statistics list, model registration showing
+progress, and keys typed fast behind `n` landing in the launch form."""
 
 from __future__ import annotations
 
 import pytest
 from textual.widgets import DataTable, Input
 
-from tests.tui.helpers import screen_text, wait_until
+from tests.tui.helpers import screen_text, typed_fast, wait_until
 from tests.tui.test_workbench import workbench_db  # noqa: F401  (the fixture)
 from workbench.tui.workbench_app import WorkbenchApp
 
@@ -102,3 +102,29 @@ async def test_registering_a_model_shows_its_progress(workbench_db):  # noqa: F8
     hashing = [line for line in seen if line.startswith("hashing ")]
     assert len(hashing) >= 2 and hashing[-1].endswith("(100%)…"), seen
     assert any(line.startswith("asking llama.cpp") for line in seen), seen
+
+
+async def test_keys_typed_fast_behind_n_land_in_the_launch_form(workbench_db):  # noqa: F811
+    # "UI stalls of 2-3 s while a model loads drop a fast keystroke": on a store without the
+    # embedded model, opening the form registered it (hashing the GGUF, asking llama.cpp)
+    # on the UI thread, and the keys typed meanwhile went to the Runs list, lost. Now the
+    # run's worker registers it, and `n` opens the form before the keys behind it are read.
+    from textual.widgets import SelectionList
+
+    from store.db import open_db
+    from store.models import find_model
+    from workbench.tui.components.launch_modal import LaunchModal
+
+    assert find_model(open_db(workbench_db), "default") is None
+    app = WorkbenchApp(workbench_db)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        typed_fast(app, "n\t\t\tx")  # dataset → models → templates → operators, then "x"
+        await wait_until(pilot, lambda: isinstance(app.screen, LaunchModal), seconds=30)
+        await pilot.pause(0.5)
+        form = app.screen
+        assert form.query_one("#operators", Input).value == "x"
+        assert form.focused is form.query_one("#operators", Input)
+        # The embedded model is offered and ticked, and not registered by opening the form.
+        assert form.query_one("#models", SelectionList).selected == ["default"]
+    assert find_model(open_db(workbench_db), "default") is None

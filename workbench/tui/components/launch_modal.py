@@ -102,6 +102,10 @@ class LaunchModal(ModalScreen[Any]):
         db_path: the store (datasets, models are listed from it).
     """
 
+    AUTO_FOCUS = "#dataset"
+    """The first field, focused when the form opens (not in `on_mount`, which may run after
+    keys typed fast behind `n` have already moved the focus on)."""
+
     BINDINGS = [Binding("escape", "cancel", "cancel"),
                 Binding("ctrl+enter,ctrl+s", "launch", "launch", key_display="^⏎/^s"),
                 *FOCUS_NOW,
@@ -143,16 +147,22 @@ class LaunchModal(ModalScreen[Any]):
     def compose(self) -> ComposeResult:
         from store.datasets import list_datasets
         from store.db import open_db
-        from workbench.models import TEMPLATES, default_model
         from store.models import list_models
+        from workbench.models import TEMPLATES
+        from workbench.models.registry import DEFAULT_NAME
 
         db = open_db(self.db_path)
         try:
-            default_model(db)  # the embedded model is always offered
             datasets = list_datasets(db)
-            models = list_models(db)
+            names = [m.name for m in list_models(db)]
         finally:
             db.conn.close()
+        # The embedded model is always offered. It is registered (hashed and read by
+        # llama.cpp, seconds on a CPU) by the run's worker when the run plans, never here:
+        # registering it on the UI thread froze the app while the form opened, and the keys
+        # typed meanwhile went to the screen underneath, lost (issue 38 item 7).
+        if DEFAULT_NAME not in names:
+            names.insert(0, DEFAULT_NAME)
         cot = [t for t in TEMPLATES.values() if t.mode == "cot"]
         with VerticalScroll():
             yield Static("New seed-002 audit", id="launch-title")
@@ -167,7 +177,7 @@ class LaunchModal(ModalScreen[Any]):
             with Horizontal(classes="row"):
                 yield Label("Models")
                 yield TickList(
-                    *[(m.name, m.name, m.name == "default") for m in models], id="models")
+                    *[(name, name, name == DEFAULT_NAME) for name in names], id="models")
             with Horizontal(classes="row"):
                 yield Label("Templates")
                 yield TickList(
@@ -207,7 +217,6 @@ class LaunchModal(ModalScreen[Any]):
                 yield Button("Cancel", id="cancel", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#dataset", Select).focus()
         self._note_items()
 
     def chosen_items(self, dataset: str, check_ids: bool = False

@@ -57,7 +57,9 @@ class RunsScreen(Screen[None]):
     CSS_PATH = "runs.tcss"
 
     BINDINGS = [
-        Binding("n", "new_audit", "new audit"),
+        # Priority: read when the key arrives, not after the list has taken the keys queued
+        # behind it, so the form is open (and focused) for them (`action_new_audit`).
+        Binding("n", "new_audit", "new audit", priority=True),
         Binding("r", "resume", "resume"),
         Binding("c", "cancel", "cancel"),
         Binding("enter", "open_flips", "flips", key_display="⏎"),
@@ -252,7 +254,7 @@ class RunsScreen(Screen[None]):
     # ---- actions ------------------------------------------------------------------------
 
 
-    def action_new_audit(self) -> None:
+    async def action_new_audit(self) -> None:
         """Open the launch form."""
         from workbench.tui.components.launch_modal import LaunchModal
 
@@ -260,7 +262,9 @@ class RunsScreen(Screen[None]):
             self.notify("A run launched here is still working; cancel it first (c).",
                         severity="warning")
             return
-        self.app.push_screen(LaunchModal(self.paw.db_path), self._launch)
+        # Awaited: the app takes the next key only once the form is mounted with its first
+        # field focused, so keys typed right after `n` land in the form, not the list.
+        await self.app.push_screen(LaunchModal(self.paw.db_path), self._launch)
 
     def _launch(self, spec: Any) -> None:
         if spec is None:
