@@ -39,6 +39,10 @@ CHECKS: tuple[str, ...] = ("pronouns", "age_noun", "named_condition", "double_ne
                            "cut_number")
 """The checks, in report order."""
 
+SHORT: dict[str, str] = {"pronouns": "pron", "age_noun": "age", "named_condition": "cond",
+                         "double_negative": "neg", "cut_number": "num"}
+"""Each check's short name, for a narrow table column (the flip inspector's `coh.`)."""
+
 NAMED_CONDITIONS: tuple[str, ...] = (
     "chronic obstructive pulmonary disease", "acute respiratory distress syndrome",
     "acute lymphoblastic leukemia", "acute myeloid leukemia", "chronic lymphocytic leukemia",
