@@ -18,7 +18,8 @@ an incoherence the edit brought in:
   text (its severity word inverted);
 - `double_negative`: a negation of M4's phrases followed by another negation;
 - `cut_number`: a number in the edited text that is neither in the original nor the edit's
-  own new value (a decimal, range or ratio split in two).
+  own new value (a decimal, range or ratio split in two; digits after a letter, as in
+  `B12` or `G4P3`, are part of a name and not counted).
 
 The checks are PAW's, beyond Appendix F; they never change a result, they are reported beside
 it (`coherence_table`), and the coherent operator variants (`*_coherent`,
@@ -82,7 +83,10 @@ _OBSTETRIC = re.compile(r"G\d+P\d+\w*|primigravida|multigravida|gravida", re.IGN
 DOUBLE_NEGATIVE = re.compile(
     r"\b(?:does not|do not|did not)\s+(?:present with|report|have a history of|complain of)"
     r"\s+(?:no|not|never|without|denies|nothing|none)\b", re.IGNORECASE)
-NUMBER = re.compile(r"\d+(?:[.,:/\-–]\d+)*")
+NUMBER = re.compile(r"(?<![^\W_])\d+(?:[.,:/\-–٫٬]\d+)*")
+"""A number: digits of any script with their decimal (`.`, `,`, Arabic `٫`), range or ratio
+parts; digits glued to a letter before them (`B12`, `G4P3`, `HbA1c`, an operator id's `M5`)
+are part of a name, not a number an edit could cut."""
 
 
 def _pronoun_conflicts(text: str) -> int:
