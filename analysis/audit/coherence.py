@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -89,14 +90,18 @@ parts; digits glued to a letter before them (`B12`, `G4P3`, `HbA1c`, an operator
 are part of a name, not a number an edit could cut."""
 
 
+@lru_cache(maxsize=4096)
 def _pronoun_conflicts(text: str) -> int:
     """Pronouns of the other sex than the first sex marker's, not after a relative of their
-    sex in the same sentence (0 when the text has no marker)."""
+    sex in the same sentence (0 when the text has no marker). Cached: an item's question is
+    the original of every edit of it (the flip list, the annotation export)."""
     words = [w.lower() for w in _WORD.findall(text)]
     sex = next((_MARKERS[w] for w in words if w in _MARKERS), None)
     if sex is None:
         return 0
     other = _FEMALE if sex == "male" else _MALE
+    if other.isdisjoint(words):
+        return 0
     other_sex = "female" if sex == "male" else "male"
     conflicts = 0
     for sentence in _SENTENCE.split(text):
@@ -113,6 +118,7 @@ def _pronoun_conflicts(text: str) -> int:
     return conflicts
 
 
+@lru_cache(maxsize=4096)
 def _age_conflicts(text: str) -> int:
     bad = 0
     for match in AGE_NOUN.finditer(text):
@@ -121,6 +127,16 @@ def _age_conflicts(text: str) -> int:
                 _OBSTETRIC.fullmatch(noun) and not 14 <= age <= 55:
             bad += 1
     return bad
+
+
+@lru_cache(maxsize=4096)
+def _double_negatives(text: str) -> int:
+    return len(DOUBLE_NEGATIVE.findall(text))
+
+
+@lru_cache(maxsize=4096)
+def _numbers(text: str) -> Counter:
+    return Counter(NUMBER.findall(text))
 
 
 def _named(text: str) -> Counter:
@@ -138,10 +154,9 @@ def flags(original: str, edited: str, new: str | None = None) -> list[str]:
         out.append("age_noun")
     if _named(original) - _named(edited):
         out.append("named_condition")
-    if len(DOUBLE_NEGATIVE.findall(edited)) > len(DOUBLE_NEGATIVE.findall(original)):
+    if _double_negatives(edited) > _double_negatives(original):
         out.append("double_negative")
-    added = Counter(NUMBER.findall(edited)) - Counter(NUMBER.findall(original)) \
-        - Counter(NUMBER.findall(new or ""))
+    added = _numbers(edited) - _numbers(original) - Counter(NUMBER.findall(new or ""))
     if added:
         out.append("cut_number")
     return out

@@ -253,7 +253,8 @@ def edit_incoherence(role: str, fired: Any, question: str, v_text: str | None,
 
 
 _COHERENCE_SQL = """
-SELECT j.id, j.role, v.fired, v.text AS v_text, v.new, v.details_json, i.question,
+SELECT j.id, j.role, j.variant_id, v.fired, v.text AS v_text, v.new, v.details_json,
+       i.question,
        CASE WHEN j.role = 'f_block' THEN (SELECT g.output FROM generations g
             WHERE g.id = v.source_generation_id) END AS source
 FROM jobs j
@@ -267,14 +268,18 @@ def incoherence(db: sqlite_utils.Database, job_ids: list[int]) -> dict[int, tupl
     """Job id → the coherence checks its edit fails, for a page of the flip list: one query
     for the page's rows (a few regular expressions per edit, never the whole audit)."""
     out: dict[int, tuple[str, ...]] = {}
+    by_variant: dict[int, tuple[str, ...]] = {}  # the arms answering one edit share it
     for start in range(0, len(job_ids), 500):
         chunk = job_ids[start:start + 500]
         sql = _COHERENCE_SQL.format(ids=", ".join("?" for _ in chunk))
         for r in db.query(sql, chunk):
-            original_chain = (_edited_chain_source(r["source"], r["details_json"])
-                              if r["role"] == AuditRole.F_BLOCK else None)
-            out[int(r["id"])] = edit_incoherence(r["role"], r["fired"], r["question"],
-                                                 r["v_text"], r["new"], original_chain)
+            variant = int(r["variant_id"])
+            if variant not in by_variant:
+                original_chain = (_edited_chain_source(r["source"], r["details_json"])
+                                  if r["role"] == AuditRole.F_BLOCK else None)
+                by_variant[variant] = edit_incoherence(r["role"], r["fired"], r["question"],
+                                                       r["v_text"], r["new"], original_chain)
+            out[int(r["id"])] = by_variant[variant]
     return out
 
 
