@@ -139,6 +139,13 @@ class FlipRow:
         texts = f"{_clip(self.base_text, width)}{arrow}{_clip(self.answer_text, width)}"
         return f"{pair} ({texts})" if letters else texts
 
+    def incoherent_cell(self, short: bool = False) -> str:
+        """The failed coherence checks joined by ',' ('–' when none); `short`: their short
+        names (`analysis.audit.coherence.SHORT`, for a narrow column)."""
+        from analysis.audit.coherence import SHORT
+
+        return ",".join(SHORT.get(c, c) if short else c for c in self.incoherent) or "–"
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {name: (list(value) if isinstance(value, tuple) else value)

@@ -48,7 +48,7 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
           f"{r.base_answer or '?'}->{r.answer or '?'}" if r.excluded is None
           else r.excluded] + ([_yes_no(r.flipped)] if flip_column else [])
          + [_fmt_jsd(r.jsd), _yes_no(r.chain_updated), ",".join(r.judge) or "–",
-            ",".join(r.incoherent) or "–"]
+            r.incoherent_cell()]
          for r in page.rows])
     lines += ["", "one case: paw flips show ID"]
     return lines

@@ -58,21 +58,17 @@ def filter_line(flt: FlipFilter, order: str, all_audits: bool) -> str:
 def row_cells(row: FlipRow) -> tuple[str, ...]:
     """One table row of the flip list: a shuffle's answer by option text (its flip is by
     text: the letters alone can read 'A→A'), and whether the row flipped, in every mode."""
-    from analysis.audit.coherence import SHORT
-
     chain = {None: "–", True: "yes", False: "no"}[row.chain_updated]
     flip = {None: "–", True: "yes", False: "no"}[row.flipped]
     return (str(row.id), row.item, row.operator_id, row.intent or "–",
             row.answer_cell(width=9, letters=False), flip,
             "–" if row.jsd is None else f"{row.jsd:.3f}", chain, ",".join(row.judge) or "–",
-            ",".join(SHORT.get(c, c) for c in row.incoherent) or "–", row.arm)
+            row.incoherent_cell(short=True), row.arm)
 
 
 COLUMNS = ("id", "item", "operator", "int.", "answer", "flip", "JSD", "chain", "judge",
            "coh.", "arm")
-"""The arm comes last: its labels are long, and at 80 columns the rest must stay visible.
-`coh.`: the coherence checks the edit fails, short names (`analysis.audit.coherence.SHORT`;
-the row line below the table names them in full)."""
+"""The arm comes last: its labels are long, and at 80 columns the rest must stay visible."""
 
 
 class FlipsScreen(Screen[None]):
@@ -405,12 +401,10 @@ class FlipsScreen(Screen[None]):
                     if str(r.id) == event.row_key.value), None)
         flip = "" if row is None or row.flipped is None else (
             " · flipped" if row.flipped else " · kept")
-        incoherent = "" if row is None or not row.incoherent else (
-            f" · INCOHERENT EDIT: {', '.join(row.incoherent)}")
+        flip += f" · INCOHERENT EDIT: {', '.join(row.incoherent)}" if row and row.incoherent else ""
         self.query_one("#row-detail", Static).update(
             "" if row is None else f"{row.id} · {row.arm} · {row.item} · {row.operator_id} "
-                                   f"({row.intent or '–'}) · {row.answer_cell()}{flip}"
-                                   f"{incoherent}")
+                                   f"({row.intent or '–'}) · {row.answer_cell()}{flip}")
 
     def action_copy_row(self) -> None:
         """Copy the highlighted row (header and cells, tab-separated) to the clipboard."""
