@@ -142,8 +142,8 @@ def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
         row: dict[str, Any] = {
             "set": the_set.name, "code": case["code"], "family": family,
             "operator": case["operator_id"], "incoherent": case["incoherent"],
-            "dataset": dataset, "model": model, "ask_harm": case["ask_harm"], "ask_chain_registration":
-                case["ask_chain_registration"],
+            "dataset": dataset, "model": model, "ask_harm": case["ask_harm"],
+            "ask_chain_registration": case["ask_chain_registration"],
             "answer_before": case["answer_before"], "answer_after": case["answer_after"],
         }
         for name in FIELDS:

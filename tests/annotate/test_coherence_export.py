@@ -16,14 +16,8 @@ from annotate.sets.audit import create_set
 from tests.annotate.conftest import OPTIONS, named
 from tests.annotate.test_blinding import _serialized
 from tests.builders import AuditBuilder
+from tests.cli.test_flips_coherence import STEMS
 
-STEMS = (
-    "A 67-year-old man with chronic obstructive pulmonary disease comes to the emergency "
-    "department because of shortness of breath. He has a severe cough. Which of the "
-    "following is the most likely cause?",
-    "A 24-year-old woman comes to the physician because of a rash. She reports mild joint "
-    "pain. Which of the following is the most likely diagnosis?",
-)
 OPERATORS = ("M2_sex", "M2_sex_coherent", "M5_severity_b", "M5_severity_b_coherent")
 
 

@@ -19,11 +19,11 @@ from tests.builders import AuditBuilder
 from tests.cli.test_flips_cli import paw
 
 STEMS = (
-    "A 67-year-old man with chronic obstructive pulmonary disease comes to the emergency "
-    "department because of shortness of breath. He has a severe cough. Which of the "
-    "following is the most likely cause?",
-    "A 24-year-old woman comes to the physician because of a rash. She reports mild joint "
-    "pain. Which of the following is the most likely diagnosis?",
+    ("A 67-year-old man with chronic obstructive pulmonary disease comes to the emergency "
+     "department because of shortness of breath. He has a severe cough. Which of the "
+     "following is the most likely cause?"),
+    ("A 24-year-old woman comes to the physician because of a rash. She reports mild joint "
+     "pain. Which of the following is the most likely diagnosis?"),
 )
 CHAIN = "Temperature is 38.5 and pulse 120/min, so the first option.\nAnswer: A"
 CUT_CHAIN = "Temperature is 38.pulse 120 and 5/min, so the first option."
