@@ -33,6 +33,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from store.db import loads
+
 if TYPE_CHECKING:
     import pandas as pd
     import sqlite_utils
@@ -162,9 +164,18 @@ def flags(original: str, edited: str, new: str | None = None) -> list[str]:
     return out
 
 
+def edited_chain_source(source_text: str | None, details_json: str | None) -> str:
+    """The baseline chain an F-block operator edited, the original of its checks: the source
+    generation's output cut to the variant's recorded `chain_chars` (its final answer
+    stripped, `workbench/audit/plan.py`)."""
+    source_text = source_text or ""
+    chars = (loads(details_json) or {}).get("chain_chars")
+    return source_text[:chars] if isinstance(chars, int) else source_text
+
+
 _EDITS_SQL = """
 SELECT DISTINCT v.id, v.operator_id, v.family, v.target, v.text, v.new, i.question,
-       g.output AS chain
+       g.output AS chain, v.details_json
 FROM jobs j
 JOIN variants v ON v.id = j.variant_id
 JOIN items i ON i.id = v.item_id
@@ -177,8 +188,9 @@ ORDER BY v.operator_id, v.id
 def edit_flags(db: sqlite_utils.Database, audit_id: int) -> dict[int, list[str]]:
     """Variant id → the checks it fails, for every fired question or chain edit of an audit."""
     out = {}
-    for vid, _, _, target, text, new, question, chain in db.execute(_EDITS_SQL, [audit_id]):
-        original = question if target == "question" else (chain or "")
+    for vid, _, _, target, text, new, question, chain, details in db.execute(
+            _EDITS_SQL, [audit_id]):
+        original = question if target == "question" else edited_chain_source(chain, details)
         out[int(vid)] = flags(original, text or "", new)
     return out
 
@@ -189,9 +201,9 @@ def coherence_table(db: sqlite_utils.Database, audit_id: int) -> pd.DataFrame:
     import pandas as pd
 
     rows: dict[str, dict] = {}
-    for _, operator, family, target, text, new, question, chain in db.execute(
+    for _, operator, family, target, text, new, question, chain, details in db.execute(
             _EDITS_SQL, [audit_id]):
-        original = question if target == "question" else (chain or "")
+        original = question if target == "question" else edited_chain_source(chain, details)
         failed = flags(original, text or "", new)
         row = rows.setdefault(operator, {"operator": operator, "family": family, "fired": 0,
                                          "flagged": 0, **dict.fromkeys(CHECKS, 0)})

@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlite_utils
 
+from analysis.audit.coherence import edited_chain_source
 from analysis.audit.definitions import JOINT_FAMILIES, AuditRole, chain_updated
 from analysis.common.textdiff import Span, edit_spans
 from analysis.flips.index import (
@@ -190,7 +191,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         source = db.execute("SELECT output FROM generations WHERE id = ?",
                             [row["source_generation_id"]]).fetchone()
         source_text = (source[0] if source else None) or ""
-        original_chain = _edited_chain_source(source_text, row["details_json"])
+        original_chain = edited_chain_source(source_text, row["details_json"])
         edited_chain = row["v_text"]
         if edited_chain is not None:
             chain_spans = edit_spans(original_chain, edited_chain)
@@ -226,14 +227,6 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         base_generation_id=base["id"] if base else None,
         incoherent=edit_incoherence(row["role"], row["fired"], question, row["v_text"],
                                     row["new"], original_chain))
-
-
-def _edited_chain_source(source_text: str | None, details_json: str | None) -> str:
-    """The baseline chain an F-block operator edited: the source generation's output cut to
-    the variant's recorded `chain_chars` (its final answer stripped)."""
-    source_text = source_text or ""
-    chars = (loads(details_json) or {}).get("chain_chars")
-    return source_text[:chars] if isinstance(chars, int) else source_text
 
 
 def edit_incoherence(role: str, fired: Any, question: str, v_text: str | None,
@@ -275,7 +268,7 @@ def incoherence(db: sqlite_utils.Database, job_ids: list[int]) -> dict[int, tupl
         for r in db.query(sql, chunk):
             variant = int(r["variant_id"])
             if variant not in by_variant:
-                original_chain = (_edited_chain_source(r["source"], r["details_json"])
+                original_chain = (edited_chain_source(r["source"], r["details_json"])
                                   if r["role"] == AuditRole.F_BLOCK else None)
                 by_variant[variant] = edit_incoherence(r["role"], r["fired"], r["question"],
                                                        r["v_text"], r["new"], original_chain)

@@ -85,6 +85,13 @@ def test_list_rows_carry_the_case_views_checks(coherence_db):
     for key, job_id in jobs.items():
         assert by_id[job_id].incoherent == EXPECTED[key], key
         assert flip_case(db, job_id).incoherent == EXPECTED[key], key
+    # the audit report's section counts the same checks per operator (one edit per stem)
+    from analysis.audit.coherence import coherence_table
+
+    table = coherence_table(db, page.audit_ids[0])
+    for op in ("M2_sex", "M5_severity_b", "F7_commute_a", "M2_sex_coherent"):
+        listed = sum(bool(EXPECTED[(i, op)]) for i in range(2))
+        assert table.loc[op, "fired"] == 2 and table.loc[op, "flagged"] == listed, op
     # a page computes its own rows' marks: the second page of three has the same as the whole
     part = list_flips(db, "coh", limit=3, offset=3)
     assert [r.incoherent for r in part.rows] == [by_id[r.id].incoherent for r in part.rows]
