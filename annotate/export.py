@@ -29,7 +29,8 @@ FORMATS: tuple[str, ...] = ("csv", "jsonl")
 SHAPES: tuple[str, ...] = ("long", "wide")
 
 LONG_COLUMNS: tuple[str, ...] = (
-    "set", "code", "family", "operator", "dataset", "model", "rater", "source", "field",
+    "set", "code", "family", "operator", "incoherent", "dataset", "model", "rater", "source",
+    "field",
     "value", "event_id", "labelled_at", "time_on_item_ms", "reason", "codebook_version",
     "chain_head", "record_head",
 )
@@ -38,7 +39,11 @@ LONG_COLUMNS: tuple[str, ...] = (
 
 def _cases(db: sqlite_utils.Database, set_id: int) -> list[dict]:
     """The set's cases; `operator_id` names every operator a merged case stands for
-    ('M4_negation_a+M4_negation_b': its labels apply to each edit)."""
+    ('M4_negation_a+M4_negation_b': its labels apply to each edit); `incoherent` the
+    coherence checks its edit of the question fails (`analysis.audit.coherence`, as the
+    audit report and `paw flips` count them), comma-separated, '' when none — coordinator
+    material: the raters' case views never show it (docs/annotation.md, "Coherence")."""
+    from analysis.audit.coherence import flags
     from store.db import loads
 
     row = db.execute("SELECT config_json FROM annotation_sets WHERE id = ?", [set_id]).fetchone()
@@ -46,14 +51,20 @@ def _cases(db: sqlite_utils.Database, set_id: int) -> list[dict]:
               for m in ((loads(row[0]) if row else None) or {}).get("merged", ())}
     cases = list(db.query(
         "SELECT c.id, c.code, c.variant_id, c.stratum, c.ask_harm, c.ask_chain_registration, "
-        "v.operator_id, "
-        "v.family, b.answer AS answer_before, p.answer AS answer_after "
+        "v.operator_id, v.family, v.fired, v.target, v.text AS v_text, v.new, i.question, "
+        "b.answer AS answer_before, p.answer AS answer_after "
         "FROM annotation_cases c JOIN variants v ON v.id = c.variant_id "
+        "JOIN items i ON i.id = v.item_id "
         "LEFT JOIN generations b ON b.id = c.baseline_generation_id "
         "LEFT JOIN generations p ON p.id = c.perturbed_generation_id "
         "WHERE c.set_id = ? ORDER BY c.code", [set_id]))
     for case in cases:
         case["operator_id"] = merged.get(case["variant_id"], case["operator_id"])
+        fired, target = case.pop("fired"), case.pop("target")
+        edits_question = bool(fired) and target == "question"
+        question, text, new = case.pop("question"), case.pop("v_text"), case.pop("new")
+        case["incoherent"] = ",".join(flags(question, text, new)) \
+            if edits_question and text else ""
     return cases
 
 
@@ -104,7 +115,8 @@ def _heads(db: sqlite_utils.Database) -> dict[str, str]:
 def _long(set_name: str, case: dict, heads: dict[str, str], **values: Any) -> dict[str, Any]:
     family, dataset, model = (case["stratum"].split("|") + ["", "", ""])[:3]
     row = {"set": set_name, "code": case["code"], "family": family,
-           "operator": case["operator_id"], "dataset": dataset, "model": model,
+           "operator": case["operator_id"], "incoherent": case["incoherent"],
+           "dataset": dataset, "model": model,
            "codebook_version": CODEBOOK_VERSION, **heads, **values}
     return {c: row.get(c) for c in LONG_COLUMNS}
 
@@ -129,9 +141,9 @@ def wide_rows(db: sqlite_utils.Database, set_name: str) -> list[dict[str, Any]]:
         family, dataset, model = (case["stratum"].split("|") + ["", "", ""])[:3]
         row: dict[str, Any] = {
             "set": the_set.name, "code": case["code"], "family": family,
-            "operator": case["operator_id"], "dataset": dataset, "model": model,
-            "ask_harm": case["ask_harm"], "ask_chain_registration":
-                case["ask_chain_registration"],
+            "operator": case["operator_id"], "incoherent": case["incoherent"],
+            "dataset": dataset, "model": model, "ask_harm": case["ask_harm"],
+            "ask_chain_registration": case["ask_chain_registration"],
             "answer_before": case["answer_before"], "answer_after": case["answer_after"],
         }
         for name in FIELDS:

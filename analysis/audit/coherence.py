@@ -18,7 +18,8 @@ an incoherence the edit brought in:
   text (its severity word inverted);
 - `double_negative`: a negation of M4's phrases followed by another negation;
 - `cut_number`: a number in the edited text that is neither in the original nor the edit's
-  own new value (a decimal, range or ratio split in two).
+  own new value (a decimal, range or ratio split in two; digits after a letter, as in
+  `B12` or `G4P3`, are part of a name and not counted).
 
 The checks are PAW's, beyond Appendix F; they never change a result, they are reported beside
 it (`coherence_table`), and the coherent operator variants (`*_coherent`,
@@ -29,7 +30,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from store.db import loads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,6 +42,10 @@ if TYPE_CHECKING:
 CHECKS: tuple[str, ...] = ("pronouns", "age_noun", "named_condition", "double_negative",
                            "cut_number")
 """The checks, in report order."""
+
+SHORT: dict[str, str] = {"pronouns": "pron", "age_noun": "age", "named_condition": "cond",
+                         "double_negative": "neg", "cut_number": "num"}
+"""Each check's short name, for a narrow table column (the flip inspector's `coh.`)."""
 
 NAMED_CONDITIONS: tuple[str, ...] = (
     "chronic obstructive pulmonary disease", "acute respiratory distress syndrome",
@@ -78,17 +86,24 @@ _OBSTETRIC = re.compile(r"G\d+P\d+\w*|primigravida|multigravida|gravida", re.IGN
 DOUBLE_NEGATIVE = re.compile(
     r"\b(?:does not|do not|did not)\s+(?:present with|report|have a history of|complain of)"
     r"\s+(?:no|not|never|without|denies|nothing|none)\b", re.IGNORECASE)
-NUMBER = re.compile(r"\d+(?:[.,:/\-–]\d+)*")
+NUMBER = re.compile(r"(?<![^\W_])\d+(?:[.,:/\-–٫٬]\d+)*")
+"""A number: digits of any script with their decimal (`.`, `,`, Arabic `٫`), range or ratio
+parts; digits glued to a letter before them (`B12`, `G4P3`, `HbA1c`, an operator id's `M5`)
+are part of a name, not a number an edit could cut."""
 
 
+@lru_cache(maxsize=4096)
 def _pronoun_conflicts(text: str) -> int:
     """Pronouns of the other sex than the first sex marker's, not after a relative of their
-    sex in the same sentence (0 when the text has no marker)."""
+    sex in the same sentence (0 when the text has no marker). Cached: an item's question is
+    the original of every edit of it (the flip list, the annotation export)."""
     words = [w.lower() for w in _WORD.findall(text)]
     sex = next((_MARKERS[w] for w in words if w in _MARKERS), None)
     if sex is None:
         return 0
     other = _FEMALE if sex == "male" else _MALE
+    if other.isdisjoint(words):
+        return 0
     other_sex = "female" if sex == "male" else "male"
     conflicts = 0
     for sentence in _SENTENCE.split(text):
@@ -105,6 +120,7 @@ def _pronoun_conflicts(text: str) -> int:
     return conflicts
 
 
+@lru_cache(maxsize=4096)
 def _age_conflicts(text: str) -> int:
     bad = 0
     for match in AGE_NOUN.finditer(text):
@@ -113,6 +129,16 @@ def _age_conflicts(text: str) -> int:
                 _OBSTETRIC.fullmatch(noun) and not 14 <= age <= 55:
             bad += 1
     return bad
+
+
+@lru_cache(maxsize=4096)
+def _double_negatives(text: str) -> int:
+    return len(DOUBLE_NEGATIVE.findall(text))
+
+
+@lru_cache(maxsize=4096)
+def _numbers(text: str) -> Counter:
+    return Counter(NUMBER.findall(text))
 
 
 def _named(text: str) -> Counter:
@@ -130,18 +156,26 @@ def flags(original: str, edited: str, new: str | None = None) -> list[str]:
         out.append("age_noun")
     if _named(original) - _named(edited):
         out.append("named_condition")
-    if len(DOUBLE_NEGATIVE.findall(edited)) > len(DOUBLE_NEGATIVE.findall(original)):
+    if _double_negatives(edited) > _double_negatives(original):
         out.append("double_negative")
-    added = Counter(NUMBER.findall(edited)) - Counter(NUMBER.findall(original)) \
-        - Counter(NUMBER.findall(new or ""))
+    added = _numbers(edited) - _numbers(original) - Counter(NUMBER.findall(new or ""))
     if added:
         out.append("cut_number")
     return out
 
 
+def edited_chain_source(source_text: str | None, details_json: str | None) -> str:
+    """The baseline chain an F-block operator edited, the original of its checks: the source
+    generation's output cut to the variant's recorded `chain_chars` (its final answer
+    stripped, `workbench/audit/plan.py`)."""
+    source_text = source_text or ""
+    chars = (loads(details_json) or {}).get("chain_chars")
+    return source_text[:chars] if isinstance(chars, int) else source_text
+
+
 _EDITS_SQL = """
 SELECT DISTINCT v.id, v.operator_id, v.family, v.target, v.text, v.new, i.question,
-       g.output AS chain
+       g.output AS chain, v.details_json
 FROM jobs j
 JOIN variants v ON v.id = j.variant_id
 JOIN items i ON i.id = v.item_id
@@ -154,8 +188,9 @@ ORDER BY v.operator_id, v.id
 def edit_flags(db: sqlite_utils.Database, audit_id: int) -> dict[int, list[str]]:
     """Variant id → the checks it fails, for every fired question or chain edit of an audit."""
     out = {}
-    for vid, _, _, target, text, new, question, chain in db.execute(_EDITS_SQL, [audit_id]):
-        original = question if target == "question" else (chain or "")
+    for vid, _, _, target, text, new, question, chain, details in db.execute(
+            _EDITS_SQL, [audit_id]):
+        original = question if target == "question" else edited_chain_source(chain, details)
         out[int(vid)] = flags(original, text or "", new)
     return out
 
@@ -166,9 +201,9 @@ def coherence_table(db: sqlite_utils.Database, audit_id: int) -> pd.DataFrame:
     import pandas as pd
 
     rows: dict[str, dict] = {}
-    for _, operator, family, target, text, new, question, chain in db.execute(
+    for _, operator, family, target, text, new, question, chain, details in db.execute(
             _EDITS_SQL, [audit_id]):
-        original = question if target == "question" else (chain or "")
+        original = question if target == "question" else edited_chain_source(chain, details)
         failed = flags(original, text or "", new)
         row = rows.setdefault(operator, {"operator": operator, "family": family, "fired": 0,
                                          "flagged": 0, **dict.fromkeys(CHECKS, 0)})

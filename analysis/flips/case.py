@@ -9,6 +9,7 @@ from typing import Any
 
 import sqlite_utils
 
+from analysis.audit.coherence import edited_chain_source
 from analysis.audit.definitions import JOINT_FAMILIES, AuditRole, chain_updated
 from analysis.common.textdiff import Span, edit_spans
 from analysis.flips.index import (
@@ -190,8 +191,7 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         source = db.execute("SELECT output FROM generations WHERE id = ?",
                             [row["source_generation_id"]]).fetchone()
         source_text = (source[0] if source else None) or ""
-        chars = (loads(row["details_json"]) or {}).get("chain_chars")
-        original_chain = source_text[:chars] if isinstance(chars, int) else source_text
+        original_chain = edited_chain_source(source_text, row["details_json"])
         edited_chain = row["v_text"]
         if edited_chain is not None:
             chain_spans = edit_spans(original_chain, edited_chain)
@@ -225,23 +225,55 @@ def flip_case(db: sqlite_utils.Database, case_id: int | str) -> FlipCase:
         original_chain=original_chain, edited_chain=edited_chain, chain_spans=chain_spans,
         output=row["output"], generation_id=row["generation_id"],
         base_generation_id=base["id"] if base else None,
-        incoherent=_incoherent(row, question, edited, original_chain, edited_chain))
+        incoherent=edit_incoherence(row["role"], row["fired"], question, row["v_text"],
+                                    row["new"], original_chain))
 
 
-def _incoherent(row: dict, question: str, edited: str, original_chain: str | None,
-                edited_chain: str | None) -> tuple[str, ...]:
-    """The coherence checks a fired question or chain edit fails (`analysis.audit.coherence`)."""
+def edit_incoherence(role: str, fired: Any, question: str, v_text: str | None,
+                     new: str | None, original_chain: str | None) -> tuple[str, ...]:
+    """The coherence checks (`analysis.audit.coherence.CHECKS`) a fired question or chain
+    edit fails, each only when the edit brought the incoherence in: what the case view and
+    the flip list (`incoherence`) both show for one edit."""
     from analysis.audit.coherence import flags
 
-    if not row["fired"]:
+    if not fired or not v_text:
         return ()
-    if row["role"] == AuditRole.F_BLOCK:
-        if original_chain is None or edited_chain is None:
-            return ()
-        return tuple(flags(original_chain, edited_chain, row["new"]))
-    if row["role"] in QUESTION_EDIT_ROLES and row["v_text"]:
-        return tuple(flags(question, edited, row["new"]))
+    if role == AuditRole.F_BLOCK:
+        return () if original_chain is None else tuple(flags(original_chain, v_text, new))
+    if role in QUESTION_EDIT_ROLES:
+        return tuple(flags(question, v_text, new))
     return ()
+
+
+_COHERENCE_SQL = """
+SELECT j.id, j.role, j.variant_id, v.fired, v.text AS v_text, v.new, v.details_json,
+       i.question,
+       CASE WHEN j.role = 'f_block' THEN (SELECT g.output FROM generations g
+            WHERE g.id = v.source_generation_id) END AS source
+FROM jobs j
+JOIN variants v ON v.id = j.variant_id
+JOIN items i ON i.id = j.item_id
+WHERE j.id IN ({ids})
+"""
+
+
+def incoherence(db: sqlite_utils.Database, job_ids: list[int]) -> dict[int, tuple[str, ...]]:
+    """Job id → the coherence checks its edit fails, for a page of the flip list: one query
+    for the page's rows (a few regular expressions per edit, never the whole audit)."""
+    out: dict[int, tuple[str, ...]] = {}
+    by_variant: dict[int, tuple[str, ...]] = {}  # the arms answering one edit share it
+    for start in range(0, len(job_ids), 500):
+        chunk = job_ids[start:start + 500]
+        sql = _COHERENCE_SQL.format(ids=", ".join("?" for _ in chunk))
+        for r in db.query(sql, chunk):
+            variant = int(r["variant_id"])
+            if variant not in by_variant:
+                original_chain = (edited_chain_source(r["source"], r["details_json"])
+                                  if r["role"] == AuditRole.F_BLOCK else None)
+                by_variant[variant] = edit_incoherence(r["role"], r["fired"], r["question"],
+                                                       r["v_text"], r["new"], original_chain)
+            out[int(r["id"])] = by_variant[variant]
+    return out
 
 
 def _robustness_verdicts(db: sqlite_utils.Database, row: dict) -> tuple[tuple[str, str], ...]:

@@ -20,6 +20,7 @@ from typing import Any
 import sqlite_utils
 
 from analysis.audit.frames import resolve_audit
+from analysis.flips.case import incoherence
 from analysis.flips.index import (
     PERTURBED_ROLES_SQL,
     ROLE_BLOCK,
@@ -96,6 +97,9 @@ class FlipRow:
         jsd: JSD in bits between the option distributions before and after (or None).
         base_text, answer_text: for the option shuffle, the texts of the options chosen
             before and after (its flip is by text: 'A->A' can be a flip); None otherwise.
+        incoherent: the coherence checks the edit fails (`analysis.audit.coherence.CHECKS`:
+            'pronouns', 'age_noun', …; empty when none), each only when the edit brought
+            the incoherence in — computed for the page's rows only, as the case view does.
     """
 
     id: int
@@ -121,6 +125,7 @@ class FlipRow:
     jsd: float | None
     base_text: str | None = None
     answer_text: str | None = None
+    incoherent: tuple[str, ...] = ()
 
     def answer_cell(self, arrow: str = "→", width: int = 18, letters: bool = True) -> str:
         """The answer before and after: letters, and for the shuffle the chosen options'
@@ -133,6 +138,13 @@ class FlipRow:
             return pair
         texts = f"{_clip(self.base_text, width)}{arrow}{_clip(self.answer_text, width)}"
         return f"{pair} ({texts})" if letters else texts
+
+    def incoherent_cell(self, short: bool = False) -> str:
+        """The failed coherence checks joined by ',' ('–' when none); `short`: their short
+        names (`analysis.audit.coherence.SHORT`, for a narrow column)."""
+        from analysis.audit.coherence import SHORT
+
+        return ",".join(SHORT.get(c, c) if short else c for c in self.incoherent) or "–"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -298,12 +310,16 @@ def list_flips(db: sqlite_utils.Database, audit: str | int | None = None,
         f"SELECT fi.job_id FROM flip_index fi WHERE {where} ORDER BY {ORDERS[order]} "
         "LIMIT ? OFFSET ?", [*params, limit, offset])]
     rows = {}
+    marks: dict[int, tuple[str, ...]] = {}
     if ids:
         sql = _PAGE_SQL.format(judge=_JUDGE_METHODS, judgements=_JUDGEMENTS,
                                ids=", ".join("?" for _ in ids))
         rows = {r["job_id"]: r for r in db.query(sql, ids)}
-    return FlipPage(tuple(_row(rows[i]) for i in ids), int(total), offset, limit,
-                    tuple(audit_ids))
+        # The page's rows only (at most `limit`): regular expressions over texts the page
+        # already names, cheap beside the page query (bench/flips_scale.py times it).
+        marks = incoherence(db, ids)
+    return FlipPage(tuple(_row(rows[i], marks.get(i, ())) for i in ids), int(total), offset,
+                    limit, tuple(audit_ids))
 
 
 def _clip(text: str | None, width: int = 18) -> str:
@@ -326,7 +342,7 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _row(r: dict) -> FlipRow:
+def _row(r: dict, incoherent: tuple[str, ...] = ()) -> FlipRow:
     return FlipRow(
         id=r["job_id"], audit_id=r["audit_id"], audit=r["audit"], arm_id=r["arm_id"],
         arm=r["arm"], model=r["model"], item_id=r["item_id"], item=r["item"],
@@ -336,7 +352,8 @@ def _row(r: dict) -> FlipRow:
         excluded=r["excluded"], chain_updated=_bool(r["chain_updated"]),
         judge=tuple(r["judge"].split(",")) if r["judge"] else (), jsd=r["jsd"],
         base_text=_option_text(r["i_options"], r["base_answer"]),
-        answer_text=_option_text(r["v_options"] or r["i_options"], r["answer"]))
+        answer_text=_option_text(r["v_options"] or r["i_options"], r["answer"]),
+        incoherent=incoherent)
 
 
 def filter_values(db: sqlite_utils.Database, audit: str | int) -> dict[str, list[str]]:

@@ -42,6 +42,11 @@ def test_checks_flag_only_what_the_edit_brought_in():
     assert flags("Temperature 38.5 and pulse 120.", "Temperature 38.pulse 120 and 5.",
                  None) == ["cut_number"]
     assert flags("A 45-year-old man.", "A 72-year-old man.", "72") == []
+    # an Arabic decimal cut in two is a cut number too; digits glued to a letter (a vitamin,
+    # obstetric notation, an id) name something and are not numbers an edit can cut
+    assert flags("Temperature ٣٨٫٥ and pulse ١٢٠.", "Temperature ٣٨.pulse ١٢٠ and ٥.",
+                 None) == ["cut_number"]
+    assert flags("Low vitamin levels.", "Low vitamin B12 levels in a G4P3 woman.", None) == []
     # a pronoun after a relative of its sex is the relative's
     assert flags("A 60-year-old man says his wife is ill.",
                  "A 60-year-old man says his wife is ill and she is tired.", None) == []

@@ -43,11 +43,12 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
     flip_column = flt.flipped is not True
     lines += table(
         ["id", "arm", "item", "operator", "D/P", "answer"] + (["flip"] if flip_column else [])
-        + ["JSD", "chain upd", "judge"],
+        + ["JSD", "chain upd", "judge", "incoherent"],
         [[r.id, r.arm, r.item, r.operator_id, r.intent or "–",
           f"{r.base_answer or '?'}->{r.answer or '?'}" if r.excluded is None
           else r.excluded] + ([_yes_no(r.flipped)] if flip_column else [])
-         + [_fmt_jsd(r.jsd), _yes_no(r.chain_updated), ",".join(r.judge) or "–"]
+         + [_fmt_jsd(r.jsd), _yes_no(r.chain_updated), ",".join(r.judge) or "–",
+            r.incoherent_cell()]
          for r in page.rows])
     lines += ["", "one case: paw flips show ID"]
     return lines

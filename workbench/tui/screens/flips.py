@@ -63,11 +63,11 @@ def row_cells(row: FlipRow) -> tuple[str, ...]:
     return (str(row.id), row.item, row.operator_id, row.intent or "–",
             row.answer_cell(width=9, letters=False), flip,
             "–" if row.jsd is None else f"{row.jsd:.3f}", chain, ",".join(row.judge) or "–",
-            row.arm)
+            row.incoherent_cell(short=True), row.arm)
 
 
 COLUMNS = ("id", "item", "operator", "int.", "answer", "flip", "JSD", "chain", "judge",
-           "arm")
+           "coh.", "arm")
 """The arm comes last: its labels are long, and at 80 columns the rest must stay visible."""
 
 
@@ -401,6 +401,7 @@ class FlipsScreen(Screen[None]):
                     if str(r.id) == event.row_key.value), None)
         flip = "" if row is None or row.flipped is None else (
             " · flipped" if row.flipped else " · kept")
+        flip += f" · INCOHERENT EDIT: {', '.join(row.incoherent)}" if row and row.incoherent else ""
         self.query_one("#row-detail", Static).update(
             "" if row is None else f"{row.id} · {row.arm} · {row.item} · {row.operator_id} "
                                    f"({row.intent or '–'}) · {row.answer_cell()}{flip}")
