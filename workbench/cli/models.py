@@ -39,10 +39,13 @@ def list_command(db_path: str) -> None:
 
     The batching column is the last self-check on this machine: `batch N: identical`
     (N sequences per llama.cpp batch gave the same bits as one at a time, so batching
-    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`.
+    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`. A line
+    under the model gives the batch width chosen by measuring this machine and the decode
+    rates measured at each width (`workbench.models.width`), once a run has measured them.
     """
     from store.models import list_models
     from workbench.models.registry import batch_verdict, default_model, format_notes
+    from workbench.models.width import latest_choice
 
     db = open_store(db_path)
     default_model(db)
@@ -58,6 +61,9 @@ def list_command(db_path: str) -> None:
                    f"{form}\t{model.path}")
         for note in format_notes(db, model):
             click.echo(f"  {model.name}: {note}")
+        choice = latest_choice(db, model)
+        if choice is not None:
+            click.echo(f"  {model.name}: {choice.message}")
 
 
 @models_group.command("add")
@@ -178,7 +184,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
                 "template": template_id, "temperature": temperature, "seeds": seed_list,
                 "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx,
-                "batch": runner.batch_size, "servers": servers}
+                "batch": batch_size or "measured", "servers": servers}
     with ProgressReporter() as progress:
         summary = plan.execute(settings, progress)
     _print_summary(summary)
