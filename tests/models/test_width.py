@@ -109,3 +109,9 @@ def test_width_is_measured_once_stored_shown_reused_and_changes_no_bit(
     rows = _rows(measured)
     assert len(rows) == 4
     assert rows == _rows(fixed)
+
+
+def test_a_failed_measurement_says_so_and_keeps_the_default_width() -> None:
+    failed = WidthChoice(8, {}, 2, 1, 0.0, None, 0.0,
+                         {0: "measurement failed (no context); default width"})
+    assert failed.message == "batch width 8: measurement failed (no context); default width"

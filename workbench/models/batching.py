@@ -29,7 +29,7 @@ from workbench.models.arrangement import (
     decoder_cells,
     decoders_that_fit,
 )
-from workbench.models.batch import BatchJob, Slot
+from workbench.models.batch import DEFAULT_BATCH_SIZE, BatchJob, Slot
 from workbench.models.decoded import Decoded
 from workbench.models.execute import (
     Prepared,
@@ -169,7 +169,12 @@ def settle_width(runner: Runner, backend: Any) -> WidthChoice:
     choice = known.get(key) or stored
     if choice is None:
         prompt = _probes(runner, 1)[0].context_ids
-        choice = measure_widths(backend, arrangement.decoders, arrangement.threads, prompt)
+        try:
+            choice = measure_widths(backend, arrangement.decoders, arrangement.threads, prompt)
+        except RuntimeError as exc:  # llama.cpp could not make or run a context: not stored
+            return WidthChoice(DEFAULT_BATCH_SIZE, {}, arrangement.decoders,
+                               arrangement.threads, 0.0, None, 0.0,
+                               {0: f"measurement failed ({exc}); default width"})
     if stored is None:
         record_choice(runner.db, runner.model, key, choice)
     known[key] = choice

@@ -83,6 +83,8 @@ class WidthChoice:
     @property
     def message(self) -> str:
         """One line for `paw models` and a run's progress."""
+        if not self.rates:
+            return f"batch width {self.width}: {'; '.join(self.skipped.values())}"
         when = f"measured {self.stored_at}, stored for this machine" if self.stored_at else \
             f"measured now in {self.seconds:.1f} s"
         on = (f"{self.decoders} decoder{'s' * (self.decoders != 1)} × {self.threads} "
