@@ -134,13 +134,16 @@ def label_until(db, person, rater: int, session, queue, start: int, target: int,
 
 
 def both_labelled(db, alice, bob, limit: int = 60) -> list[str]:
-    """Codes of cases both raters have labelled (a relabel there changes the tables)."""
+    """Codes of cases both raters have labelled (a relabel there changes the tables); at
+    a tiny size with none yet, the cases bob labelled."""
     return [row[0] for row in db.execute(
         "SELECT c.code FROM annotation_cases c JOIN annotation_sets s ON s.id = c.set_id "
         "WHERE s.name = ? AND EXISTS (SELECT 1 FROM label_events e WHERE e.case_id = c.id "
         "AND e.person_id = ?) AND EXISTS (SELECT 1 FROM label_events e WHERE "
         "e.case_id = c.id AND e.person_id = ?) ORDER BY c.id LIMIT ?",
-        [SET, alice.id, bob.id, limit])]
+        [SET, alice.id, bob.id, limit])] or [row[0] for row in db.execute(
+            "SELECT DISTINCT c.code FROM annotation_cases c JOIN label_events e ON "
+            "e.case_id = c.id WHERE e.person_id = ? ORDER BY c.id LIMIT ?", [bob.id, limit])]
 
 
 def relabel(db, bob, bob_session, code: str) -> None:

@@ -61,7 +61,7 @@ def main() -> None:
             report = build_report(db, audit, {"n_boot": 0, "answer_reading": reading,
                                               "strip_stated_answer": strip})
             summary = report.section("summary").frame
-            afr[(reading, strip)] = {str(arm): (row["afr_d"], int(row["afr_d_n"]))
+            afr[(reading, strip)] = {str(arm): (row["afr_d"], int(row["afr_d_n"] or 0))
                                      for arm, row in summary.iterrows()}
             stated = report.meta["stated answer"].split(";")[0]
     print(f"F-block: {stated}")

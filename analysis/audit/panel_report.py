@@ -199,6 +199,15 @@ def build_panel_report(db: sqlite_utils.Database, refs: str | Sequence[str | int
             "afr_reading": d.AFR_READINGS[d.AFR_READING][0], "n_boot": n_boot, "seed": seed}
     if out_of_domain:
         meta["ood_datasets"] = ", ".join(out_of_domain)
+    # Each audit's arms' unparsed shares beside the paper's ≤ 3 %, as every report's header.
+    from dataclasses import replace
+
+    from analysis.common.unparsed import unparsed_meta
+    from store.runs import unparsed_by_arm
+
+    meta.update(unparsed_meta([replace(arm, label=f"{r.frames.audit['name']} {arm.label}")
+                               for r in panel.results
+                               for arm in unparsed_by_arm(db, int(r.frames.audit["id"]))]))
     sections = panel_sections(panel, ood)
     frames = {s.key: s.frame for s in sections}
     shape = (f"{len(medical.datasets)} medical datasets (+ {len(out_of_domain)} "

@@ -104,8 +104,16 @@ def fcs_plane_data(summary: pd.DataFrame, title: str = "Answer-flip plane") -> P
     notes = []
     for label, row in summary.iterrows():
         ad, ap = row.get("afr_d"), row.get("afr_p")
-        if ad is None or ap is None or math.isnan(ad) or math.isnan(ap):
-            notes.append(f"{label}: not computable (nothing fired)")
+        missing = [name for name, value in (("destructive", ad), ("preserving", ap))
+                   if value is None or math.isnan(value)]
+        if missing:
+            # Say which group is missing: destructive edits may have fired while no
+            # preserving one did (a battery without F4/F6/F7), which "nothing fired" hid.
+            what = " or ".join(missing)
+            group = "AFR_D" if missing == ["destructive"] else "AFR_P" if len(missing) == 1 \
+                else "AFR_D and AFR_P"
+            notes.append(f"{label}: not computable (no {what} edit fired: {group} "
+                         f"undefined)")
             continue
         series.append(Series(str(label), (float(ad),), (float(ap),), kind="scatter"))
         fcs = w * ad + (1 - w) * (1 - ap)

@@ -13,7 +13,8 @@ unless asked:
   after "answer is" / "answer:" ("The correct answer is Diltiazem."). It applies to every
   answer of the report at once and the report's header names it, so two readings never mix.
 - A kept chain "states" the baseline answer when one of its lines, read leniently, gives the
-  arm's baseline answer. The paper strips the baseline answer before continuation; PAW's
+  arm's baseline answer and none gives another option (a chain listing every option states
+  none). The paper strips the baseline answer before continuation; PAW's
   F-block keeps the chain's lines as the operator left them, so such continuations are
   counted in the report (`stated_answer`), and `--strip-stated-answer` excludes them.
 """
@@ -85,16 +86,18 @@ def _cue_label(line: str, labels: list[str]) -> str | None:
 
 
 def states_answer(chain: str | None, answer: Any, options: Any) -> bool:
-    """Whether a kept chain still states `answer`: one of its lines gives it as 'Answer: X'
-    or, read leniently, as a leading label or the option's own text."""
+    """Whether a kept chain still states `answer`: a line gives it as 'Answer: X' or, read
+    leniently, as a leading label or the option's own text — and no line states another
+    option that way (a chain that lists every option states none of them)."""
     if not isinstance(chain, str) or not isinstance(answer, str) or \
             not isinstance(options, dict):
         return False
     labels = [str(k) for k in options]
+    stated = set()
     for line in chain.splitlines():
-        if line.strip() and answer in (_cue_label(line, labels), lenient_answer(line, options)):
-            return True
-    return False
+        if line.strip():
+            stated |= {_cue_label(line, labels), lenient_answer(line, options)} - {None}
+    return stated == {answer}
 
 
 __all__ = ["READINGS", "READING_TEXT", "leading_label", "lenient_answer", "option_text_label",

@@ -44,7 +44,8 @@ _NOTES: dict[str, tuple[str, str]] = {
          "Acc.; classified edits for CDR; edits for AFR, CHS, DFG; both AFR groups' edits "
          "for FCS and MFC; scored items for ECR). Bold = each column's extremum over the "
          "arms (highest Acc., CDR, ECR; lowest AFR_D, CHS, DFG; ties all; FCS unbolded, as "
-         "the paper). '–' = not computable (nothing fired).")),
+         "the paper). '–' = not computable (no usable edit of what it needs fired: FCS and "
+         "MFC need both a destructive and a preserving F-block edit).")),
     "fblock": (
         "Table 4: accuracy vs F-block chain perturbation",
         ("F-pert = the arm's own baseline chain edited by F1 truncate-50, F2 delete, "

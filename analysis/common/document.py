@@ -66,6 +66,8 @@ class Figure:
         plot: the same figure's numbers as series (`analysis.common.plotdata`), which the
             terminal UI draws; a callable so they are computed only when shown. None: the
             figure exists only as a PNG.
+        short: a few words that tell this figure from the report's others in a narrow
+            list (the Statistics screen's); default: the caption.
     """
 
     name: str
@@ -74,6 +76,7 @@ class Figure:
     text: Callable[[], str] | None = None
     after: str = ""
     plot: Callable[[], PlotData] | None = None
+    short: str = ""
 
 
 @dataclass(frozen=True)

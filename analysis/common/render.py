@@ -23,6 +23,7 @@ import base64
 import html
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -281,13 +282,52 @@ def _meta_lines(meta: dict[str, Any]) -> str:
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1200px; }
-table { border-collapse: collapse; margin: 0.5em 0 0.3em; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+table { border-collapse: collapse; margin: 0.5em 0 0.3em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 2px 3px; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
-thead th { background: #f0f0f0; }
+tbody th:first-child { white-space: normal; }
+thead th { background: #f0f0f0; white-space: normal; }
+td .ci { color: #555; font-size: 0.75em; }
+div.table { overflow-x: auto; max-width: 100%; }
 p.note { color: #555; font-size: 0.85em; max-width: 60em; }
-img { max-width: 640px; }
+section.empty { background: #f7f7f7; border: 1px solid #ddd; padding: 0.2em 1em; }
+section.empty li { margin: 0.2em 0; }
+img { max-width: 100%; }
+@media print { div.table { overflow: visible; } body { margin: 0; } }
 """
+"""1,280 px: a CI goes on a second line of its cell (`html_cell`), so Table 3's ten columns
+fit; a table still wider scrolls inside its own box (`div.table`), never the page
+(tests/cli/test_html_report.py measures it in headless Chromium)."""
+
+_CI = re.compile(r"^(.*?) (\[[^\]]*\])(.*)$")
+
+
+def html_cell(text: str) -> str:
+    """A display cell as HTML: "0.52 [0.45, 0.60] ⁿ⁼⁶" is "0.52 ⁿ⁼⁶" over a second, smaller
+    line "[0.45, 0.60]"; anything else escaped as it is."""
+    esc = html.escape
+    match = _CI.match(text)
+    if match is None:
+        return esc(text)
+    value, interval, rest = match.groups()
+    return f'{esc(value)}{esc(rest)}<br><span class="ci">{esc(interval)}</span>'
+
+
+def is_empty(frame: pd.DataFrame) -> bool:
+    """A table with nothing to read: no columns, no rows, or every cell not computable."""
+    if not len(frame.columns) or not len(frame):
+        return True
+    shown = display_frame(frame)
+    return bool(len(shown.columns)) and all(
+        str(c) in ("–", "", "nan") for row in shown.itertuples(index=False) for c in row)
+
+
+def _why_empty(section: Section) -> str:
+    frame = section.frame
+    what = ("it has no columns" if not len(frame.columns) else "it has no rows" if not len(frame)
+            else "every cell is '–' (not computable)")
+    first = section.note.split(". ")[0].rstrip(".") if section.note else ""
+    return f"{what}" + (f"; what it shows: {first}." if first else ".")
 
 
 def html_table(frame: pd.DataFrame) -> str:
@@ -299,13 +339,23 @@ def html_table(frame: pd.DataFrame) -> str:
     header = ([shown.index.name] if named else []) + [str(c) for c in shown.columns]
     lines = ['<table class="dataframe">', "<thead><tr>"
              + "".join(f"<th>{esc(str(h))}</th>" for h in header) + "</tr></thead>", "<tbody>"]
-    for i, (label, row) in enumerate(zip(shown.index, shown.itertuples(index=False), strict=True)):
-        cells = [f"<th>{esc(str(label))}</th>"] if named else []
-        cells += [f"<td><b>{esc(str(c))}</b></td>" if (i, j) in bold else
-                  f"<td>{esc(str(c))}</td>" for j, c in enumerate(row)]
+    rows = list(zip(shown.index, shown.itertuples(index=False), strict=True))
+    # Rows with nothing computable (11 of 12 Appendix G rows on a small audit) are named
+    # under the table instead of drawn as lines of dashes.
+    dashes = [str(label) for label, row in rows if all(str(c) in (DASH, "") for c in row)]
+    dashes = dashes if named and len(dashes) < len(rows) else []
+    for i, (label, row) in enumerate(rows):
+        if str(label) in dashes:
+            continue
+        # A long arm label ('default/neutral_cot@1') may break after its '/'.
+        cells = [f"<th>{esc(str(label)).replace('/', '/<wbr>')}</th>"] if named else []
+        cells += [f"<td><b>{html_cell(str(c))}</b></td>" if (i, j) in bold else
+                  f"<td>{html_cell(str(c))}</td>" for j, c in enumerate(row)]
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines.append("</tbody></table>")
-    return "\n".join(lines)
+    gone = (f'<p class="note">Not computable here (every cell {DASH}): '
+            f'{esc(", ".join(dashes))}.</p>') if dashes else ""
+    return '<div class="table">' + "\n".join(lines) + "</div>" + gone
 
 
 def render_html(title: str, meta: dict[str, Any], sections: Sequence[Section],
@@ -328,8 +378,18 @@ def render_html(title: str, meta: dict[str, Any], sections: Sequence[Section],
     body = [f"<h1>{esc(title)}</h1>", "<ul>"]
     body += [f"<li><b>{esc(str(k))}</b>: {esc(str(v))}</li>" for k, v in meta.items()]
     body.append("</ul>")
+    # Empty tables are listed once at the top, each with why, instead of headings over
+    # tables of dashes down the page (about 40 % of a small audit's report, issue 38).
+    empty = [s for s in sections if is_empty(s.frame)]
+    if empty:
+        body.append('<section class="empty"><h2>Not computable here, and why</h2><ul>')
+        body += [f"<li><b>{esc(s.title)}</b>: {esc(_why_empty(s))}</li>" for s in empty]
+        body.append("</ul></section>")
     body += images("")
     for section in sections:
+        if is_empty(section.frame):
+            body += images(section.json_key)
+            continue
         body.append(f"<h2>{esc(section.title)}</h2>")
         body.append(html_table(section.frame))
         if section.note:

@@ -45,8 +45,9 @@ def unparsed_meta(arms: list[ArmAnswers]) -> dict[str, str]:
         return {}
     shares = "; ".join(f"{a.label}: {share_text(a)}" + (" ⚠" if over_threshold(a) else "")
                        for a in arms)
-    meta = {"unparsed answers": f"{shares} (paper ≤ 3 %, {PAPER_QUOTE}; unparsed answers "
-                                "are dropped from every rate)"}
+    meta = {"unparsed answers": f"{shares} (paper ≤ 3 %, {PAPER_QUOTE}; as stored, i.e. "
+                                "the paper's reading; unparsed answers are dropped from "
+                                "every rate)"}
     high = [a.label for a in arms if over_threshold(a)]
     if high:
         meta["unparsed warning"] = (

@@ -342,6 +342,14 @@ def build_report(db: sqlite_utils.Database, study: str | int | None = None,
     else:
         sections = study_sections(data, tests, n_boot=n_boot, options=settings)
     sections, figures = with_power(db, int(info["id"]), sections, figures)
+    from analysis.counterfactual.empty import nothing_fired_section
+
+    empty = None if dose else nothing_fired_section(db, info, data.units)
+    if empty is not None:
+        sections = [empty, *sections]
+        meta["models"] = ", ".join(r[0] for r in db.execute(
+            "SELECT DISTINCT m.name FROM arms a JOIN models m ON m.id = a.model_id "
+            "WHERE a.audit_id = ? ORDER BY a.id", [info["id"]])) or "none"
     return Report(f"PAW study report (seed 000): {info['name']}", meta, sections, figures)
 
 

@@ -94,6 +94,8 @@ class FlipRow:
         chain_updated: token-rule verdict (M2/M4/M5), else None.
         judge: LLM-judge verdicts, e.g. ('no',), empty when none is stored.
         jsd: JSD in bits between the option distributions before and after (or None).
+        base_text, answer_text: for the option shuffle, the texts of the options chosen
+            before and after (its flip is by text: 'A->A' can be a flip); None otherwise.
     """
 
     id: int
@@ -117,6 +119,20 @@ class FlipRow:
     chain_updated: bool | None
     judge: tuple[str, ...]
     jsd: float | None
+    base_text: str | None = None
+    answer_text: str | None = None
+
+    def answer_cell(self, arrow: str = "→", width: int = 18, letters: bool = True) -> str:
+        """The answer before and after: letters, and for the shuffle the chosen options'
+        texts (each cut to `width`; only the texts when `letters` is False), since a
+        shuffle flips by text and its letters alone can read 'A→A'."""
+        if self.excluded is not None:
+            return self.excluded
+        pair = f"{self.base_answer or '?'}{arrow}{self.answer or '?'}"
+        if self.block != "shuffle" or (self.base_text is None and self.answer_text is None):
+            return pair
+        texts = f"{_clip(self.base_text, width)}{arrow}{_clip(self.answer_text, width)}"
+        return f"{pair} ({texts})" if letters else texts
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -236,6 +252,9 @@ SELECT fi.job_id, fi.audit_id, au.name AS audit, fi.arm_id, ar.label AS arm, m.n
        fi.item_id, i.source_id AS item, d.name AS dataset, fi.role, fi.family,
        fi.operator_id, fi.intent, fi.base_answer, fi.answer, fi.flipped, fi.excluded,
        fi.chain_updated, fi.jsd, fi.generation_id,
+       CASE WHEN fi.role = 'shuffle' THEN i.options_json END AS i_options,
+       CASE WHEN fi.role = 'shuffle' THEN (SELECT v.options_json FROM jobs jb
+            JOIN variants v ON v.id = jb.variant_id WHERE jb.id = fi.job_id) END AS v_options,
        (SELECT group_concat(ju.verdict, ',') FROM {judgements}
         WHERE ju.subject_generation_id = fi.generation_id AND {judge}) AS judge
 FROM flip_index fi
@@ -287,6 +306,22 @@ def list_flips(db: sqlite_utils.Database, audit: str | int | None = None,
                     tuple(audit_ids))
 
 
+def _clip(text: str | None, width: int = 18) -> str:
+    if text is None:
+        return "?"
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _option_text(options_json: str | None, label: str | None) -> str | None:
+    import json
+
+    if not options_json or label is None:
+        return None
+    options = json.loads(options_json)
+    return str(options[label]) if isinstance(options, dict) and label in options else None
+
+
 def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
@@ -299,7 +334,9 @@ def _row(r: dict) -> FlipRow:
         family=r["family"], operator_id=r["operator_id"], intent=r["intent"],
         base_answer=r["base_answer"], answer=r["answer"], flipped=_bool(r["flipped"]),
         excluded=r["excluded"], chain_updated=_bool(r["chain_updated"]),
-        judge=tuple(r["judge"].split(",")) if r["judge"] else (), jsd=r["jsd"])
+        judge=tuple(r["judge"].split(",")) if r["judge"] else (), jsd=r["jsd"],
+        base_text=_option_text(r["i_options"], r["base_answer"]),
+        answer_text=_option_text(r["v_options"] or r["i_options"], r["answer"]))
 
 
 def filter_values(db: sqlite_utils.Database, audit: str | int) -> dict[str, list[str]]:

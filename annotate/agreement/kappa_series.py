@@ -161,4 +161,15 @@ def series_plot(title: str, kappas: Sequence[float | None]) -> PlotData:
                  + f" · lowest {min(drawn):.2f} · highest {max(drawn):.2f}",)
     return PlotData(title=f"κ over paired labels: {title}", xlabel="paired labels n",
                     ylabel="κ after n", series=(Series("κ", xs, tuple(kappas)),),
-                    xlim=(1, max(2, len(kappas))), ylim=(low, 1.0), notes=notes)
+                    xlim=(1, max(2, len(kappas))), ylim=kappa_ylim(low), notes=notes)
+
+
+KAPPA_PAD: float = 0.05
+"""Share of the κ axis left free beyond its lowest value and beyond 1.0: on the frame itself
+the lowest point was clipped and a line at κ = 1.00 was drawn on the top edge, invisible."""
+
+
+def kappa_ylim(low: float) -> tuple[float, float]:
+    """The κ axis: from a little under the lowest value (or 0) to a little over 1.0."""
+    pad = KAPPA_PAD * (1.0 - low)
+    return (low - pad, 1.0 + pad)

@@ -272,8 +272,8 @@ def progress(db: sqlite_utils.Database, set_name: str,
              log: LabelLog | None = None) -> list[RaterProgress]:
     """Per rater: cases with every asked field labelled (note excepted), cases touched.
 
-    Raters are those with an order in the set or an event in it (EXISTS, never a join of
-    orders to events). `log` as for `all_agreements`.
+    Raters are those with an order in the set or an event in it (never a join of orders
+    to events: `log_progress`). `log` as for `all_agreements`.
     """
     from annotate.sets.annotation_set import set_id_of
 
@@ -284,15 +284,17 @@ def progress(db: sqlite_utils.Database, set_name: str,
 def log_progress(db: sqlite_utils.Database, set_id: int,
                  log: LabelLog) -> list[RaterProgress]:
     """`progress` from a refreshed `log`, which keeps each rater's started and completed
-    cases as events are folded (nothing here reads a label)."""
+    cases as events are folded (nothing here reads a label). The raters: those with an
+    order in the set (one key lookup each) or an event in it (the log knows who has: an
+    EXISTS over events would walk all of a rater's events in other sets)."""
     total = len(log.cases(db))
     out = []
-    for person_id, name in db.execute(
-            "SELECT p.id, p.name FROM people p WHERE p.role = 'rater' AND ("
-            "EXISTS (SELECT 1 FROM annotation_orders o WHERE o.set_id = ? "
-            "AND o.person_id = p.id) OR EXISTS (SELECT 1 FROM label_events e "
-            "JOIN annotation_cases c ON c.id = e.case_id WHERE c.set_id = ? "
-            "AND e.person_id = p.id)) ORDER BY p.name", [set_id, set_id]):
+    for person_id, name, ordered in db.execute(
+            "SELECT p.id, p.name, EXISTS (SELECT 1 FROM annotation_orders o WHERE "
+            "o.set_id = ? AND o.person_id = p.id) FROM people p WHERE p.role = 'rater' "
+            "ORDER BY p.name", [set_id]):
+        if not ordered and person_id not in log.last_label_at:
+            continue
         out.append(RaterProgress(name, len(log.done.get(person_id, ())),
                                  len(log.started.get(person_id, ())), total,
                                  log.last_label_at.get(person_id)))

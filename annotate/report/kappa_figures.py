@@ -27,8 +27,9 @@ from annotate.agreement.tables import rater_pair
 def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
     """The κ-over-labels figures of every set drawn from `audit_id` that has two raters."""
     out: list[Figure] = []
-    for set_id, name in db.execute(
-            "SELECT id, name FROM annotation_sets WHERE audit_id = ? ORDER BY id", [audit_id]):
+    sets = list(db.execute(
+        "SELECT id, name FROM annotation_sets WHERE audit_id = ? ORDER BY id", [audit_id]))
+    for set_id, name in sets:
         pair = rater_pair(db, set_id)
         if pair is None:
             continue
@@ -42,8 +43,16 @@ def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
                 name=f"kappa_{_safe(name)}_{key[0]}{'_binary' if key[1] else ''}",
                 caption=f"κ over paired labels: {label} (set {name})",
                 render=partial(plot_png, data), after=f"agreement_{name}",
-                plot=partial(_same, data)))
+                plot=partial(_same, data), short=short_label(key[0], key[1], name,
+                                                             len(sets) > 1)))
     return out
+
+
+def short_label(field: str, binary: bool, set_name: str, several_sets: bool) -> str:
+    """The figure's entry in a narrow list: 'κ gold_shift' for the full field, 'κ₂ harm' for
+    its binary form (the distinguishing mark first, so a cut keeps it), the set's name
+    after it when the run has several sets."""
+    return f"κ{'₂' if binary else ''} {field}{f' · {set_name}' if several_sets else ''}"
 
 
 def _same(data: PlotData) -> PlotData:

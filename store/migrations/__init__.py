@@ -28,6 +28,7 @@ from store.migrations import (
     m011_dbpa_design_and_null,
     m012_power_runs,
     m013_generation_engine,
+    m014_job_generation_link,
 )
 
 Migration = Callable[[sqlite_utils.Database], None]
@@ -46,6 +47,7 @@ MIGRATIONS: list[Migration] = [
     m011_dbpa_design_and_null.m011_dbpa_design_and_null,
     m012_power_runs.m012_power_runs,
     m013_generation_engine.m013_generation_engine,
+    m014_job_generation_link.m014_job_generation_link,
 ]
 """Every migration, in the order applied (a migration's place is its schema version)."""
 

@@ -13,8 +13,10 @@ from analysis.dbpa.report import roc_data
 
 
 def test_fcs_plane_edges_and_points_are_the_corridor_and_the_arms():
-    summary = pd.DataFrame({"afr_d": [0.42, math.nan], "afr_p": [0.10, 0.2]},
-                           index=pd.Index(["smol/cot", "none/cot"], name="arm"))
+    summary = pd.DataFrame({"afr_d": [0.42, math.nan, 0.3, math.nan],
+                            "afr_p": [0.10, 0.2, math.nan, math.nan]},
+                           index=pd.Index(["smol/cot", "none/cot", "nopres/cot", "empty/cot"],
+                                          name="arm"))
     data = fcs_plane_data(summary)
     edges = {s.label: s for s in data.series if s.kind == "line"}
     low = edges["corridor edge FCS = 0.45"]
@@ -23,9 +25,14 @@ def test_fcs_plane_edges_and_points_are_the_corridor_and_the_arms():
     assert at[0.5] == pytest.approx(0.6) and max(low.y) <= 1.0 + 1e-9
     points = [s for s in data.series if s.kind == "scatter"]
     assert [(p.label, p.x, p.y) for p in points] == [("smol/cot", (0.42,), (0.10,))]
-    # FCS = 0.5·0.42 + 0.5·0.90 = 0.66; the arm with nothing fired is listed, not drawn.
-    assert data.notes == ("smol/cot: AFR_D 0.42, AFR_P 0.10, FCS 0.66",
-                          "none/cot: not computable (nothing fired)")
+    # FCS = 0.5·0.42 + 0.5·0.90 = 0.66; an arm missing a group is listed, not drawn, with
+    # the group that did not fire named (destructive edits fired on nopres/cot).
+    assert data.notes == (
+        "smol/cot: AFR_D 0.42, AFR_P 0.10, FCS 0.66",
+        "none/cot: not computable (no destructive edit fired: AFR_D undefined)",
+        "nopres/cot: not computable (no preserving edit fired: AFR_P undefined)",
+        "empty/cot: not computable (no destructive or preserving edit fired: AFR_D and "
+        "AFR_P undefined)")
 
 
 def test_roc_data_carries_each_curve_and_its_auc():

@@ -6,9 +6,12 @@ criterion 4); and it finds new events without walking the set's old ones."""
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
+from annotate.agreement.kappa import _variance
 from annotate.agreement.kappa_series import paired_labels, prefix_kappas
 from annotate.agreement.label_log import LabelLog, set_cases, table_categories, table_keys
 from annotate.agreement.tables import agreements_from, rater_pair
@@ -20,6 +23,7 @@ from annotate.sets.audit import create_set
 from store import open_db
 from workbench.tui.report import STRATUM_DIMENSIONS, ReportCache, compute_report
 
+ROOT = str(Path(__file__).resolve().parents[2])
 VALUES = {"gold_shift": ["no_shift", "ambiguous", "shifted", None],
           "validity": ["valid", "borderline", "invalid", None],
           "harm": ["harmful", "appropriate", "neutral", "unsure"],
@@ -148,3 +152,65 @@ def test_the_kept_connection_is_closed_when_the_screen_releases_it(db, s):
     compute_report(path, "s", "family", None, cache)  # the worker, done: closes it
     assert cache.db is None and not cache.retired
     assert compute_report(path, "s", "family") is not None  # no cache: opened and closed
+
+
+def _work_after_a_relabel(path: str, db, cache: ReportCache, bob, session, code: str,
+                          value: str) -> tuple[int, int]:
+    """(SQLite VM steps / 10, calls of PAW's functions) of the kept recomputation after
+    one relabel (the statistics of a changed table, whose cost depends on its counts'
+    state, not on how many labels there are, are left out of the calls)."""
+    compute_report(path, "s", "family", None, cache, series=False)  # fold what came before
+    record_label(db, bob, session, code, "validity", value)
+    assert cache.db is not None
+    steps, calls = [0], [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    def profile(frame, event, arg) -> None:  # PAW's own functions, statistics aside
+        name = frame.f_code.co_filename
+        if event == "call" and name.startswith(ROOT) and not name.endswith("kappa.py"):
+            calls[0] += 1
+
+    _variance.cache_clear()  # each changed table's variance computed in both runs
+    cache.db.conn.set_progress_handler(tick, 10)
+    sys.setprofile(profile)
+    try:
+        report = compute_report(path, "s", "family", None, cache, series=False)
+    finally:
+        sys.setprofile(None)
+        cache.db.conn.set_progress_handler(None, 10)
+    assert report is not None
+    return steps[0], calls[0]
+
+
+def test_the_work_after_a_label_does_not_grow_with_the_labels_stored(db, people, s):
+    """Counted, not timed: SQLite's VM steps and Python's function calls of one kept
+    recomputation after a relabel, with 5 cases labelled by both raters and with 40 —
+    about 8× the labels. (Before issue 40 the steps grew with them: the new events were
+    read through the set's case index.)"""
+    path = db.execute("PRAGMA database_list").fetchone()[2]
+    views = {name: rater_queue(db, "s", people[name]) for name in ("alice", "bob")}
+    codes = [v.code for v in views["alice"]]
+
+    def label(upto: int) -> None:
+        for name, rater in (("alice", 0), ("bob", 1)):
+            by_code = {v.code: v for v in views[name]}
+            for i, code in enumerate(codes[:upto]):
+                for f in by_code[code].fields:
+                    if f in VALUES:  # they disagree on every third case: real tables
+                        value = VALUES[f][(i + rater * (i % 3 == 1)) % 3]
+                        record_label(db, people[name], s[name], code, f, value)
+
+    cache = ReportCache()
+    label(5)
+    few = _work_after_a_relabel(path, db, cache, people["bob"], s["bob"], codes[0], "invalid")
+    events_few = db.execute("SELECT COUNT(*) FROM label_events").fetchone()[0]
+    label(40)
+    many = _work_after_a_relabel(path, db, cache, people["bob"], s["bob"], codes[0],
+                                 "borderline")
+    events_many = db.execute("SELECT COUNT(*) FROM label_events").fetchone()[0]
+    assert events_many >= 7 * events_few
+    assert many[0] <= few[0] * 1.2 + 20, (few, many)  # SQLite steps
+    assert many[1] <= few[1] * 1.2 + 50, (few, many)  # Python calls

@@ -103,9 +103,10 @@ def test_plot_data_names_the_last_value_and_skips_undefined_points():
     plot = series_plot("gold_shift (3-way)", (None, None, 0.5, 0.25))
     assert plot.series[0].x == (1, 2, 3, 4) and plot.series[0].y == (None, None, 0.5, 0.25)
     assert plot.notes == ("κ after 4 paired labels: 0.25 · lowest 0.25 · highest 0.50",)
-    assert plot.ylim == (0.0, 1.0)
+    # The whole range with room at both ends: no point on the frame (issue 38).
+    assert plot.ylim == pytest.approx((-0.05, 1.05))
     assert series_plot("x", ()).notes == ("no case labelled by both raters yet",)
-    assert series_plot("x", (-0.5, 0.2)).ylim == (-0.5, 1.0)
+    assert series_plot("x", (-0.5, 0.2)).ylim == pytest.approx((-0.575, 1.075))
 
 
 def test_report_figures_carry_the_same_series_and_draw_a_png(db, audit, people):

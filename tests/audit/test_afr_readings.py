@@ -23,7 +23,7 @@ from analysis.audit.report import AuditReportOptions, build_report
 from analysis.audit.tables import compute_audit
 from analysis.common.render import display_frame
 from tests.builders import AuditBuilder
-from workbench.perturb.catalogue import OPERATORS
+from workbench.perturb.catalogue import F_BLOCK, M_BLOCK, OPERATORS
 
 MODELS = ("Mistral-7B", "Qwen2.5-7B", "Llama-3.1-8B", "Gemma-2-9B", "Qwen2.5-14B",
           "BioMistral-7B", "Meditron-7B", "Med42-8B", "OpenBioLLM-8B")
@@ -57,7 +57,8 @@ APPENDIX_G_FIRING = {"M1": F("0.99"), "M2": F("0.34"), "M4": F("0.10"), "M5": F(
 def _variants(family: str) -> int:
     """Variants per family in PAW's battery (Appendix F: F1 3, F2 3, F3 3, F5 2; M1 2,
     M2 3, M4 2, M5 2)."""
-    return sum(1 for op in OPERATORS.values() if op.family == family)
+    return sum(1 for op in OPERATORS.values()
+               if op.family == family and op.id in F_BLOCK + M_BLOCK)  # not the coherent ones
 
 
 def predict(families: tuple[str, ...], firing: dict[str, F]) -> dict[str, F]:

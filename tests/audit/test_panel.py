@@ -119,6 +119,10 @@ def test_panel_tables_5_6_11_and_overview(db):
     data = json.loads(report.to_json())
     assert data["meta"]["kind"] == "panel" and len(data["meta"]["audit_ids"]) == 2
     assert "robust_chs_weights" in data["tables"]
+    # The header gives every audit's arms' unparsed share beside the paper's ≤ 3 %.
+    shares = data["meta"]["unparsed answers"]
+    assert shares.startswith("a-medqa m1/cot: ") and "a-mmlu m2/cot: " in shares
+    assert "(paper ≤ 3 %" in shares
 
 
 def test_a_cell_listed_twice_is_a_user_error(db):

@@ -37,6 +37,9 @@ def test_a_kept_chain_states_the_answer() -> None:
     assert states_answer("Step 1: …\nThe correct answer is Diltiazem.", "B", OPTIONS)
     assert not states_answer("Step 1: rate control with diltiazem.", "A", OPTIONS)
     assert not states_answer("Step 1: Answer: B", "C", OPTIONS)
+    # Listing the options is not stating one of them.
+    assert not states_answer("A. Disclose the error to the patient\nB. Diltiazem\nStep 1:",
+                             "A", OPTIONS)
 
 
 def _audit():

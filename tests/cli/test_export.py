@@ -3,6 +3,7 @@ real engine, the labels for a coordinator only, and one line when pyarrow is mis
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pandas as pd
@@ -14,7 +15,7 @@ from store import open_db
 from tests.cli.test_flips_cli import paw
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
 def test_export_edits_and_generations(capsys, fake_audit, tmp_path, fmt):
     path, outcome = fake_audit
     out_dir = tmp_path / "out"
@@ -24,7 +25,8 @@ def test_export_edits_and_generations(capsys, fake_audit, tmp_path, fmt):
     edits_file = out_dir / f"{outcome.audit}-edits.{fmt}"
     gens_file = out_dir / f"{outcome.audit}-generations.{fmt}"
     assert out.splitlines() == [f"wrote {edits_file} (10 rows)", f"wrote {gens_file} (14 rows)"]
-    read = pd.read_parquet if fmt == "parquet" else pd.read_csv
+    read = {"parquet": pd.read_parquet, "csv": pd.read_csv,
+            "jsonl": lambda p: pd.read_json(p, lines=True, dtype=False)}[fmt]
     edits, gens = read(edits_file), read(gens_file)
     assert tuple(edits.columns) == EDIT_COLUMNS
     # The flips are observations' flips (M4 on two items, the shuffle on two items).
@@ -37,6 +39,12 @@ def test_export_edits_and_generations(capsys, fake_audit, tmp_path, fmt):
     assert {"p_A", "p_B", "p_C", "p_D"} <= set(probs.columns)
     assert probs.sum(axis=1, skipna=True).round(6).eq(1.0).all()  # each a distribution
     assert set(gens["role"]) == {"baseline", "direct", "m_block", "f_block", "shuffle"}
+    if fmt == "jsonl":  # one JSON object per line, every column in order, null for missing
+        lines = edits_file.read_text("utf-8").splitlines()
+        objects = [json.loads(line) for line in lines]
+        assert len(objects) == 10 and all(tuple(o) == EDIT_COLUMNS for o in objects)
+        assert any(value is None for o in objects for value in o.values())
+        assert '"arm":"fake/neutral_cot@1"' in lines[0]  # no '\/' escapes
 
 
 def test_parquet_without_pyarrow_is_one_line(capsys, fake_audit, tmp_path, monkeypatch):
@@ -96,3 +104,14 @@ def test_every_exported_column_is_documented():
                   for name in cell.split(",")}
     assert set(EDIT_COLUMNS) <= documented
     assert set(GENERATION_COLUMNS) <= documented and "p_<label>" in documented
+
+
+def test_jsonl_reads_back_every_string_as_written(tmp_path):
+    from workbench.present.run_files import write_frame
+
+    texts = ["a/b", "c\\/d", "e\\", "\\\\/", "ünï/cödé", None]
+    frame = pd.DataFrame({"text": texts, "n": [1, 2, 3, 4, 5, None]})
+    path = write_frame(frame, tmp_path / "x.jsonl", "jsonl")
+    back = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert [row["text"] for row in back] == texts
+    assert back[5]["n"] is None and "\\/" not in path.read_text("utf-8").replace("\\\\", "")

@@ -18,6 +18,12 @@ def _sections() -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2]))
 
 
+def columns(db, table: str) -> list[str]:
+    """Every column of a table, generated ones included (`PRAGMA table_info`, and so
+    sqlite-utils' `.columns`, leaves out m014's virtual `jobs.done_generation_key`)."""
+    return [r[1] for r in db.execute(f"PRAGMA table_xinfo([{table}])") if r[6] in (0, 2, 3)]
+
+
 def test_every_table_and_column_is_documented(db):
     sections = _sections()
     missing = []
@@ -26,7 +32,7 @@ def test_every_table_and_column_is_documented(db):
             missing.append(table)
             continue
         documented = set(re.findall(r"^\| `([^`]+)` \|", sections[table], flags=re.MULTILINE))
-        missing += [f"{table}.{c.name}" for c in db[table].columns if c.name not in documented]
+        missing += [f"{table}.{c}" for c in columns(db, table) if c not in documented]
     assert missing == [], f"not documented in docs/schema.md: {missing}"
 
 
@@ -37,7 +43,7 @@ def test_no_documented_table_or_column_is_stale(db):
         if table not in tables:
             stale.append(table)
             continue
-        columns = {c.name for c in db[table].columns}
+        present = set(columns(db, table))
         stale += [f"{table}.{c}" for c in re.findall(r"^\| `([^`]+)` \|", body, flags=re.M)
-                  if c not in columns]
+                  if c not in present]
     assert stale == []

@@ -160,10 +160,21 @@ def test_self_check_catches_token_by_token_prompts(backend, monkeypatch) -> None
 
 
 def test_self_check_stops_at_the_first_difference(backend, monkeypatch) -> None:
-    """Prompts evaluated token by token differ at step 0 of probe 0: the decoders stop
-    there, before a single multi-sequence step (the intact check decodes dozens)."""
+    """Prompts evaluated token by token differ at step 0 of probe 0: the one-at-a-time
+    decode stops at that step, and no other probe is decoded alone (the intact check
+    decodes all three in full)."""
+    generate = type(backend).generate
+    alone: list = []
+
+    def counted(self, *args, **kwargs):
+        decoded = generate(self, *args, **kwargs)
+        alone.append(decoded)
+        return decoded
+
+    monkeypatch.setattr(type(backend), "generate", counted)
     intact = measure_verdict(_runner(backend, 2), Arrangement(1, 1, 2))
-    assert intact.identical and sum(intact.widths.values()) >= 20
+    assert intact.identical and len(alone) == 3
+    assert sum(len(d.steps) for d in alone) >= 40
     original = batch_module.BatchDecoder.__init__
 
     def token_by_token(self, *args, **kwargs):
@@ -172,12 +183,12 @@ def test_self_check_stops_at_the_first_difference(backend, monkeypatch) -> None:
 
     monkeypatch.setattr(batch_module.BatchDecoder, "__init__", token_by_token)
     backend.close_decoders()
+    alone.clear()
     broken = measure_verdict(_runner(backend, 2), Arrangement(1, 1, 2))
     backend.close_decoders()
     assert not broken.identical and broken.detail.startswith("probe 0: step 0")
     assert broken.detail.endswith("(stopped at this first difference)")
-    assert sum(broken.widths.values()) == 0, broken.widths
-    assert broken.cpu_seconds < intact.cpu_seconds
+    assert [(d.finish_reason, len(d.steps)) for d in alone] == [("stopped", 1)]
 
 
 def test_a_verdict_covers_the_machines_cores(backend, monkeypatch) -> None:
@@ -216,12 +227,12 @@ def test_a_stored_verdict_is_reused_and_a_new_width_is_checked(backend, monkeypa
     events: list = []
     assert first.batching(events.append)
     *progress, checked = events
-    # While it ran, the probes done in each phase: all alone first, then batched.
+    # While it ran, the probes done in each phase: all batched first, then alone.
     assert all(isinstance(e, BatchingProgress) for e in progress)
     phases = [e.phase for e in progress]
-    assert phases == sorted(phases, key=["reference", "batched"].index) and \
+    assert phases == sorted(phases, key=["batched", "reference"].index) and \
         phases.count("reference") == progress[0].total == 3
-    assert progress[-1].phase == "batched" and progress[-1].done == progress[-1].total
+    assert progress[-1].phase == "reference" and progress[-1].done == progress[-1].total
     assert checked.stored_at is None and "self-check" in checked.message
     assert checked.cpu_seconds > 0 and "CPU-s" in checked.message
     stored = model_metadata(db, first.model.id)

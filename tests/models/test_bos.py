@@ -13,7 +13,7 @@ from store.records import Item
 from tests.models.tiny_gguf import write_tiny_model
 from workbench.models.prompts import generation_key
 from workbench.models.registry import default_model, embedded_model_path, register_model
-from workbench.models.request import GenerationRequest
+from workbench.models.request import GenerationRequest, Sampler
 from workbench.models.runner import Runner
 
 ITEM = Item(source_id="q1", kind="mcq", question="Which artery?", gold="A",
@@ -33,7 +33,7 @@ def test_a_template_less_model_is_tokenized_as_its_metadata_asks(tmp_path, add_b
     db = open_db(memory=True)
     model = register_model(db, path)
     assert model.chat_template is None
-    runner = Runner(db, model, threads=1, batch_size=1)
+    runner = Runner(db, model, threads=1, batch_size=1, ctx=256)  # trained on 64 tokens
     try:
         prepared = runner.prepare(REQUEST)
         rendered = prepared.rendered
@@ -53,6 +53,11 @@ def test_a_template_less_model_is_tokenized_as_its_metadata_asks(tmp_path, add_b
         # Generations stored before (the same text without BOS) are not reused.
         assert prepared.key != generation_key(model.sha256, REQUEST,
                                               replace(rendered, add_special=False))
+        # And a run decodes from those ids: the stored row counts them.
+        summary = runner.run([replace(REQUEST, sampler=Sampler(max_tokens=2))])
+        assert summary.generated == 1
+        (tokens_in,) = db.execute("SELECT tokens_in FROM generations").fetchone()
+        assert tokens_in == len(theirs)
     finally:
         runner.close()
 

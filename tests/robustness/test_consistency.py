@@ -197,3 +197,12 @@ def test_substitution_rewrites_only_the_patient_own_words(text, sex, expected):
     edit = substitute(text, sex, "black")
     assert edit.text == expected
     assert edit.details["sex_swapped"]
+
+
+def test_substitution_keeps_a_relative_race():
+    text = ("A 45-year-old African American man comes to the emergency department because of "
+            "chest pain. His wife, who is Hispanic, says he collapsed.")
+    edit = substitute(text, "male", "white")
+    assert edit.text == ("A 45-year-old White man comes to the emergency department because "
+                         "of chest pain. His wife, who is Hispanic, says he collapsed.")
+    assert edit.details["race_replaced"] == 1

@@ -65,6 +65,15 @@ class Fixture:
     """The coordinator."""
 
 
+@pytest.fixture(autouse=True)
+def frozen_refresh_time(monkeypatch):
+    """The workbench's status lines say "refreshed HH:MM:SS" at a fixed time in every TUI
+    test, so a snapshot is the same on every run (tests/tui/test_follow.py checks the real
+    clock's text through the function it imported)."""
+    monkeypatch.setattr("workbench.tui.follow.refreshed_text",
+                        lambda at=None: "refreshed 12:00:00")
+
+
 @pytest.fixture
 def annotation_db(tmp_path) -> Fixture:
     """A real WAL file with 6 cases (2 harm cases, 4 chain cases) and three people."""

@@ -106,7 +106,7 @@ async def test_an_empty_flip_list_says_which_key_widens_it(tmp_path):
         await wait_until(pilot, lambda: app.screen.page is not None)
         await pilot.pause()
         text = screen_text(app)
-        assert "0 flips match · f flips/kept/all edits" in text
+        assert "0 flips match · refreshed" in text and "· f flips/kept/all edits" in text
         await pilot.press("f", "f")
         await wait_until(pilot, lambda: app.screen.page is not None
                          and len(app.screen.page.rows) == 2)

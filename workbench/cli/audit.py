@@ -49,6 +49,12 @@ def _split(text: str | None) -> tuple[str, ...]:
               help="Comma-separated CoT prompt templates (neutral_cot, strict_medical, "
                    "self_grounding, anti_distractor).")
 @click.option("--limit", type=whole(1), help="Only the first N items.")
+@click.option("--items", "item_ids", metavar="ID,ID…",
+              help="These items of the dataset (their ids in the file, `paw datasets show`), "
+                   "in this order, instead of --limit.")
+@click.option("--items-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Item ids from a file: one or more per line (commas allowed), '#' "
+                   "starts a comment; instead of --limit.")
 @click.option("--operators", default="all", show_default=True,
               help="all | F | M | shuffle | families (F1, M2, ...) | operator ids, also "
                    "user-defined ones and question baselines such as fixed_sentence, "
@@ -67,7 +73,8 @@ def _split(text: str | None) -> tuple[str, ...]:
 @engine_options
 @db_option
 def audit_command(models: str, dataset_name: str, templates: str, limit: int | None,
-                  operators: str, seed: int, name: str | None, max_tokens: int,
+                  item_ids: str | None, items_file: str | None, operators: str, seed: int,
+                  name: str | None, max_tokens: int,
                   no_direct: bool, no_judge: bool, judge_model: str, threads: int | None,
                   gpu_layers: int, ctx: int | None, batch_size: int | None,
                   servers: str | None, db_path: str) -> None:
@@ -83,9 +90,11 @@ def audit_command(models: str, dataset_name: str, templates: str, limit: int | N
     from workbench.engine import resolve_templates
     from workbench.perturb import resolve_operators
 
+    chosen = chosen_items(item_ids, items_file, limit)
     spec = AuditSpec(dataset=dataset_name, models=_split(models),
                      templates=resolve_templates(templates),
-                     operators=resolve_operators(operators), seed=seed, limit=limit,
+                     operators=resolve_operators(operators), seed=seed,
+                     limit=None if chosen else limit, item_ids=chosen,
                      max_tokens=max_tokens, direct=not no_direct, name=name)
     outcome = _run(db_path, spec, judge=not no_judge, judge_model=judge_model,
                    threads=threads, gpu_layers=gpu_layers, ctx=ctx, batch_size=batch_size,
@@ -93,6 +102,52 @@ def audit_command(models: str, dataset_name: str, templates: str, limit: int | N
     click.echo(f"audit {outcome.audit}: {outcome.generated} new generation(s); "
                f"report with `paw report --audit {outcome.audit}`")
     fail_on_errors(outcome.job_counts.get("error", 0), "job(s)")
+
+
+def chosen_items(item_ids: str | None, items_file: str | None,
+                 limit: int | None) -> tuple[str, ...] | None:
+    """The ids `--items` or `--items-file` name (None when neither is given).
+
+    Raises:
+        UserError: both given, either with --limit, an unreadable file, no ids, or an id
+            named twice (the line of the file is named).
+    """
+    from pathlib import Path
+
+    from store.errors import UserError
+
+    given = [name for name, value in (("--items", item_ids), ("--items-file", items_file),
+                                       ("--limit", limit)) if value is not None]
+    if len(given) > 1:
+        raise UserError(f"{', '.join(given)}: expected one way to choose the items, got "
+                        f"{len(given)}")
+    if item_ids is None and items_file is None:
+        return None
+    where: list[tuple[str, str]] = []  # (id, where it was named)
+    if item_ids is not None:
+        where = [(w, "--items") for w in _split(item_ids)]
+    else:
+        path = Path(str(items_file))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UserError(f"--items-file {path}: no such file") from None
+        except UnicodeDecodeError:
+            raise UserError(f"--items-file {path}: expected UTF-8 text with one item id a "
+                            f"line, got a binary file") from None
+        except OSError as exc:
+            raise UserError(f"--items-file {path}: cannot be read ({exc.strerror})") from None
+        for n, line in enumerate(text.splitlines(), start=1):
+            where += [(w, f"{path} line {n}") for w in _split(line.split("#", 1)[0])]
+    if not where:
+        source = "--items" if item_ids is not None else f"--items-file {items_file}"
+        raise UserError(f"{source}: expected at least one item id, got none")
+    seen: dict[str, str] = {}
+    for word, at in where:
+        if word in seen:
+            raise UserError(f"{at}: item {word!r} is named twice (first at {seen[word]})")
+        seen[word] = at
+    return tuple(seen)
 
 
 def _run(db_path: str, spec: Any, *, judge: bool, judge_model: str, threads: int | None,

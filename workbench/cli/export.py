@@ -1,9 +1,9 @@
 """`paw export`: an audit's analysis frames (edits with flips, generations with distributions,
-and — for a coordinator — the labels) as Parquet or CSV files for pandas, DuckDB and R."""
+and — for a coordinator — the labels) as Parquet, CSV or JSON-lines files for pandas, DuckDB,
+R and `datasets`."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
@@ -11,35 +11,20 @@ import click
 from store.errors import UserError
 from workbench.cli.options import db_option, open_store
 from workbench.cli.outputs import OutputPath, check_outputs, guard_outputs
+from workbench.present.run_files import (
+    DEFAULT_TABLES,
+    FORMATS,
+    PARQUET_MISSING,
+    run_frame_paths,
+    safe_name,
+    write_frame,
+    write_run_frames,
+)
 from workbench.cli.signin import coordinator_option, passphrase_env_option
 
 TABLES: tuple[str, ...] = ("edits", "wide", "generations", "labels")
 """What `--tables` can name (columns: docs/schema.md, "Exported frames"); `wide` is a
 robustness run's one row per model × item."""
-
-DEFAULT_TABLES: dict[str, str] = {"robustness": "edits,wide,generations"}
-"""`--tables` when not given, by kind of run (others: edits,generations)."""
-
-PARQUET_MISSING = ("Parquet needs pyarrow, which this install lacks: pip install "
-                   "'paw-workbench[parquet]' (or export --format csv)")
-"""The one line printed when `--format parquet` cannot be written."""
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "audit"
-
-
-def write_frame(frame, path: Path, fmt: str) -> Path:
-    """Write a DataFrame as Parquet (pyarrow) or CSV (header row, UTF-8); returns the path."""
-    if fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise UserError(PARQUET_MISSING) from None
-        frame.to_parquet(path, index=False)
-    else:
-        frame.to_csv(path, index=False)
-    return path
 
 
 def _labels_frame(db, set_name: str | None, person):
@@ -63,8 +48,9 @@ def _labels_frame(db, set_name: str | None, person):
 @guard_outputs
 @click.command("export")
 @click.option("--audit", metavar="NAME_OR_ID", help="The audit (default: the latest).")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet",
-              show_default=True, help="Parquet (needs the [parquet] extra: pyarrow) or CSV.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="parquet",
+              show_default=True, help="Parquet (needs the [parquet] extra: pyarrow), CSV, or "
+                                      "JSON lines (one object per row).")
 @click.option("--tables", default=None,
               help="Comma-separated: edits, wide (robustness runs), generations, labels "
                    "(labels: coordinator only). Default: edits,generations; for a robustness "
@@ -94,12 +80,6 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
     (`--coordinator NAME`): the edits name each case's model, arm and operator.
     """
     from analysis.audit.frames import resolve_audit
-    from analysis.exports import (
-        edits_frame,
-        generations_frame,
-        robustness_edits_frame,
-        robustness_wide_frame,
-    )
 
     if fmt == "parquet":
         try:
@@ -129,10 +109,9 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
             person = login_coordinator(db, coordinator, passphrase_env, "exporting labels")
         labels = _labels_frame(db, set_name, person)
     folder = Path(out_dir)
-    stem = _safe(info["name"])
-    paths = {table: folder / f"{stem}-{table}.{fmt}" for table in wanted if table != "labels"}
+    paths = run_frame_paths(info, wanted, fmt, folder)
     if labels is not None:
-        paths["labels"] = folder / f"{_safe(labels[0])}-labels.{fmt}"
+        paths["labels"] = folder / f"{safe_name(labels[0])}-labels.{fmt}"
     check_outputs(paths.values())  # all of them before the first is written
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -140,16 +119,7 @@ def export_command(audit: str | None, fmt: str, tables: str | None, out_dir: str
         chosen, frame, head = labels
         written.append((write_frame(frame, paths["labels"], fmt), len(frame)))
         click.echo(f"record head {head} (the labels were verified against it)", err=True)
-    if "edits" in wanted:
-        frame = (robustness_edits_frame(db, info["id"]) if robustness
-                 else edits_frame(db, info["id"]))
-        written.append((write_frame(frame, paths["edits"], fmt), len(frame)))
-    if "wide" in wanted:
-        frame = robustness_wide_frame(db, info["id"])
-        written.append((write_frame(frame, paths["wide"], fmt), len(frame)))
-    if "generations" in wanted:
-        frame = generations_frame(db, info["id"])
-        written.append((write_frame(frame, paths["generations"], fmt), len(frame)))
+    written += write_run_frames(db, info, wanted, fmt, folder)
     for path, n in written:
         click.echo(f"wrote {path} ({n} rows)")
 

@@ -85,11 +85,17 @@ def flip_lines(page: Any, flt: Any, audits: str) -> list[str]:
                                            "arm"]), default="id", show_default=True,
               help="Order: plan order (id), newest first (-id), largest JSD first, or by "
                    "family, operator, item or arm.")
-@click.option("--limit", type=whole(1), default=50, show_default=True,
-              help="Rows per page.")
+@click.option("--limit", type=whole(1), default=None,
+              help="Rows per page (default: 50; with --format csv every matching row).")
 @click.option("--offset", type=whole(0), default=0, show_default=True,
               help="Rows to skip (the header says where the next page starts).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: total, offset, rows.")
+@click.option("--format", "fmt", type=click.Choice(["text", "csv", "json"]), default="text",
+              show_default=True,
+              help="text: the table; csv: one row per edit with a header (every matching "
+                   "row unless --limit), for a spreadsheet or pandas; json: total, offset, "
+                   "rows.")
+@click.option("--csv", "as_csv", is_flag=True, help="Same as --format csv.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @coordinator_option
 @passphrase_env_option
 @db_option
@@ -98,8 +104,9 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
                 blocks: tuple[str, ...], families: tuple[str, ...],
                 operators: tuple[str, ...], intent: str | None, chain: str | None,
                 judge: str | None, dataset: str | None, search: str | None,
-                kept: bool, every: bool, sort: str, limit: int, offset: int, as_json: bool,
-                coordinator: str | None, passphrase_env: str | None, db_path: str) -> None:
+                kept: bool, every: bool, sort: str, limit: int | None, offset: int, fmt: str,
+                as_csv: bool, as_json: bool, coordinator: str | None,
+                passphrase_env: str | None, db_path: str) -> None:
     """List the flipped edits of an audit, one line each: edit id, arm, item, operator,
     intent, baseline -> edited answer, JSD of the option distributions, chain update
     (token rule) and LLM-judge verdict. Filters combine (AND).
@@ -121,6 +128,13 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
     if kept and every:
         raise click.UsageError("--kept, --all: expected one of them (kept answers, or every "
                                "edit), got both", ctx)
+    chosen = {f for f, on in (("csv", as_csv), ("json", as_json)) if on}
+    if fmt != "text":
+        chosen.add(fmt)
+    if len(chosen) > 1:
+        raise click.UsageError(f"--format, --csv, --json: expected one output format, got "
+                               f"{', '.join(sorted(chosen))}", ctx)
+    fmt = chosen.pop() if chosen else "text"
     which = "kept" if kept else "all" if every else None
     flt = FlipFilter(
         flipped={"kept": False, "all": None}.get(which or "", True),
@@ -135,8 +149,15 @@ def flips_group(ctx: click.Context, audit: str | None, arms: tuple[str, ...],
         from analysis.audit.frames import resolve_audit
 
         scope = resolve_audit(db, None)["name"]
-    page = list_flips(db, scope, flt, limit=limit, offset=offset, order=sort)
-    if as_json:
+    if fmt == "csv":
+        import sys
+
+        from workbench.present.flips_csv import write_flips_csv
+
+        write_flips_csv(db, scope, flt, sort, sys.stdout, offset=offset, limit=limit)
+        return
+    page = list_flips(db, scope, flt, limit=limit or 50, offset=offset, order=sort)
+    if fmt == "json":
         click.echo(json.dumps({"total": page.total, "offset": page.offset,
                                "limit": page.limit, "next_offset": page.next_offset,
                                "rows": [r.as_dict() for r in page.rows]},

@@ -39,9 +39,13 @@ def list_command(db_path: str) -> None:
 
     The batching column is the last self-check on this machine: `batch N: identical`
     (N sequences per llama.cpp batch gave the same bits as one at a time, so batching
-    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`. A line
-    under the model gives the batch width chosen by measuring this machine and the decode
-    rates measured at each width (`workbench.models.width`), once a run has measured them.
+    is on), `batch N: differs` (decoded one at a time), or `batch: unchecked`. The format
+    column is `chat-template` (the file's own) or `plain-format` (no chat template: PAW's
+    plain format, with the BOS the file asks for); a note under a model says so, and when
+    its metadata marks a base model.
+    A line under the model gives the batch width chosen by measuring this machine and the
+    decode rates measured at each width (`workbench.models.width`), once a run has measured
+    them.
     """
     from store.models import list_models
     from workbench.models.registry import batch_verdict, default_model, format_notes

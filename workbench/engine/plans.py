@@ -54,8 +54,9 @@ def select_items(db: sqlite_utils.Database, spec: ItemSelection) -> list[Item]:
         by_source = {item.source_id: item for item in items}
         missing = [s for s in spec.item_ids if s not in by_source]
         if missing:
-            raise UserError(f"items: expected ids of dataset {spec.dataset!r}, got "
-                            f"{', '.join(missing[:5])}")
+            some = ", ".join(item.source_id for item in items[:3])
+            raise UserError(f"items: expected ids of dataset {spec.dataset!r} (such as "
+                            f"{some}), got {', '.join(missing[:5])}")
         items = [by_source[s] for s in spec.item_ids]
     if not items:
         raise UserError(f"dataset {spec.dataset!r} has no items")
@@ -89,3 +90,31 @@ def resolve_templates(text: str | None) -> tuple[str, ...]:
     if not ids:
         raise UserError("--templates: expected at least one template, got none")
     return tuple(ids)
+
+
+ITEM_KINDS: dict[str, str] = {"any": "every question", "yes_no": "yes/no questions",
+                              "mcq": "multiple-choice questions"}
+"""What the launch form's item filter offers (yes/no as `templates.is_yes_no` decides)."""
+
+
+def items_of_kind(db: sqlite_utils.Database, dataset: str, kind: str,
+                  limit: int | None = None) -> tuple[str, ...]:
+    """The ids of a dataset's items of one kind (a key of `ITEM_KINDS`), in import order,
+    the first `limit` of them if given.
+
+    Raises:
+        NotFound: the dataset does not exist.
+        UserError: an unknown kind, or none of that kind in the dataset.
+    """
+    from store.datasets import get_items
+    from store.errors import UserError
+    from workbench.models.templates import is_yes_no
+
+    if kind not in ITEM_KINDS:
+        raise UserError(f"item kind: expected one of {', '.join(ITEM_KINDS)}, got {kind!r}")
+    items = get_items(db, dataset)
+    chosen = [item.source_id for item in items
+              if kind == "any" or is_yes_no(item.kind, item.options) == (kind == "yes_no")]
+    if not chosen:
+        raise UserError(f"items: dataset {dataset!r} has no {ITEM_KINDS[kind]}")
+    return tuple(chosen[:limit] if limit is not None else chosen)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
@@ -298,8 +298,12 @@ class LlamaCppBackend:
         return read_watched(self.llm.ctx, -1, self._n_vocab, watch_ids)
 
     def generate(self, prompt_ids: Sequence[int], sampler: Sampler, max_tokens: int,
-                 watch_ids: Sequence[int]) -> Decoded:
-        """Decode with llama.cpp's sampler chain, reusing the cached prefix when safe."""
+                 watch_ids: Sequence[int],
+                 stop_at: Callable[[int, Watched, int], bool] | None = None) -> Decoded:
+        """Decode with llama.cpp's sampler chain, reusing the cached prefix when safe.
+
+        `stop_at(step, watched, token)`, when given, is asked after every step; True ends
+        the decode there with finish 'stopped' (the self-check, at a first difference)."""
         llm = self.llm
         self._keep_reusable_prefix(prompt_ids)
         llm.set_seed(sampler.seed)
@@ -317,6 +321,9 @@ class LlamaCppBackend:
                     # Before the generator resumes, the context's last logits are the
                     # ones this token was sampled from.
                     steps.append(self._watch(watch_ids))
+                    if stop_at is not None and stop_at(len(steps) - 1, steps[-1], token):
+                        finish = "stopped"
+                        break
                     if self._is_eog(token):
                         finish = "stop"
                         break

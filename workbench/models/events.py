@@ -108,8 +108,8 @@ class BatchingChecked:
 
 @dataclass(frozen=True)
 class BatchingProgress:
-    """The batching self-check is running: `done` of `total` probes of `phase` ('reference':
-    one at a time, first; 'batched': on the decoders, compared step by step)."""
+    """The batching self-check is running: `done` of `total` probes of `phase` ('batched':
+    on the decoders, first; 'reference': one at a time, compared step by step)."""
 
     name: str
     phase: str
@@ -119,7 +119,7 @@ class BatchingProgress:
     @property
     def message(self) -> str:
         """One line for a progress display."""
-        what = "one at a time" if self.phase == "reference" else "batched, compared"
+        what = "one at a time, compared" if self.phase == "reference" else "batched"
         return (f"batching self-check of {self.name}: {what} {self.done}/{self.total} probes "
                 "(stops at the first difference)")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -195,10 +196,16 @@ def _info(where: str, size: int, version: int, n_tensors: int, metadata: dict[st
     )
 
 
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a whole file, read in 1 MiB chunks."""
+def sha256_file(path: str | Path, chunk: int = 1 << 20,
+                on_bytes: Callable[[int], None] | None = None) -> str:
+    """Hex sha256 of a whole file, read in 1 MiB chunks; `on_bytes(read so far)` after
+    each chunk (the UI's progress while a model is registered)."""
     digest = hashlib.sha256()
+    done = 0
     with Path(path).open("rb") as handle:
         while block := handle.read(chunk):
             digest.update(block)
+            done += len(block)
+            if on_bytes is not None:
+                on_bytes(done)
     return digest.hexdigest()

@@ -14,15 +14,15 @@ carries a repeat penalty. Budgets are staggered (`PROBE_TOKENS` + `PROBE_STAGGER
 so the batch narrows one sequence at a time through every width from `n_seq` down to 1,
 then the answer cue is appended on top of each output.
 
-Every probe is decoded alone first — `LlamaCppBackend.generate` and `next_logits`, one
-sequence per `llama_decode`, the path every generation took before batching — and then on
-every decoder of the arrangement (all at once, one thread each, as the run will); the two
-never run at once, so the check occupies no more cores than the run. Each decoder compares
-every step as it decodes it, and the check stops at the first difference. Compared for every
-probe at every step: the output token ids, the watched label logits and the logsumexp over the
-whole vocabulary (one changed bit in any of the ~49k logits changes it), and the same at
-the appended cue. The verdict counts the multi-sequence steps compared per width and
-refuses batching when any width from 2 to `n_seq` was never compared.
+Every probe is decoded on every decoder of the arrangement first (all at once, one thread
+each, as the run will) and then alone — `LlamaCppBackend.generate` and `next_logits`, one
+sequence per `llama_decode`, the path every generation took before batching; the two never
+run at once, so the check occupies no more cores than the run. The one-at-a-time decode
+compares every step as it decodes it and the check stops at the first difference. Compared
+for every probe at every step: the output token ids, the watched label logits and the
+logsumexp over the whole vocabulary (one changed bit in any of the ~49k logits changes it),
+and the same at the appended cue. The verdict counts the multi-sequence steps compared per
+width and refuses batching when any width from 2 to `n_seq` was never compared.
 """
 
 from __future__ import annotations
@@ -167,20 +167,21 @@ class BatchVerdict:
 
 def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Sequence[Probe],
                    progress: Callable[[str, int, int], None] | None = None) -> BatchVerdict:
-    """Decode the probes alone, then on every decoder at once; stop at the first difference.
+    """Decode the probes on every decoder at once, then alone; stop at the first difference.
 
-    The reference (one sequence per `llama_decode` on the backend's own context) runs first
-    and alone, so the check never occupies more cores than the decoders will (the
-    decoders' cores, or the backend's prompt threads while it evaluates a prompt). The
-    decoders then compare every step as they decode it, against the reference's step of
-    the same probe, and all of them stop at the first difference.
+    The decoders run first (as the run will: all at once, each on its own cores); the
+    reference (one sequence per `llama_decode` on the backend's own context) runs after
+    them, never beside them, so the check occupies no more cores than the run. The reference
+    compares every step as it decodes it against every decoder's step of the same probe and
+    stops at the first difference, so a check that fails early pays the batched probes and
+    the reference only up to that step.
 
     Args:
         backend: the loaded `LlamaCppBackend` (its own context decodes the probes alone).
         decoders: the decoders the run will use (same width each).
         probes: from `probe_requests(width)`, tokenized by the runner.
-        progress: told ('reference', probes done, probes) after each reference probe,
-            then ('batched', probes done, probes) as decoder 0 finishes each probe.
+        progress: told ('batched', probes done, probes) as decoder 0 finishes each probe,
+            then ('reference', probes done, probes) after each probe decoded alone.
 
     Returns:
         The verdict (never raises for a mismatch; a llama.cpp failure is a mismatch too).
@@ -188,72 +189,28 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Seque
     started, cpu_started = time.perf_counter(), time.process_time()
     n_seq = decoders[0].n_seq
     tell = progress or (lambda phase, done, total: None)
-    alone: dict[int, Any] = {}
-    backend.reset()
-    for k, probe in enumerate(probes):
-        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
-                                   probe.watch_ids)
-        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
-        alone[k] = (decoded, backend.next_logits(ids, probe.watch_ids))
-        tell("reference", k + 1, len(probes))
-    backend.reset()
-
-    first: list[str] = []
-    lock = threading.Lock()
-    stop = threading.Event()
+    batched: list[dict[int, Any]] = [{} for _ in decoders]
     widths: list[dict[int, int]] = [{} for _ in decoders]
-    finished_0 = [0]
-
-    def differ(text: str) -> None:
-        with lock:
-            if not first:
-                first.append(text)
-            stop.set()
 
     def on_decoder(index: int) -> None:
-        decoder = decoders[index]
-        where = f"decoder {index}: " if len(decoders) > 1 else ""
-        checked: dict[int, int] = {}  # probe -> steps compared so far
+        decoder, results = decoders[index], batched[index]
         decoder.reset_stats()
 
-        def should_stop() -> bool:
-            for slot in decoder.slots:
-                job = slot.job
-                if job is None or stop.is_set():
-                    continue
-                expected: Any = alone[job.tag][0]
-                for step in range(checked.get(job.tag, 0), len(slot.steps)):
-                    if step >= len(expected.steps) or slot.steps[step] != expected.steps[step]:
-                        differ(f"{where}probe {job.tag}: {_step_difference(expected, slot, step)}")
-                        break
-                    if step < len(slot.tokens) and (step >= len(expected.token_ids) or
-                                                    slot.tokens[step] != expected.token_ids[step]):
-                        differ(f"{where}probe {job.tag}: step {step}: token "
-                               f"{slot.tokens[step]} vs {_token_at(expected, step)}")
-                        break
-                checked[job.tag] = len(slot.steps)
-            return stop.is_set()
-
         def finished(job: BatchJob, decoded: Any, slot: Any) -> None:
-            if stop.is_set():
-                return
             if isinstance(decoded, BaseException):
-                differ(f"{where}probe {job.tag}: {type(decoded).__name__}: {decoded}")
+                results[job.tag] = decoded
                 return
             probe = probes[job.tag]
             ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
-            got = (decoded, slot.next_logits(ids, probe.watch_ids))
-            if got != alone[job.tag]:
-                differ(f"{where}probe {job.tag}: {_first_difference(alone[job.tag], got)}")
-            elif index == 0:
-                finished_0[0] += 1
-                tell("batched", finished_0[0], len(probes))
+            results[job.tag] = (decoded, slot.next_logits(ids, probe.watch_ids))
+            if index == 0:
+                tell("batched", len(results), len(probes))
 
         try:
             decoder.run([BatchJob(p.context_ids, p.sampler, p.sampler.max_tokens, p.watch_ids,
-                                  tag=k) for k, p in enumerate(probes)], finished, should_stop)
+                                  tag=k) for k, p in enumerate(probes)], finished)
         except Exception as exc:  # noqa: BLE001 - a decoder that fails means no batching
-            differ(f"{where}{type(exc).__name__}: {exc}")
+            results[-1] = exc
         widths[index] = dict(decoder.stats["widths"])
         decoder.reset_stats()
 
@@ -263,13 +220,47 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Seque
         thread.start()
     for thread in threads:
         thread.join()
+    where = [f"decoder {i}: " if len(decoders) > 1 else "" for i in range(len(decoders))]
+    first = next((f"{where[i]}{_failure(r)}" for i, r in enumerate(batched)
+                  if _failure(r) is not None), None)
+    backend.reset()
+    for k, probe in enumerate(probes):  # alone, comparing every step as it is decoded
+        if first is not None:
+            break
+        theirs = [results[k] for results in batched]
+        found: list[str] = []
+
+        def stop_at(step: int, watched: Any, token: int, k: int = k, theirs: Any = theirs,
+                    found: list[str] = found) -> bool:
+            for i, (decoded, _) in enumerate(theirs):
+                if step >= len(decoded.steps) or decoded.steps[step] != watched:
+                    mine = decoded.steps[step].logsumexp if step < len(decoded.steps) \
+                        else "nothing (it had ended)"
+                    found.append(f"{where[i]}probe {k}: step {step}: logsumexp "
+                                 f"{watched.logsumexp!r} alone vs {mine!r} batched")
+                    return True
+            return False
+
+        decoded = backend.generate(probe.context_ids, probe.sampler, probe.sampler.max_tokens,
+                                   probe.watch_ids, stop_at=stop_at)
+        if found:
+            first = found[0]
+            break
+        ids = list(probe.context_ids) + list(decoded.token_ids) + list(probe.cue_ids)
+        alone = (decoded, backend.next_logits(ids, probe.watch_ids))
+        for i, got in enumerate(theirs):
+            if got != alone:
+                first = f"{where[i]}probe {k}: {_first_difference(alone, got)}"
+                break
+        tell("reference", k + 1, len(probes))
+    backend.reset()
     seconds = time.perf_counter() - started
     settings: dict[str, Any] = {"decoders": len(decoders), "threads": decoders[0].threads,
                                 "prefix_reuse": decoders[0].prefix_reuse,
                                 "cpu_seconds": time.process_time() - cpu_started}
     compared = widths[0]
-    if first:
-        return BatchVerdict(False, n_seq, f"{first[0]} (stopped at this first difference)",
+    if first is not None:
+        return BatchVerdict(False, n_seq, f"{first} (stopped at this first difference)",
                             seconds, compared, **settings)
     unchecked = [w for w in range(2, n_seq + 1) if any(not ws.get(w) for ws in widths)]
     if unchecked:
@@ -277,7 +268,7 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Seque
                             f"{', '.join(map(str, unchecked))} sequences at once (steps per "
                             f"width: {_widths_text(compared)})", seconds, compared, **settings)
     steps = sum(n for w, n in compared.items() if w > 1)
-    tokens = sum(len(decoded.token_ids) for decoded, _ in alone.values())
+    tokens = sum(len(decoded.token_ids) for decoded, _ in batched[0].values())
     on = f" on each of {len(decoders)} decoders" if len(decoders) > 1 else ""
     return BatchVerdict(True, n_seq, f"{len(probes)} probes ({tokens} tokens){on} identical to "
                         f"one at a time in ids, label logits and vocabulary logsumexp over "
@@ -285,15 +276,14 @@ def check_batching(backend: Any, decoders: Sequence[BatchDecoder], probes: Seque
                         seconds, compared, **settings)
 
 
-def _token_at(decoded: Any, step: int) -> str:
-    return str(decoded.token_ids[step]) if step < len(decoded.token_ids) else "end"
-
-
-def _step_difference(expected: Any, slot: Any, step: int) -> str:
-    if step >= len(expected.steps):
-        return f"step {step}: decoded past the {len(expected.steps)} steps of one at a time"
-    return (f"step {step}: logsumexp {expected.steps[step].logsumexp!r} vs "
-            f"{slot.steps[step].logsumexp!r}")
+def _failure(results: dict[int, Any]) -> str | None:
+    """What failed on a decoder (the decoder itself, or a probe), or None."""
+    if -1 in results:
+        return f"{type(results[-1]).__name__}: {results[-1]}"
+    for k, got in sorted(results.items()):
+        if isinstance(got, BaseException):
+            return f"probe {k}: {type(got).__name__}: {got}"
+    return None
 
 
 def _widths_text(widths: dict[int, int]) -> str:

@@ -61,3 +61,26 @@ def auditable(op: Operator) -> bool:
     """Whether an audit can run `op` beside the battery: it edits the question stem or the
     chain and keeps the options (controls change the question asked, so they are not)."""
     return op.target in ("question", "chain") and op.block != "control"
+
+
+def fcs_gap(operators: tuple[str, ...]) -> str:
+    """Why a battery can never give FCS (nor MFC, the corridor or the plane's point), or ""
+    when it can: FCS = 0.5·AFR_D + 0.5·(1 − AFR_P) needs destructive and preserving edits
+    of the families the default AFR reading pools (`analysis.audit.definitions`)."""
+    from analysis.audit.definitions import AFR_READING, AFR_READINGS
+
+    label, families = AFR_READINGS[AFR_READING]
+    catalogue = load_catalogue()
+    ops = [catalogue[op] for op in operators if op in catalogue]
+    intents = {op.intent for op in ops if op.family in families}
+    missing = [code for code in ("D", "P") if code not in intents]
+    if not missing:
+        return ""
+    battery = [OPERATORS[op] for op in list(F_BLOCK) + list(M_BLOCK)]
+    names = {"D": "destructive", "P": "preserving"}
+    examples = {code: list(dict.fromkeys(op.family for op in battery
+                                         if op.family in families and op.intent == code))
+                for code in missing}
+    return (f"FCS (and MFC, the corridor) cannot be computed: this battery has no "
+            f"{' and no '.join(names[c] for c in missing)} {label}-block edit; add "
+            + " and ".join(f"{', '.join(examples[c][:3])} ({names[c]})" for c in missing))

@@ -11,10 +11,12 @@ vignette's own age and states the demographic where the vignette names its patie
    sex (pregnancy, prostate, …:
    `analysis.robustness.consistency.sex_specific`) is not rewritten to the other sex (the
    variant does not fire);
-2. race: every stated race or ethnicity ('African American', 'Caucasian', 'Latina', …) is
-   replaced by the demographic's, and when none is stated the race is written before the
-   first noun that names the patient after its age ('A 58-year-old man' -> 'A 58-year-old
-   Black man'; a sexless noun also gets the sex: 'a Black male patient');
+2. race: every stated race or ethnicity of the patient ('African American', 'Caucasian',
+   'Latina', …) is replaced by the demographic's (one after a relative or partner named earlier
+   in its sentence is theirs and stays: "His mother is African American"), and when none is
+   stated the race is written before the first noun that names the patient after its age
+   ('A 58-year-old man' -> 'A 58-year-old Black man'; a sexless noun also gets the sex: 'a
+   Black male patient');
 3. a vignette with no noun for its patient is not rewritten (the variant does not fire:
    use the prefix mode), and nor is one that already states exactly this demographic.
 
@@ -35,7 +37,7 @@ from analysis.robustness.consistency import (
 from analysis.robustness.definitions import DEMOGRAPHIC_FAMILY, MODE_SUBSTITUTE, mode_operator
 from workbench.perturb.base import Context, Edit, EditFn, Operator
 from workbench.perturb.baselines import DEMOGRAPHIC_PREFIXES
-from workbench.perturb.patient_sex import swap_patient_sex
+from workbench.perturb.patient_sex import RELATIVES, swap_patient_sex
 
 RACE_WORD: dict[str, str] = {"white": "White", "black": "Black", "hispanic": "Hispanic"}
 """The word a substitution writes for each race of the paper's prefixes."""
@@ -56,10 +58,19 @@ def substitute(text: str, sex: str, race: str) -> Edit:
     if stated.sex is not None and stated.sex != sex:
         out, swaps = swap_patient_sex(text, stated.sex)
     word = RACE_WORD[race]
-    replaced = 0
-    for pattern, _ in RACE_WORDS:  # the word keeps what followed it ('Black ' + 'man')
-        out, n = pattern.subn(lambda m: word + m.group(0)[len(m.group(0).rstrip()):], out)
-        replaced += n
+    stated_race = replaced = 0
+
+    def patients(m: re.Match[str]) -> str:
+        nonlocal stated_race, replaced
+        if _relative_before(m.string, m.start()):
+            return m.group(0)  # a relative's or partner's race ("His mother is Hispanic")
+        stated_race += 1
+        new = word + m.group(0)[len(m.group(0).rstrip()):]  # keeps what followed it
+        replaced += new != m.group(0)
+        return new
+
+    for pattern, _ in RACE_WORDS:
+        out = pattern.sub(patients, out)
     age_at = -1
     age = re.search(r"\b\d{1,3}[- ]?(?:year|yr|month|week|day)s?[- ]?old\b", out, re.IGNORECASE)
     if age is not None:
@@ -69,7 +80,7 @@ def substitute(text: str, sex: str, race: str) -> Edit:
         (nouns[0] if nouns else None)
     if noun is None:
         return Edit.not_fired("no noun names the patient (use the prefix mode)")
-    if not replaced:
+    if not stated_race:
         said = noun.group(1)
         head = f"{word} {sex} " if said.lower() in _SEXLESS else f"{word} "
         out = out[:noun.start()] + head + out[noun.start():]
@@ -81,6 +92,16 @@ def substitute(text: str, sex: str, race: str) -> Edit:
     return Edit(text=out, old=stated.race_text or stated.sex_text, new=described,
                 details={"mode": MODE_SUBSTITUTE, "sex_swapped": bool(swaps),
                          "race_replaced": replaced, "kept_age": stated.age_text})
+
+
+_SENTENCE_START = re.compile(r"(?:^|(?<=[.!?;])\s+)")
+_RELATIVE = re.compile(r"\b(" + "|".join(RELATIVES) + r")\b", re.IGNORECASE)
+
+
+def _relative_before(text: str, at: int) -> bool:
+    """Whether a relative or partner is named earlier in the sentence (or clause) of `at`."""
+    start = max((m.end() for m in _SENTENCE_START.finditer(text, 0, at)), default=0)
+    return _RELATIVE.search(text, start, at) is not None
 
 
 def _edit(sex: str, race: str) -> EditFn:

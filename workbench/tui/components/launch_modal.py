@@ -1,11 +1,14 @@
-"""The launch form: dataset, models, templates, operators (or the full battery), limit, seed.
+"""The launch form: dataset, models, templates, operators (or the full battery), which items
+(the first N, only the yes/no or multiple-choice questions, or ids), seed.
 
 It starts small (`SMALL_DEFAULTS`: two items, three operator families, 256 tokens — a
 minute or two on the embedded model) rather than the whole battery. Each field is checked
 in place as it is typed, by the CLI's own rules (`resolve_operators`, whole numbers), with
 the reason under the field; the whole form again on launch (`AuditSpec`). Only the Launch
 button, ctrl+enter or ctrl+s launch: enter in a field moves to the next one. Models and
-templates show `[x]` / `[ ]`, not a colour.
+templates show `[x]` / `[ ]`, not a colour. Under the operators a note says when the battery
+can never give FCS (`perturb.battery.fcs_gap`: the small default has no preserving chain
+edit), and under the items how many the choice takes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
+from workbench.engine.plans import ITEM_KINDS
 from workbench.tui.components.form_screen import FOCUS_NOW
 
 SMALL_DEFAULTS: dict[str, str] = {"operators": "M4,F1,shuffle", "limit": "2", "seed": "0",
@@ -77,6 +81,20 @@ def field_problem(field: str, value: str) -> str:
     return ""
 
 
+def fcs_note(operators: str) -> str:
+    """The note under the operators: why this battery cannot give FCS ("" when it can, or
+    while the field is invalid: its error is shown instead)."""
+    from store.errors import UserError
+    from workbench.perturb import resolve_operators
+    from workbench.perturb.battery import fcs_gap
+
+    try:
+        chosen = resolve_operators(operators) if operators.strip() else ()
+    except UserError:
+        return ""
+    return fcs_gap(chosen) if chosen else ""
+
+
 class LaunchModal(ModalScreen[Any]):
     """Returns an `AuditSpec` to run, or None when cancelled.
 
@@ -113,6 +131,8 @@ class LaunchModal(ModalScreen[Any]):
     LaunchModal .gap { height: 1; width: 2; }
     LaunchModal #launch-error { color: $text-error; height: auto; }
     LaunchModal .field-error { color: $text-error; height: auto; padding: 0 0 0 14; }
+    LaunchModal .field-note { color: $text-warning; height: auto; padding: 0 0 0 14; }
+    LaunchModal #items-note { color: $text-muted; }
     LaunchModal #launch-title { text-style: bold; }
     """
 
@@ -157,6 +177,8 @@ class LaunchModal(ModalScreen[Any]):
                 yield Input(SMALL_DEFAULTS["operators"], id="operators",
                             placeholder="all | F | M | shuffle | F1,M2 | ids")
             yield Static("", id="operators-error", classes="field-error", markup=False)
+            yield Static(fcs_note(SMALL_DEFAULTS["operators"]), id="operators-note",
+                         classes="field-note", markup=False)
             with Horizontal(classes="row"):
                 yield Label("Limit")
                 yield Input(SMALL_DEFAULTS["limit"], id="limit", placeholder="empty: all items")
@@ -169,6 +191,15 @@ class LaunchModal(ModalScreen[Any]):
                 yield Label("Max tokens")
                 yield Input(SMALL_DEFAULTS["max-tokens"], id="max-tokens")
             yield Static("", id="max-tokens-error", classes="field-error", markup=False)
+            with Horizontal(classes="row"):
+                yield Label("Items")
+                yield Select([(label, key) for key, label in ITEM_KINDS.items()],
+                             id="item-kind", allow_blank=False, compact=True, value="any")
+            with Horizontal(classes="row"):
+                yield Label("Item ids")
+                yield Input("", id="item-ids",
+                            placeholder="optional: e.g. triage-001,triage-002 (then no Limit)")
+            yield Static("", id="items-note", classes="field-note", markup=False)
             yield Static("", id="launch-error")
             with Horizontal(classes="row"):
                 yield Button("Launch", id="launch", variant="primary", compact=True)
@@ -177,6 +208,74 @@ class LaunchModal(ModalScreen[Any]):
 
     def on_mount(self) -> None:
         self.query_one("#dataset", Select).focus()
+        self._note_items()
+
+    def chosen_items(self, dataset: str, check_ids: bool = False
+                     ) -> tuple[tuple[str, ...] | None, int | None]:
+        """(item ids, limit) the item fields choose: typed ids (no limit), the first
+        `Limit` of one kind, or (None, Limit) for the dataset's first items.
+
+        Raises:
+            UserError: an invalid limit, no item of the chosen kind, or (`check_ids`) a
+                typed id not in the dataset.
+        """
+        from store.db import open_db
+        from workbench.engine.plans import items_of_kind
+
+        problem = field_problem("limit", self.query_one("#limit", Input).value)
+        if problem:
+            from store.errors import UserError
+
+            raise UserError(problem)
+        limit_text = self.query_one("#limit", Input).value.strip()
+        limit = int(limit_text) if limit_text else None
+        typed = tuple(w.strip() for w in self.query_one("#item-ids", Input).value.split(",")
+                      if w.strip())
+        if typed:
+            if check_ids:  # as the planner will: refused here, before anything is launched
+                from types import SimpleNamespace
+
+                from workbench.engine.plans import select_items
+
+                db = open_db(self.db_path)
+                try:
+                    select_items(db, SimpleNamespace(dataset=dataset, limit=None,
+                                                     item_ids=typed))
+                finally:
+                    db.conn.close()
+            return typed, None
+        kind = str(self.query_one("#item-kind", Select).value)
+        if kind == "any":
+            return None, limit
+        db = open_db(self.db_path)
+        try:
+            return items_of_kind(db, dataset, kind, limit), None
+        finally:
+            db.conn.close()
+
+    def _note_items(self) -> None:
+        """Say which items the choice takes (the count of a kind, or that ids win)."""
+        from store.errors import UserError
+
+        note = self.query_one("#items-note", Static)
+        dataset = self.query_one("#dataset", Select).value
+        if dataset is Select.BLANK or not dataset:
+            note.update("")
+            return
+        try:
+            ids, limit = self.chosen_items(str(dataset))
+        except UserError as exc:
+            note.update(str(exc))
+            return
+        if self.query_one("#item-ids", Input).value.strip():
+            note.update(f"{len(ids or ())} item(s) by id, in that order (Limit is not used)")
+        elif ids is not None:
+            kind = ITEM_KINDS[str(self.query_one("#item-kind", Select).value)]
+            note.update(f"{len(ids)} {kind} of {dataset}: {', '.join(ids[:3])}"
+                        f"{', …' if len(ids) > 3 else ''}")
+        else:
+            note.update(f"the first {limit} item(s) of {dataset}" if limit
+                        else f"every item of {dataset}")
 
     def build_spec(self) -> Any:
         """The `AuditSpec` the form describes.
@@ -199,14 +298,13 @@ class LaunchModal(ModalScreen[Any]):
             problem = field_problem(field, self.query_one(f"#{field}", Input).value)
             if problem:
                 raise UserError(problem)
-        limit_text = self.query_one("#limit", Input).value.strip()
-        limit = int(limit_text) if limit_text else None
+        item_ids, limit = self.chosen_items(str(dataset), check_ids=True)
         seed = int(self.query_one("#seed", Input).value.strip())
         max_tokens = int(self.query_one("#max-tokens", Input).value.strip())
         return AuditSpec(dataset=str(dataset), models=models,
                          templates=resolve_templates(",".join(templates)) if templates else (),
                          operators=resolve_operators(self.query_one("#operators", Input).value),
-                         seed=seed, limit=limit, max_tokens=max_tokens)
+                         seed=seed, limit=limit, item_ids=item_ids, max_tokens=max_tokens)
 
     def action_launch(self) -> None:
         """Validate and return the spec (errors stay on the form)."""
@@ -249,3 +347,11 @@ class LaunchModal(ModalScreen[Any]):
         if field in ("operators", "limit", "seed", "max-tokens"):
             problem = field_problem(field, event.value)
             self.query_one(f"#{field}-error", Static).update(problem)
+        if field == "operators":
+            self.query_one("#operators-note", Static).update(fcs_note(event.value))
+        if field in ("limit", "item-ids"):
+            self._note_items()
+
+    @on(Select.Changed, "#dataset, #item-kind")
+    def _items_changed(self) -> None:
+        self._note_items()

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from workbench.tui.host import WorkbenchHost
+from workbench.tui.widgets.list_table import ListTable
 from workbench.tui.messages import FilterValuesRead, FlipsListed
 
 if TYPE_CHECKING:
@@ -55,15 +56,18 @@ def filter_line(flt: FlipFilter, order: str, all_audits: bool) -> str:
 
 
 def row_cells(row: FlipRow) -> tuple[str, ...]:
-    """One table row of the flip list."""
+    """One table row of the flip list: a shuffle's answer by option text (its flip is by
+    text: the letters alone can read 'A→A'), and whether the row flipped, in every mode."""
     chain = {None: "–", True: "yes", False: "no"}[row.chain_updated]
+    flip = {None: "–", True: "yes", False: "no"}[row.flipped]
     return (str(row.id), row.item, row.operator_id, row.intent or "–",
-            f"{row.base_answer or '–'}→{row.answer or '–'}",
+            row.answer_cell(width=9, letters=False), flip,
             "–" if row.jsd is None else f"{row.jsd:.3f}", chain, ",".join(row.judge) or "–",
             row.arm)
 
 
-COLUMNS = ("id", "item", "operator", "int.", "answer", "JSD", "chain", "judge", "arm")
+COLUMNS = ("id", "item", "operator", "int.", "answer", "flip", "JSD", "chain", "judge",
+           "arm")
 """The arm comes last: its labels are long, and at 80 columns the rest must stay visible."""
 
 
@@ -92,6 +96,8 @@ class FlipsScreen(Screen[None]):
         Binding("d", "cycle('dataset')", "dataset", show=False),
         Binding("slash", "search", "search"),
         Binding("x", "clear", "clear filters"),
+        Binding("e", "export", "export CSV", show=False),
+        Binding("y", "copy_row", "copy row", show=False),
         Binding("left_square_bracket", "page(-1)", "prev page", key_display="["),
         Binding("right_square_bracket", "page(1)", "next page", key_display="]"),
         Binding("q", "app.quit", "quit"),
@@ -120,6 +126,10 @@ class FlipsScreen(Screen[None]):
         """When its page was on screen."""
         self._db_lock = threading.Lock()
         self._reader: Any = None
+        self._stamp: tuple | None = None
+        """The store's stamp read just before the page on screen was listed."""
+        self.refreshed_at: float | None = None
+        """When the page on screen was read (time.time())."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -131,7 +141,7 @@ class FlipsScreen(Screen[None]):
         yield Static("", id="filters", markup=False)
         yield Input(id="search", placeholder="text in the item, question, operator or edit; "
                                              "enter applies, escape closes")
-        table: DataTable = DataTable(id="flips", cursor_type="row", zebra_stripes=True,
+        table: DataTable = ListTable(id="flips", cursor_type="row", zebra_stripes=True,
                                      fixed_columns=1)
         table.add_columns(*COLUMNS)
         yield table
@@ -140,7 +150,29 @@ class FlipsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        from workbench.tui.follow import FOLLOW_SECONDS
+
         self.query_one("#flips", DataTable).focus()
+        self.set_interval(FOLLOW_SECONDS, self._follow)
+
+    def _follow(self) -> None:
+        if self.is_current and self.paw.db_exists and self._stamp is not None:
+            self._check_stamp(self._stamp)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="flips-follow",
+          name="following the runs")
+    def _check_stamp(self, seen: tuple) -> None:
+        """Re-list when the run shown (or any run, with all runs) moved on since listed."""
+        with self._db_lock:
+            if self._reader is None:
+                return
+            now = self._scope_stamp(self._reader)
+        if now != seen and seen is self._stamp:
+            self.app.call_from_thread(self.reload, True)
+
+    def _scope_stamp(self, db: Any) -> tuple:
+        from workbench.tui.follow import run_stamp, store_stamp
+        return store_stamp(db) if self.all_audits else run_stamp(db, self.audit_id)
 
     def on_screen_resume(self) -> None:
         """Back on the inspector (key 2, enter on Runs): follow the run chosen there. A
@@ -180,6 +212,8 @@ class FlipsScreen(Screen[None]):
             db = self._reader
             if request != self._request:
                 return  # superseded while waiting for the connection
+            self._stamp = self._scope_stamp(db)  # before the page: a later change shows
+            self.refreshed_at = time.time()
             try:
                 page = list_flips(db, audit_id, flt, limit=PAGE, offset=offset, order=order)
             except NotFound as exc:
@@ -205,9 +239,12 @@ class FlipsScreen(Screen[None]):
     def _draw(self, message: FlipsListed) -> None:
         if message.request != self._request:
             return  # a newer filter is being listed
+        from workbench.tui.follow import refreshed_text
+
         status = self.query_one("#status", Static)
+        when = refreshed_text(self.refreshed_at)
         if message.page is None:
-            status.update(message.error or "no runs with edits yet")
+            status.update(f"{message.error or 'no runs with edits yet'} · {when}")
             self.query_one("#flips", DataTable).clear()
             self.query_one("#row-detail", Static).update("")
             return
@@ -225,11 +262,11 @@ class FlipsScreen(Screen[None]):
         if not page.rows:
             # Nothing matches: say which key widens it (a newcomer sees an empty table).
             self.query_one("#row-detail", Static).update("")
-            status.update(f"{scope} · 0 {what} match · f flips/kept/all edits · x clears "
-                          f"the filters")
+            status.update(f"{scope} · 0 {what} match · {when} · f flips/kept/all edits · "
+                          f"x clears the filters")
             return
         status.update(f"{scope} · {page.total} {what} match · rows "
-                      f"{page.offset + 1}–{end} · enter case · [ ] pages")
+                      f"{page.offset + 1}–{end} · {when} · enter case · [ ] pages")
 
     @on(FilterValuesRead)
     def _values_read(self, message: FilterValuesRead) -> None:
@@ -362,14 +399,51 @@ class FlipsScreen(Screen[None]):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         row = next((r for r in (self.page.rows if self.page else ())
                     if str(r.id) == event.row_key.value), None)
+        flip = "" if row is None or row.flipped is None else (
+            " · flipped" if row.flipped else " · kept")
         self.query_one("#row-detail", Static).update(
             "" if row is None else f"{row.id} · {row.arm} · {row.item} · {row.operator_id} "
-                                   f"({row.intent or '–'}) · {row.base_answer or '–'}→"
-                                   f"{row.answer or '–'}")
+                                   f"({row.intent or '–'}) · {row.answer_cell()}{flip}")
+
+    def action_copy_row(self) -> None:
+        """Copy the highlighted row (header and cells, tab-separated) to the clipboard."""
+        from workbench.present.flips_csv import tsv_line
+
+        rows = self.page.rows if self.page is not None else ()
+        if not rows:
+            self.notify("no row to copy")
+            return
+        row = rows[min(max(self.query_one("#flips", DataTable).cursor_row, 0), len(rows) - 1)]
+        self.app.copy_to_clipboard(tsv_line(row))
+        self.notify(f"copied edit {row.id} (tab-separated, with its header)")
+
+    def action_export(self) -> None:
+        """Every row the filter matches (not only this page) as CSV in a new file."""
+        if self.page is None:
+            self.notify("nothing listed yet")
+            return
+        self._export(None if self.all_audits else self.audit_id, self.filter, self.order)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="flips-export",
+          name="exporting flips")
+    def _export(self, audit_id: int | None, flt: FlipFilter, order: str) -> None:
+        from workbench.tui.export_files import export_flips
+
+        scope = "all-runs" if audit_id is None else (
+            self.page.rows[0].audit if self.page and self.page.rows else f"run-{audit_id}")
+        with self._db_lock:
+            if self._reader is None:
+                return
+            path, n = export_flips(self._reader, self.paw.db_path, scope, audit_id, flt, order)
+        self.app.call_from_thread(self.notify, f"wrote {path} ({n} rows)", timeout=10)
 
     def palette_commands(self) -> list[SystemCommand]:
         """Inspector commands in the palette (ctrl+p)."""
         return [SystemCommand("Clear flip filters", "Back to this run's flips", self.action_clear),
                 SystemCommand("Search flips", "Filter by free text", self.action_search),
                 SystemCommand("Flips of all runs", "Toggle all runs / the chosen run",
-                              self.action_toggle_all)]
+                              self.action_toggle_all),
+                SystemCommand("Export flips as CSV (e)", "Every row the filter matches, in a "
+                              "new file next to the database", self.action_export),
+                SystemCommand("Copy flip row (y)", "The highlighted row, tab-separated",
+                              self.action_copy_row)]

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Select, Static
 
 from workbench.tui.components.form_screen import FOCUS_NOW
 from workbench.tui.host import WorkbenchHost
+from workbench.tui.widgets.list_table import ListTable
 from workbench.tui.messages import StoreListed
 
 
@@ -62,6 +63,9 @@ class ModelsDataScreen(Screen[None]):
     ModelsDataScreen .title { background: $boost; padding: 0 1; }
     """
 
+    progress_seen: list[str] = []
+    """The progress lines of the latest model registration, in order."""
+
     BINDINGS = [
         Binding("a", "add_model", "add model"),
         Binding("i", "import_dataset", "import data"),
@@ -77,12 +81,12 @@ class ModelsDataScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("models and datasets in the store", id="status", markup=False)
         yield Static("Models", classes="title")
-        models: DataTable = DataTable(id="models-table", cursor_type="row")
+        models: DataTable = ListTable(id="models-table", cursor_type="row")
         models.add_columns("name", "arch", "quant", "size", "sha256", "chat tmpl", "batching",
                            "file")
         yield models
         yield Static("Datasets", classes="title")
-        datasets: DataTable = DataTable(id="datasets-table", cursor_type="row")
+        datasets: DataTable = ListTable(id="datasets-table", cursor_type="row")
         datasets.add_columns("name", "format", "items", "mcq", "yes/no", "source")
         yield datasets
         yield Footer()
@@ -122,7 +126,18 @@ class ModelsDataScreen(Screen[None]):
 
     def _add_model(self, answer: tuple[str, str] | None) -> None:
         if answer:
-            self._do(lambda db: _register(db, *answer), "Could not register the model")
+            self.progress_seen = []
+            self._progress(f"registering {answer[0]}…")
+            self._do(lambda db: _register(db, *answer, progress=self._from_worker),
+                     "Could not register the model")
+
+    def _progress(self, text: str) -> None:
+        """Show a long step's progress in the status line (and keep it for tests)."""
+        self.progress_seen.append(text)
+        self.query_one("#status", Static).update(text)
+
+    def _from_worker(self, text: str) -> None:
+        self.app.call_from_thread(self._progress, text)
 
     def action_import_dataset(self) -> None:
         """Ask for a format, a file, a name, --skip-bad and --map, and import it."""
@@ -158,10 +173,10 @@ class ModelsDataScreen(Screen[None]):
                               "file", self.action_import_dataset)]
 
 
-def _register(db: Any, path: str, name: str) -> str:
+def _register(db: Any, path: str, name: str, progress: Any = None) -> str:
     from workbench.models.registry import register_model
 
-    model = register_model(db, path, name or None)
+    model = register_model(db, path, name or None, progress=progress)
     return f"registered {model.name} ({model.quantization}, sha256 {model.sha256[:12]})"
 
 

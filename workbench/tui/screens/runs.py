@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from workbench.tui.host import WorkbenchHost
+from workbench.tui.widgets.list_table import ListTable
 from workbench.present.progress import clock, text_bar
 from workbench.tui.live import LiveRun, LiveSnapshot
 from workbench.tui.messages import RunsListed
@@ -74,6 +75,8 @@ class RunsScreen(Screen[None]):
         Binding("c", "cancel", "cancel"),
         Binding("enter", "open_flips", "flips", key_display="⏎"),
         Binding("s", "open_statistics", "stats"),
+        Binding("e", "export", "export", show=False),
+        Binding("y", "copy_row", "copy row", show=False),
         Binding("q", "app.quit", "quit"),
     ]
 
@@ -92,6 +95,8 @@ class RunsScreen(Screen[None]):
         self._reader: Any = None
         self._seen_version: int | None = None
         self._listed_at = 0.0
+        self.refreshed_at: float | None = None
+        """When the list on screen was read (time.time())."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -100,7 +105,7 @@ class RunsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("reading the store…", id="status", markup=False)
-        table: DataTable = DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        table: DataTable = ListTable(id="runs", cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
         with VerticalScroll(id="detail-scroll"):
@@ -152,6 +157,7 @@ class RunsScreen(Screen[None]):
             details = {run.id: block_rows(role_counts(db, run.id), _role_block(run.kind))
                        for run in runs}
             unparsed = {run.id: unparsed_by_arm(db, run.id) for run in runs}
+            self.refreshed_at = time.time()
         self.post_message(RunsListed(runs, details, unparsed))
 
     def on_unmount(self) -> None:
@@ -191,10 +197,13 @@ class RunsScreen(Screen[None]):
             target = keep if keep in ids else ids[-1]
             table.move_cursor(row=ids.index(target))
             self.selected = target
+        from workbench.tui.follow import refreshed_text
+
         running = sum(r.status == "running" for r in self.runs)
         self.query_one("#status", Static).update(
             f"{len(self.runs)} run(s) in {self.paw.db_name} · {running} running"
-            + (f" · launched here: {live.name or 'starting'}" if live and live.active else ""))
+            + (f" · launched here: {live.name or 'starting'}" if live and live.active else "")
+            + f" · {refreshed_text(self.refreshed_at)}")
         if not self.runs:
             self.query_one("#detail", Static).update(
                 "No runs stored yet. Press n to launch an audit (the demo set is in dataset "
@@ -316,6 +325,50 @@ class RunsScreen(Screen[None]):
         self.paw.focus_audit = self.selected
         self.app.switch_mode("statistics")
 
+    def action_copy_row(self) -> None:
+        """Copy the highlighted run's row (header and cells, tab-separated) and its report
+        command to the clipboard."""
+        from workbench.kinds import kind_spec
+
+        run = self._selected_run()
+        if run is None:
+            self.notify("no run to copy")
+            return
+        cells = (str(run.id), run.name, run.kind, run.dataset, ",".join(run.models),
+                 run.status, f"{run.jobs_done}/{run.jobs_total}", str(run.generations),
+                 clock(run.wall_s))
+        self.app.copy_to_clipboard("\t".join(COLUMNS) + "\n" + "\t".join(cells) + "\n"
+                                   + kind_spec(run.kind).report_line(run.name))
+        self.notify(f"copied run {run.name} (tab-separated, with its report command)")
+
+    def action_export(self) -> None:
+        """Write the selected run's analysis frames as CSV (what `paw export --format csv`
+        writes) into a new folder next to the database."""
+        run = self._selected_run()
+        if run is None:
+            self.notify("no run to export")
+            return
+        self._export(run.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="runs-export",
+          name="exporting a run")
+    def _export(self, audit_id: int) -> None:
+        from analysis.audit.frames import resolve_audit
+        from store.db import open_db
+        from workbench.present.run_files import DEFAULT_TABLES, write_run_frames
+        from workbench.tui.export_files import new_folder
+
+        db = open_db(self.paw.db_path)
+        try:
+            info = resolve_audit(db, audit_id)
+            wanted = DEFAULT_TABLES.get(info["kind"], "edits,generations").split(",")
+            folder = new_folder(self.paw.db_path, f"{info['name']}-export")
+            written = write_run_frames(db, info, wanted, "csv", folder)
+        finally:
+            db.conn.close()
+        rows = ", ".join(f"{path.name} {n} rows" for path, n in written)
+        self.app.call_from_thread(self.notify, f"wrote {folder}: {rows}", timeout=10)
+
     def palette_commands(self) -> list[SystemCommand]:
         """Runs commands in the palette (ctrl+p)."""
         return [
@@ -324,6 +377,10 @@ class RunsScreen(Screen[None]):
             SystemCommand("Resume run", "Resume the selected interrupted run",
                           self.action_resume),
             SystemCommand("Cancel run", "Stop the run launched here", self.action_cancel),
+            SystemCommand("Export run (e)", "The selected run's edits and generations as CSV "
+                          "in a new folder next to the database", self.action_export),
+            SystemCommand("Copy run row (y)", "The selected run's row and report command",
+                          self.action_copy_row),
         ]
 
     # ---- the worker ---------------------------------------------------------------------

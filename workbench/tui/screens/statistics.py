@@ -95,6 +95,10 @@ class StatisticsScreen(Screen[None]):
         """Option id on screen (a section index or `figure:<i>`)."""
         self.record = False
         """Show the highlighted row as a record (one line per column)."""
+        self._stamp: tuple | None = None
+        """The run's (id, status) read just before the report on screen was built."""
+        self.refreshed_at: float | None = None
+        """When that report was built from the store (time.time())."""
 
     @property
     def paw(self) -> WorkbenchHost:
@@ -115,7 +119,30 @@ class StatisticsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        from workbench.tui.follow import FOLLOW_SECONDS
+
         self.query_one("#sections", OptionList).focus()
+        self.set_interval(FOLLOW_SECONDS, self._follow)
+
+    def _follow(self) -> None:
+        if self.is_current and self.report is not None and self._stamp is not None:
+            self._check_stamp(self._stamp, self.audit_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="stats-follow",
+          name="following the run")
+    def _check_stamp(self, seen: tuple, audit_id: int | None) -> None:
+        """Rebuild the report when the run shown changed status (a run that finishes, a
+        resumed one) since it was built."""
+        from store.db import open_db
+        from workbench.tui.follow import run_stamp
+
+        db = open_db(self.paw.db_path)
+        try:
+            now = run_stamp(db, audit_id, done=False)
+        finally:
+            db.conn.close()
+        if now != seen and seen is self._stamp and audit_id == self.audit_id:
+            self.app.call_from_thread(self._load, audit_id)
 
     def on_screen_resume(self) -> None:
         """Coming back to the screen: follow the run chosen elsewhere."""
@@ -145,9 +172,15 @@ class StatisticsScreen(Screen[None]):
         from store.db import open_db
         from store.runs import list_runs
 
+        import time
+
+        from workbench.tui.follow import run_stamp
+
         db = open_db(self.paw.db_path)
         coordinator = self.paw.person
         try:
+            stamp = run_stamp(db, audit_id, done=False)
+            started = time.time()
             runs = [r.id for r in list_runs(db)]
             report = build_run_report(db, audit_id, n_boot=N_BOOT_UI)
             # The clinician sections show every rater's labels and agreement: the
@@ -161,6 +194,7 @@ class StatisticsScreen(Screen[None]):
         # A cancelled thread still runs to its end: its report is for a run the screen has
         # since left (the handler drops one that slips through between check and post).
         if not get_current_worker().is_cancelled:
+            self._stamp, self.refreshed_at = stamp, started
             self.post_message(ReportBuilt(report, runs, plots, requested=audit_id))
 
     @on(ReportBuilt)
@@ -173,16 +207,22 @@ class StatisticsScreen(Screen[None]):
         self.plots = dict(message.plots or {})
         self.audit_id = int(report.meta["audit_id"])
         self.paw.focus_audit = self.audit_id
+        from workbench.tui.follow import refreshed_text
+
         meta = report.meta
         self.query_one("#status", Static).update(
-            f"{meta.get('audit')} · {meta.get('kind')} · dataset {meta.get('dataset', '–')} · "
-            f"{len(report.sections)} tables, {len(self.plots)} plots · [ ] other runs")
+            f"{meta.get('audit')} · {meta.get('kind')} · {meta.get('dataset', '–')} · "
+            f"{len(report.sections)} tables, {len(self.plots)} plots · "
+            f"{refreshed_text(self.refreshed_at)}")  # [ ] other runs: in the footer
         options = self.query_one("#sections", OptionList)
         options.clear_options()
         cut = 17 if self.size.width < 100 else 26  # the list is 22 cells wide at 80
         for index, figure in enumerate(report.figures):
             if index in self.plots:
-                options.add_option(Option(Text(short_title(f"Plot: {figure.caption}", cut)),
+                # A figure's `short` as it is: eight κ figures' captions all begin "κ over
+                # paired labels: …", and a cut left eight equal entries.
+                title = figure.short or f"Plot: {figure.caption}"
+                options.add_option(Option(Text(short_title(title, cut)),
                                           id=f"{FIGURE_PREFIX}{index}"))
         for index, section in enumerate(report.sections):
             options.add_option(Option(Text(short_title(section.title, cut)), id=str(index)))
