@@ -17,8 +17,11 @@ from store import open_db
 from store.models import model_metadata
 from workbench.cli import main
 from workbench.datasets.demo import import_demo
+from workbench.models import Runner
 from workbench.models import batching as batching_module
+from workbench.models.events import BatchingChecked, WidthChosen
 from workbench.models.registry import default_model
+from workbench.models.selfcheck import BatchVerdict
 from workbench.models.width import CANDIDATE_WIDTHS, WidthChoice, pick_width
 
 RUN = ["run", "--dataset", "demo", "--limit", "3", "--threads", "1", "--max-tokens", "12"]
@@ -115,3 +118,41 @@ def test_a_failed_measurement_says_so_and_keeps_the_default_width() -> None:
     failed = WidthChoice(8, {}, 2, 1, 0.0, None, 0.0,
                          {0: "measurement failed (no context); default width"})
     assert failed.message == "batch width 8: measurement failed (no context); default width"
+
+
+def test_fallbacks_are_the_fastest_narrower_widths() -> None:
+    choice = WidthChoice(16, {1: 40.0, 2: 45.0, 4: 60.0, 8: 55.0, 16: 70.0}, 2, 1, 1.0)
+    assert choice.fallbacks(16) == [4, 8]
+    assert choice.fallbacks(4) == [2]
+    assert choice.fallbacks(2) == []
+
+
+@pytest.mark.model
+def test_a_chosen_width_that_differs_falls_back_to_a_narrower_checked_one(monkeypatch) -> None:
+    """Where the self-check at the fastest width differs, the next fastest narrower width
+    that passes its own check is used (the check is stood in for: this machine's batches
+    are identical at every width)."""
+    db = open_db(memory=True)
+    measured = WidthChoice(16, {1: 40.0, 2: 45.0, 4: 50.0, 8: 60.0, 16: 70.0}, 1, 1, 0.5)
+    monkeypatch.setattr(batching_module, "measure_widths", lambda *a, **k: measured)
+    checked: list[int] = []
+
+    def check(backend, decoders, probes, progress=None):
+        n_seq = decoders[0].n_seq
+        checked.append(n_seq)
+        return BatchVerdict(n_seq <= 8, n_seq, "stand-in", 0.1,
+                            {w: 1 for w in range(1, n_seq + 1)}, len(decoders), 1)
+
+    monkeypatch.setattr(batching_module, "check_batching", check)
+    runner = Runner(db, default_model(db), threads=1)
+    events: list = []
+    try:
+        assert runner.batching(events.append)
+    finally:
+        runner.close()
+    assert checked == [16, 8]
+    chosen = [e for e in events if isinstance(e, WidthChosen)]
+    said = [e for e in events if isinstance(e, BatchingChecked)]
+    assert len(chosen) == 1 and "batch width 16 chosen by measuring" in chosen[0].message
+    assert len(said) == 1 and said[0].identical and said[0].n_seq == 8
+    assert len(model_metadata(db, default_model(db).id)["batch_checks"]) == 2

@@ -210,6 +210,14 @@ class Runner:
                     emit(BatchingProgress(name, phase, done, total))
 
             self.batch_verdict = settle_verdict(self, backend, self.arrangement, progress)
+            if not self.batch_verdict.identical and self.width_choice is not None:
+                # The measured width differs from one at a time: the next fastest narrower.
+                for width in self.width_choice.fallbacks(self.batch_size):
+                    self.batch_size = width
+                    verdict = settle_verdict(self, backend, self.arrangement, progress)
+                    if verdict.identical:
+                        self.batch_verdict = verdict
+                        break
             if emit is not None:
                 verdict = self.batch_verdict
                 emit(BatchingChecked(self.model.name, verdict.identical, verdict.n_seq,

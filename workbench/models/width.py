@@ -17,7 +17,9 @@ not favour one end.
 
 The choice changes only speed, never a result: batching is used only at a width whose
 self-check (`workbench.models.selfcheck`) found it bit-identical to one at a time, and
-that check runs at the chosen width. A `--batch` given by the user wins over the choice.
+that check runs at the chosen width; where it finds a difference, up to `FALLBACK_WIDTHS`
+narrower widths are checked, fastest first, before decoding one at a time. A `--batch`
+given by the user wins over the choice.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ WIDTH_VERSION = 1
 
 KEEP_CHOICES = 16
 
+FALLBACK_WIDTHS = 2
+"""Narrower widths self-checked, fastest first, when the chosen width's check differs."""
+
 
 @dataclass(frozen=True)
 class WidthChoice:
@@ -75,6 +80,14 @@ class WidthChoice:
     stored_at: str | None = None
     cpu_seconds: float = 0.0
     skipped: dict[int, str] = field(default_factory=dict)
+
+    def fallbacks(self, width: int) -> list[int]:
+        """Narrower widths to check when `width`'s self-check found a difference: the
+        fastest first, at most `FALLBACK_WIDTHS` of them, width 1 excluded (a 1-sequence
+        decoder is what one at a time already is)."""
+        narrower = sorted((w for w in self.rates if 1 < w < width),
+                          key=lambda w: -self.rates[w])
+        return narrower[:FALLBACK_WIDTHS]
 
     def rates_text(self) -> str:
         """'w1 51.2, w2 60.3, …, w16 80.4 tok/s'."""
