@@ -168,12 +168,13 @@ def main() -> None:
               f"{load_average()})", flush=True)
         stored = json.loads(metadata)
         check, width = stored.get("batch_check") or {}, stored.get("width_check") or {}
+        measured = sorted((int(w), r) for w, r in (width.get("rates") or {}).items())
         print(f"[{cores} core(s)] once per machine, inside cold: batching self-check at width "
               f"{check.get('n_seq')} {check.get('seconds', 0):.1f} s "
               f"({check.get('cpu_seconds', 0):.1f} CPU s, its one-at-a-time reference "
               f"included); width measurement {width.get('seconds', 0):.1f} s "
               f"({width.get('cpu_seconds', 0):.1f} CPU s): "
-              f"{', '.join(f'w{w} {r}' for w, r in (width.get('rates') or {}).items())} "
+              f"{', '.join(f'w{w} {r}' for w, r in measured)} "
               f"tok/s -> width {width.get('width', args.batch)}", flush=True)
         generations = list(get_generations(db, [k for (k,) in db.execute(
             "SELECT key FROM generations WHERE parse_status != 'error'")]).values())
