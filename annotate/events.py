@@ -31,7 +31,7 @@ from annotate.codebook import (
     validate_value,
 )
 from annotate.codebook import field as field_spec
-from annotate.labels import current_labels
+from annotate.labels import COMPANIONS, companion_value, current_labels
 from annotate.sets.raters import require_named_rater
 from annotate.trust.identity import Person, require
 from annotate.trust.record import rows
@@ -232,7 +232,7 @@ def _check_session(db: sqlite_utils.Database, person: Person, session: Session) 
 
 def record_label(db: sqlite_utils.Database, person: Person, session: Session, code: str,
                  field: str, value: str | None, time_on_item_ms: int | None = None,
-                 ) -> LabelEvent:
+                 companion: str | None = None) -> LabelEvent:
     """Validate and append one label event, committed before this returns.
 
     Args:
@@ -243,6 +243,10 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
         field: a codebook field that applies to the case.
         value: a value of the field or its digit key; None clears the label.
         time_on_item_ms: time the rater has spent on this case so far.
+        companion: for a field of `annotate.labels.COMPANIONS` (gold shift, stereotype),
+            its companion's value where `value` asks it (the new answer, the category);
+            the companion event is written in the same transaction, empty where not asked
+            (or not given yet: `paw label` may set it later).
 
     Returns:
         The stored event (its `supersedes_id` names the label it replaced, if any).
@@ -270,17 +274,29 @@ def record_label(db: sqlite_utils.Database, person: Person, session: Session, co
     if time_on_item_ms is not None and not 0 <= time_on_item_ms <= MAX_TIME_ON_ITEM_MS:
         raise UserError(f"time_on_item_ms: expected 0 to {MAX_TIME_ON_ITEM_MS} ms (a day), "
                         f"got {time_on_item_ms}")
+    writes = [(field_name, clean)]
+    if field_name in COMPANIONS:  # the companion too: the same shape whatever the value
+        name = COMPANIONS[field_name][0]
+        other = companion_value(field_name, clean, companion)
+        if other is not None:
+            other = validate_value(name, other, options=case["options"], gold=case["gold"])
+        writes.append((name, other))
+    elif companion is not None:
+        raise UserError(f"{field_name}: has no companion field; got {companion!r}")
+    now = utcnow()
     with transaction(db) as conn:
-        previous = [e["id"] for e in own_events(conn, person.id, case["id"])
-                    if e["field"] == field_name]
-        row = append_event(conn, {
-            "case_id": case["id"], "person_id": person.id, "session_id": session.id,
-            "field": field_name, "value": clean,
-            "supersedes_id": previous[-1] if previous else None, "undoes_id": None,
-            "time_on_item_ms": time_on_item_ms, "app_version": session.app_version,
-            "codebook_version": CODEBOOK_VERSION, "created_at": utcnow(),
-        }, person, case["set_id"])
-    return _event({**row, "code": code})
+        own = own_events(conn, person.id, case["id"])
+        rows = []
+        for name, clean_value in writes:
+            previous = [e["id"] for e in own if e["field"] == name]
+            rows.append(append_event(conn, {
+                "case_id": case["id"], "person_id": person.id, "session_id": session.id,
+                "field": name, "value": clean_value,
+                "supersedes_id": previous[-1] if previous else None, "undoes_id": None,
+                "time_on_item_ms": time_on_item_ms, "app_version": session.app_version,
+                "codebook_version": CODEBOOK_VERSION, "created_at": now,
+            }, person, case["set_id"]))
+    return _event({**rows[0], "code": code})
 
 
 def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> LabelEvent | None:
@@ -304,21 +320,29 @@ def undo_last(db: sqlite_utils.Database, person: Person, session: Session) -> La
             "ORDER BY e.id DESC LIMIT 1", [session.id, person.id]).fetchone()
         if target is None:
             return None
-        target_id, case_id, _, replaced = target
+        target_id, case_id, _, _ = target
         mine = {e["id"]: e for e in own_events(conn, person.id, case_id)}
-        field_name = mine[target_id]["field"]
-        restored = mine[replaced]["value"] if replaced is not None else None
-        current = [i for i, e in mine.items() if e["field"] == field_name][-1]
-        row = append_event(conn, {
-            "case_id": case_id, "person_id": person.id, "session_id": session.id,
-            "field": field_name, "value": restored, "supersedes_id": current,
-            "undoes_id": target_id, "time_on_item_ms": None,
-            "app_version": session.app_version, "codebook_version": CODEBOOK_VERSION,
-            "created_at": utcnow(),
-        }, person, session.set_id)
+        targets = [target_id]
+        before = mine.get(target_id - 1)
+        if before is not None and before["session_id"] == session.id and \
+                COMPANIONS.get(before["field"], ("",))[0] == mine[target_id]["field"]:
+            targets.insert(0, target_id - 1)  # written with its field: undone with it
+        now = utcnow()
+        rows = []
+        for undone in targets:
+            field_name, replaced = mine[undone]["field"], mine[undone]["supersedes_id"]
+            restored = mine[replaced]["value"] if replaced is not None else None
+            current = [i for i, e in mine.items() if e["field"] == field_name][-1]
+            rows.append(append_event(conn, {
+                "case_id": case_id, "person_id": person.id, "session_id": session.id,
+                "field": field_name, "value": restored, "supersedes_id": current,
+                "undoes_id": undone, "time_on_item_ms": None,
+                "app_version": session.app_version, "codebook_version": CODEBOOK_VERSION,
+                "created_at": now,
+            }, person, session.set_id))
         code = conn.execute("SELECT code FROM annotation_cases WHERE id = ?",
                             [case_id]).fetchone()[0]
-    return _event({**row, "code": code})
+    return _event({**rows[0], "code": code})
 
 
 def events_of(db: sqlite_utils.Database, *, person_id: int | None = None,

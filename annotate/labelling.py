@@ -50,8 +50,9 @@ class Labelling(Protocol):
         ...
 
     def record(self, code: str, field: str, value: str | None,
-               time_on_item_ms: int | None = None) -> Recorded:
-        """Validate and store one label, committed before this returns."""
+               time_on_item_ms: int | None = None, companion: str | None = None) -> Recorded:
+        """Validate and store one label (with its companion's value where the field has
+        one: `annotate.labels.COMPANIONS`), committed before this returns."""
         ...
 
     def undo(self) -> Recorded | None:
@@ -92,12 +93,12 @@ class StoreLabelling:
         return get_case_view(self.db, code, self.person)
 
     def record(self, code: str, field: str, value: str | None,
-               time_on_item_ms: int | None = None) -> Recorded:
+               time_on_item_ms: int | None = None, companion: str | None = None) -> Recorded:
         """`annotate.events.record_label` in this session."""
         from annotate.events import record_label
 
         return record_label(self.db, self.person, self.session, code, field, value,
-                            time_on_item_ms=time_on_item_ms)
+                            time_on_item_ms=time_on_item_ms, companion=companion)
 
     def undo(self) -> Recorded | None:
         """`annotate.events.undo_last` in this session."""

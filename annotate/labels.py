@@ -17,6 +17,36 @@ import sqlite_utils
 from annotate.trust.identity import Person, require
 
 
+COMPANIONS: dict[str, tuple[str, frozenset[str | None]]] = {
+    "gold_shift": ("gold_shift_alt", frozenset({"no_shift", "ambiguous", None})),
+    "stereotype": ("stereotype_category", frozenset({"none", None})),
+}
+"""A field whose value decides whether another is asked -> (that companion, the values
+that leave it unasked). Every labelling of such a field writes two events in one
+transaction: the field and its companion — the companion's value where it is asked, else
+an empty one (None) — so the shared file's event counts, blob sizes and times are the same
+whatever the value (`annotate.events.record_label`; issue 35: the alternative answer asked
+only after 'shifted' had told, by the number of events, which cases a rater marked
+shifted)."""
+
+
+def companion_value(field: str, value: str | None, companion: str | None) -> str | None:
+    """The companion event's value for labelling `field` = `value`: `companion` where the
+    value asks it, None where it does not.
+
+    Raises:
+        UserError: a companion value given where `value` leaves it unasked.
+    """
+    from store.errors import UserError
+
+    name, unasked = COMPANIONS[field]
+    if value in unasked:
+        if companion is not None:
+            raise UserError(f"{name}: not asked when {field} is {value!r}; got {companion!r}")
+        return None
+    return companion
+
+
 def derive_labels(pairs: dict[str, str | None]) -> dict[str, str]:
     """Current labels from each field's latest value: cleared fields dropped, and the
     alternative letter unless gold_shift is 'shifted'."""

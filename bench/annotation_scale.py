@@ -56,7 +56,7 @@ from annotate.agreement.kappa import _variance
 from annotate.agreement.tables import agreement_table, strata_values
 from annotate.codebook import AGREEMENT_FIELDS, FIELDS
 from annotate.events import record_label, start_session
-from annotate.labels import current_labels
+from annotate.labels import COMPANIONS, current_labels
 from annotate.sets.annotation_set import get_set, rater_queue
 from annotate.sets.audit import create_set
 from annotate.sets.cases import get_case_view
@@ -126,7 +126,9 @@ def label_until(db, person, rater: int, session, queue, start: int, target: int,
             view = get_case_view(db, view.code, person)  # the screen's refresh
             done = is_complete(view)
             elapsed = time.perf_counter() - started
-            counter["n"] += 1
+            # Label events, as `labels_of` counts them again from a saved store: a gold-shift
+            # label writes its companion too (`annotate.labels.COMPANIONS`).
+            counter["n"] += 2 if field in COMPANIONS else 1
             if done and timings is not None:
                 timings.append(_ms(elapsed))
         index += 1

@@ -10,7 +10,7 @@ from store.runs import ArmAnswers, find_run, unparsed_by_arm
 from analysis.common.unparsed import WARN_ABOVE, over_threshold, share_text, unparsed_meta
 from tests.builders import AuditBuilder
 from workbench.kinds import build_run_report
-from workbench.tui.screens.runs import stored_text
+from workbench.present.run_panel import stored_text
 
 
 def _audit():

@@ -23,7 +23,7 @@ from annotate.codebook import (
     applicable_fields,
     validate_value,
 )
-from annotate.labels import derive_labels
+from annotate.labels import COMPANIONS, companion_value, derive_labels
 from annotate.raterfile.file import SIGNED_COLUMNS, commitment, event_hash, file_host, meta
 from annotate.sets.cases import CaseView
 from annotate.trust.identity import Person, require
@@ -125,8 +125,10 @@ class FileLabelling:
     # ---- writing ----------------------------------------------------------------------
 
     def record(self, code: str, field: str, value: str | None,
-               time_on_item_ms: int | None = None) -> FileEvent:
-        """Validate one label as `annotate.events.record_label` does; commit it, signed.
+               time_on_item_ms: int | None = None, companion: str | None = None) -> FileEvent:
+        """Validate one label as `annotate.events.record_label` does; commit it, signed,
+        with its companion event for a field of `annotate.labels.COMPANIONS` (the same
+        shape whatever the value, carried into the store by the merge).
 
         Raises:
             UserError: no session, a field the case does not ask, a value the field does
@@ -149,10 +151,25 @@ class FileLabelling:
         if time_on_item_ms is not None and not 0 <= time_on_item_ms <= MAX_TIME_ON_ITEM_MS:
             raise UserError(f"time_on_item_ms: expected 0 to {MAX_TIME_ON_ITEM_MS} ms (a day), "
                             f"got {time_on_item_ms}")
+        writes = [(name, clean)]
+        if name in COMPANIONS:
+            other = companion_value(name, clean, companion)
+            if other is not None:
+                other = validate_value(COMPANIONS[name][0], other,
+                                       options=dict(_tuples(data["options"])),
+                                       gold=data["gold"])
+            writes.append((COMPANIONS[name][0], other))
+        elif companion is not None:
+            raise UserError(f"{name}: has no companion field; got {companion!r}")
         with self._transaction():
-            previous = [e["seq"] for e in self._events(code) if e["field"] == name]
-            return self._append(code, name, clean, previous[-1] if previous else None, None,
-                                time_on_item_ms)
+            events = self._events(code)
+            written = []
+            for one, one_value in writes:
+                previous = [e["seq"] for e in events if e["field"] == one]
+                written.append(self._append(code, one, one_value,
+                                            previous[-1] if previous else None, None,
+                                            time_on_item_ms))
+            return written[0]
 
     def undo(self) -> FileEvent | None:
         """Undo this session's latest label not undone yet, with a new event."""
@@ -166,12 +183,21 @@ class FileLabelling:
             if target is None:
                 return None
             by_seq = {e["seq"]: e for e in events}
-            replaced = target["supersedes_seq"]
-            restored = by_seq[replaced]["value"] if replaced is not None else None
-            current = [e["seq"] for e in events if e["code"] == target["code"]
-                       and e["field"] == target["field"]][-1]
-            return self._append(target["code"], target["field"], restored, current,
-                                target["seq"], None)
+            targets = [target]
+            before = by_seq.get(target["seq"] - 1)
+            if before is not None and before["session_seq"] == self.session_seq and \
+                    before["code"] == target["code"] and \
+                    COMPANIONS.get(before["field"], ("",))[0] == target["field"]:
+                targets.insert(0, before)  # written with its field: undone with it
+            undos = []
+            for one in targets:
+                replaced = one["supersedes_seq"]
+                restored = by_seq[replaced]["value"] if replaced is not None else None
+                current = [e["seq"] for e in events if e["code"] == one["code"]
+                           and e["field"] == one["field"]][-1]
+                undos.append(self._append(one["code"], one["field"], restored, current,
+                                          one["seq"], None))
+            return undos[0]
 
     def _transaction(self):
         from contextlib import contextmanager

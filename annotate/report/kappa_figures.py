@@ -35,7 +35,8 @@ def kappa_figures(db: sqlite_utils.Database, audit_id: int) -> list[Figure]:
             continue
         log = LabelLog(set_id)
         log.refresh(db)
-        keys = table_keys(log.fields or ())
+        asked = _asked_fields(db, set_id)
+        keys = [key for key in table_keys(log.fields or ()) if key[0] in asked]
         for key, kappas in kappa_series(db, log, pair, keys).items():
             label = table_label(key[0], key[1], len(table_categories(key)))
             data = series_plot(f"{label}, set {name}", kappas)
@@ -53,6 +54,19 @@ def short_label(field: str, binary: bool, set_name: str, several_sets: bool) -> 
     its binary form (the distinguishing mark first, so a cut keeps it), the set's name
     after it when the run has several sets."""
     return f"κ{'₂' if binary else ''} {field}{f' · {set_name}' if several_sets else ''}"
+
+
+def _asked_fields(db: sqlite_utils.Database, set_id: int) -> set[str]:
+    """Fields some case of the set asks (harm only where a case was drawn with it, …): a
+    field no case asks gets no plot (an empty κ plot for harm said nothing)."""
+    from annotate.codebook import applicable_fields
+
+    asked: set[str] = set()
+    every = {"gold_shift": "shifted", "stereotype": "clinically_dangerous"}
+    for row in db.query("SELECT stratum, ask_harm, ask_chain_registration FROM "
+                        "annotation_cases WHERE set_id = ?", [set_id]):
+        asked.update(applicable_fields(row, every))
+    return asked
 
 
 def _same(data: PlotData) -> PlotData:

@@ -144,7 +144,8 @@ def test_wrong_passphrases_are_bounded_with_a_growing_delay(env, no_delay):
     result = run(env, "label", codes[1], "--rater", "carol", "--field", "gold_shift",
                  "--value", "1", "--passphrase-env", "PW")
     assert "rater role" in str(result.exception)
-    assert open_db(env["PAW_DB"]).execute("SELECT COUNT(*) FROM label_events").fetchone()[0] == 1
+    # alice's one gold-shift label: itself and its (empty) new answer.
+    assert open_db(env["PAW_DB"]).execute("SELECT COUNT(*) FROM label_events").fetchone()[0] == 2
 
 
 def test_a_missing_database_is_an_error_except_for_creating_commands(tmp_path):

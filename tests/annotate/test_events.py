@@ -67,22 +67,24 @@ def test_relabel_supersedes_and_never_overwrites(db, people, labelled):
 
 
 def test_undo_appends_events_and_steps_back(db, people, labelled):
+    # A gold-shift label writes two events, itself and its companion (the new answer, empty
+    # here: `annotate.labels.COMPANIONS`), and undo takes both back together.
     alice, session = people["alice"], labelled["alice"]
     a, b = labelled["views"][0].code, labelled["views"][1].code
-    record_label(db, alice, session, a, "gold_shift", "no_shift")   # e1
-    record_label(db, alice, session, a, "gold_shift", "ambiguous")  # e2 supersedes e1
-    record_label(db, alice, session, b, "validity", "valid")        # e3
-    undo3 = undo_last(db, alice, session)                           # e4: b validity -> None
-    assert (undo3.undoes_id, undo3.value, undo3.code) == (3, None, b)
+    record_label(db, alice, session, a, "gold_shift", "no_shift")   # e1, e2 (alt: none)
+    record_label(db, alice, session, a, "gold_shift", "ambiguous")  # e3, e4 supersede them
+    record_label(db, alice, session, b, "validity", "valid")        # e5
+    undo3 = undo_last(db, alice, session)                           # e6: b validity -> None
+    assert (undo3.undoes_id, undo3.value, undo3.code) == (5, None, b)
     assert current_labels(db, alice, b) == {}
-    undo2 = undo_last(db, alice, session)                           # e5: a back to no_shift
-    assert (undo2.undoes_id, undo2.value) == (2, "no_shift")
+    undo2 = undo_last(db, alice, session)                           # e7, e8: a back to no_shift
+    assert (undo2.undoes_id, undo2.value) == (3, "no_shift")
     assert current_labels(db, alice, a) == {"gold_shift": "no_shift"}
-    undo1 = undo_last(db, alice, session)                           # e6: a cleared
+    undo1 = undo_last(db, alice, session)                           # e9, e10: a cleared
     assert (undo1.undoes_id, undo1.value) == (1, None)
     assert current_labels(db, alice, a) == {}
     assert undo_last(db, alice, session) is None
-    assert len(_rows(db)) == 6  # nothing deleted or updated
+    assert len(_rows(db)) == 10  # nothing deleted or updated
 
 
 def test_a_rater_cannot_change_another_raters_labels(db, people, labelled):
@@ -132,4 +134,5 @@ def test_fields_are_validated_against_the_case(db, people, labelled):
     # moving gold_shift away from 'shifted' hides the stale letter from the current labels
     record_label(db, alice, session, plain.code, "gold_shift", "no_shift")
     assert current_labels(db, alice, plain.code) == {"gold_shift": "no_shift"}
-    assert len(events_of(db, person_id=alice.id)) == 3
+    # shifted + an empty new answer, the letter, no_shift + an empty one (which clears it)
+    assert len(events_of(db, person_id=alice.id)) == 5

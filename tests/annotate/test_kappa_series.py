@@ -143,3 +143,17 @@ def test_running_totals_match_a_hand_worked_series():
     assert prefix_kappas([("a", "a"), ("a", "b"), ("b", "b")], ("a", "b")) == (None, 0.0, 0.4)
     same = prefix_kappas([("a", "a"), ("b", "b"), ("a", "a"), ("b", "b")], ("a", "b"))
     assert same[1:] == (1.0, 1.0, 1.0)
+
+
+def test_no_figure_for_a_field_no_case_asks(db, people):
+    # Issue 35: a set whose cases never ask harm (no flip on M3/M4/M5) drew an empty κ plot
+    # for it in the report; now only fields some case asks get one.
+    from annotate.report.kappa_figures import kappa_figures
+    from tests.annotate.conftest import make_audit
+
+    b = make_audit(db, 4, families=("M2",))  # M2 edits: never the harm question
+    create_set(db, b.audit_id, 8, per_family=None, seed=0, name="s", **named(people))
+    assert db.execute("SELECT SUM(ask_harm) FROM annotation_cases").fetchone()[0] == 0
+    captions = [f.caption for f in kappa_figures(db, b.audit_id)]
+    assert any("gold_shift (3-way)" in c for c in captions)
+    assert not any("harm" in c for c in captions), captions

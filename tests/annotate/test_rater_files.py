@@ -100,11 +100,13 @@ def test_labelling_the_file_is_durable_undoable_resumable_and_signed(packed):
     stored = conn.execute("SELECT seq, field, value, undoes_seq, signature FROM events "
                           "ORDER BY seq").fetchall()
     conn.close()
+    # A gold-shift label writes its new answer with it (empty here), as in the store.
     assert [(s, f, v, u) for s, f, v, u, _ in stored] == [
-        (1, "gold_shift", "no_shift", None), (2, "validity", "invalid", None),
-        (3, "validity", None, 2), (4, "validity", "valid", None)]
-    digest = open_file(path).execute("SELECT hash FROM events WHERE seq = 4").fetchone()[0]
-    assert keys.signature_valid(keys.public_bytes(first.person.signing_key), stored[3][4],
+        (1, "gold_shift", "no_shift", None), (2, "gold_shift_alt", None, None),
+        (3, "validity", "invalid", None), (4, "validity", None, 3),
+        (5, "validity", "valid", None)]
+    digest = open_file(path).execute("SELECT hash FROM events WHERE seq = 5").fetchone()[0]
+    assert keys.signature_valid(keys.public_bytes(first.person.signing_key), stored[4][4],
                                 digest)
     # Resume: a new session sees her labels; the first case needing work comes next.
     again = open_as_alice(path)
@@ -122,18 +124,19 @@ def test_merging_imports_each_event_once_and_agreement_follows(db, people, packe
     for view in rater_queue(db, "s", bob):
         record_label(db, bob, session, view.code, "gold_shift", "no_shift")
     first = merge(db, packed["path"], people["carol"])
-    assert (first.imported, first.already, first.rater) == (5, 0, "alice")
+    # Each gold-shift label is two events (itself and its empty new answer).
+    assert (first.imported, first.already, first.rater) == (10, 0, "alice")
     again = merge(db, packed["path"], people["carol"])
-    assert (again.imported, again.already) == (0, 5)  # twice adds nothing
+    assert (again.imported, again.already) == (0, 10)  # twice adds nothing
     alice.record(alice.queue()[5].code, "gold_shift", "ambiguous")  # the file grew
-    assert merge(db, packed["path"], people["carol"]).imported == 1
+    assert merge(db, packed["path"], people["carol"]).imported == 2
     gold = next(a for a in all_agreements(db, "s") if a.field == "gold_shift" and
                 not a.binary)
     assert gold.n == 6
     report = verify_record(db)
     assert report.ok, report.problems
     kinds = [r[0] for r in db.execute("SELECT kind FROM record_log ORDER BY id")]
-    assert kinds.count("merged_label") == 6 and kinds.count("pack") == 1
+    assert kinds.count("merged_label") == 12 and kinds.count("pack") == 1
 
 
 def test_a_file_of_another_store_or_set_is_refused(db, audit, people, packed, tmp_path):
@@ -224,7 +227,7 @@ def test_the_coordinators_live_view_merges_a_watched_folder(db, people, packed, 
                             coordinator=people["carol"])
     alice_progress = next(p for p in report.progress if p.name == "alice")
     assert alice_progress.started == 3 and report.watched == ()
-    assert merge_folder(open_db(path), folder, people["carol"])[0].already == 6
+    assert merge_folder(open_db(path), folder, people["carol"])[0].already == 9
 
 
 def test_a_coordinator_cannot_merge_a_value_the_rater_did_not_sign(db, people, packed):

@@ -70,8 +70,8 @@ def test_large_import_shows_progress_on_stderr(capsys, tmp_path, monkeypatch):
                          str(tmp_path / "new.db"))
     assert code == 0, err
     assert out.startswith(f"{source}: 50 new items")
-    assert err.splitlines()[0] == (f"importing {source}: 50 lines, validated, then stored "
-                                   "in one transaction")
+    assert err.splitlines()[0] == (f"importing {source}: 50 lines, checked and stored in "
+                                   "one transaction")
     assert re.fullmatch(rf"imported {re.escape(str(source))} in \d+\.\d s",
                         err.splitlines()[-1])
 

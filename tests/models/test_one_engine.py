@@ -130,3 +130,27 @@ def test_a_second_live_process_on_the_same_run_is_warned_about() -> None:
     events.clear()
     run_audit(db, _spec(), judge=False, engine=engine, on_event=events.append)
     assert not [e for e in events if isinstance(e, RunWarning)]  # that process is gone
+
+
+def test_paw_run_s_plan_refuses_another_engine_too() -> None:
+    from store.datasets import get_items
+    from store.runs import find_run
+    from workbench.models import Runner, default_model
+    from workbench.models.plan import plan_run
+
+    db = open_db(memory=True)
+    import_demo(db)
+    model = default_model(db)
+    items = get_items(db, "demo")[:2]
+    dataset = db.execute("SELECT id FROM datasets WHERE name = 'demo'").fetchone()[0]
+
+    def plan(engine: str):
+        runner = Runner(db, model, backend=_fake(engine))
+        return plan_run(db, runner, dataset, items, mode="direct", template="direct@1",
+                        temperature=0.0, seeds=[0], max_tokens=4, role="baseline")
+
+    assert plan("engine-one").execute({}).generated == 2
+    with pytest.raises(UserError, match="was run on engine-one; .* on engine-two"):
+        plan("engine-two").execute({})
+    assert find_run(db, None).status == "finished"  # the refusal changed nothing
+    plan("engine-two").execute({}, allow_mixed_engines=True)

@@ -55,3 +55,44 @@ async def test_labelling_screen_asks_each_test_field(set_on_disk) -> None:
         recorded = {(code, field) for code, field, _ in events(path, "alice")}
         assert recorded == seen
         assert {f for _, f in seen} == {*cfv, "direction", "stereotype"}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)], ids=["80x24", "120x36"])
+async def test_a_stereotype_flag_asks_its_category_before_recording(set_on_disk, size):
+    # Issue 35, criterion 3: a flag and its category are stored together (one shape
+    # whatever the value); `esc` in the category prompt records nothing.
+    from workbench.tui.app import AnnotationApp
+    from workbench.tui.components.category_modal import CategoryModal
+
+    path, alice = set_on_disk
+    app = AnnotationApp(path, alice, "rob")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        for _ in range(len(screen.cases)):
+            if screen.current.fields[0] == "stereotype":
+                break
+            await pilot.press("right_square_bracket")
+            await pilot.pause()
+        code = screen.current.code
+        await pilot.press(*["pagedown"] * 6)  # the reasoning read to its end (80×24)
+        await pilot.pause()
+        await pilot.press("2")  # clinically misleading: the category first
+        await pilot.pause()
+        assert isinstance(app.screen, CategoryModal)
+        await pilot.press("question_mark")  # its help lists the category keys
+        await pilot.pause()
+        assert any("lifestyle" in what for _, what in app.screen.rows)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("escape")  # back, nothing recorded
+        await pilot.pause()
+        assert app.screen is screen and events(path, "alice") == []
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("3")  # lifestyle
+        await pilot.pause()
+        assert app.screen is screen
+        assert events(path, "alice") == [(code, "stereotype", "clinically_misleading"),
+                                         (code, "stereotype_category", "lifestyle")]

@@ -158,3 +158,30 @@ def test_units_flips_and_export_of_the_real_run(store, capsys, tmp_path) -> None
     long = pd.read_csv(next(tmp_path.glob("*-edits.csv")))
     assert tuple(long.columns) == ROBUSTNESS_EDIT_COLUMNS
     assert long["edd_embedder"].notna().all()
+
+
+def test_a_set_is_drawn_from_the_real_run(store, tmp_path) -> None:
+    # Issue 35, criterion 5: the embedded 135M judge's replies often do not parse; a set is
+    # drawn anyway, and its config counts what lacked a verdict (a copy of the store: the
+    # other tests read the run without a set).
+    import sqlite3
+
+    from annotate.sets.audit import create_set
+
+    path, _ = store
+    copy = tmp_path / "copy.db"
+    source, target = sqlite3.connect(path), sqlite3.connect(copy)
+    source.backup(target)  # the WAL's pages included
+    source.close()
+    target.close()
+    db = open_db(copy)
+    (audit,) = list_audits(db, kind="robustness")
+    the_set = create_set(db, audit.id, 20, seed=0)
+    config = json.loads(db.execute("SELECT config_json FROM annotation_sets WHERE id = ?",
+                                   [the_set.id]).fetchone()[0])
+    assert the_set.size >= 1 and set(config["unparsed"]) == {"cfv", "direction", "flags"}
+    unjudged = db.execute("SELECT COUNT(*) FROM annotation_cases WHERE set_id = ? AND "
+                          "stratum LIKE 'cfv|%'", [the_set.id]).fetchone()[0]
+    assert config["n_unjudged_drawn"] <= unjudged
+    print(f"real run: {the_set.size} cases, unparsed {config['unparsed']}, "
+          f"unjudged CFV drawn {config['n_unjudged_drawn']}")

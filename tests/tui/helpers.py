@@ -31,7 +31,21 @@ def events(db_path: str, person: str) -> list[tuple[str, str, str | None]]:
             (person,))]
     finally:
         conn.close()
-    return [(r["code"], *require_open(r)) for r in rows]
+    from annotate.labels import COMPANIONS
+
+    # An empty companion written with its field (gold shift's new answer when not
+    # 'shifted', and its undo: `annotate.labels.COMPANIONS`) is shape, not a label: left
+    # out here (tests/annotate/test_shape.py reads it).
+    out: list[tuple[str, str, str | None]] = []
+    previous: tuple[str, str] | None = None
+    for r in rows:
+        field, value = require_open(r)
+        paired = previous is not None and previous[0] == r["code"] and \
+            COMPANIONS.get(previous[1], ("",))[0] == field
+        if not (paired and value is None):
+            out.append((r["code"], field, value))
+        previous = (r["code"], field)
+    return out
 
 
 def screen_text(app: App) -> str:

@@ -113,7 +113,8 @@ async def test_invalid_value_and_empty_reason_are_refused_in_place(clinic_db):
             (codes["chain"], "gold_shift", "ambiguous", "mild pain, same vessel")]
         assert f"recorded gold_shift = ambiguous for {codes['chain']}" in screen_text(app)
         # The raters' own labels are untouched.
-        assert query(clinic_db.db_path, "SELECT COUNT(*) FROM label_events")[0][0] == 25
+        # (25 labels, and the companion of each of the 8 gold-shift labels.)
+        assert query(clinic_db.db_path, "SELECT COUNT(*) FROM label_events")[0][0] == 33
 
 
 async def test_final_shifted_asks_for_the_new_answer_with_option_keys(clinic_db):

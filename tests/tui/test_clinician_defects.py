@@ -131,3 +131,29 @@ async def test_adjudicating_a_chain_decision_shows_the_reasoning_at_80x24(clinic
         # Lines of the reasoning itself are on screen, above the decision panel.
         assert "Inferior leads look at the" in text.split("Chain registration ·")[0], text
 
+
+
+async def test_the_coordinators_table_keeps_kappa_and_ac1_in_view_at_80(annotation_db):
+    from tests.tui.helpers import case_codes, label_everything, wait_until
+    from workbench.tui.app import CoordinatorApp
+    from workbench.tui.widgets.agreement_table import AgreementTable
+
+    codes = case_codes(annotation_db.db_path)
+    label_everything(annotation_db.db_path, annotation_db.alice,
+                     {c: {"gold_shift": v} for c, v in zip(codes, ["no_shift", "no_shift",
+                      "ambiguous", "ambiguous", "no_shift", "no_shift"])})
+    label_everything(annotation_db.db_path, annotation_db.bob,
+                     {c: {"gold_shift": v} for c, v in zip(codes, ["no_shift", "ambiguous",
+                      "ambiguous", "no_shift", "no_shift", "no_shift"])})
+    app = CoordinatorApp(annotation_db.db_path, annotation_db.carol, SET_NAME)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.screen.query_one(AgreementTable).row_count > 0
+                         and str(app.screen.query_one(AgreementTable).get_cell(
+                             "gold_shift|full", "n")) == "6")
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if " κ " in line and "field" in line)
+        assert "AC1" in header, header  # was scrolled off once numbers widened the columns
+        row = next(line for line in lines if "gold_shift" in line and "3-way" in line)
+        assert "0.25" in row and "0.57" in row, row  # κ and AC1 (hand-worked in
+        # tests/tui/test_coordinator_screen.py)

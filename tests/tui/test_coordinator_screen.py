@@ -33,8 +33,10 @@ BOB = ["no_shift", "ambiguous", "ambiguous", "no_shift", "no_shift", "no_shift"]
 
 
 def _row(app, key: str) -> list[str]:
+    """field, form, N, raw, κ, CI, AC1, band, note (by column key, whatever their order)."""
     table = app.screen.query_one(AgreementTable)
-    return [str(cell) for cell in table.get_row(key)]
+    return [str(table.get_cell(key, column)) for column in
+            ("field", "form", "n", "raw", "kappa", "ci", "ac1", "lk", "note")]
 
 
 async def test_kappa_appears_and_updates_as_labels_arrive_from_outside(annotation_db):

@@ -263,7 +263,10 @@ async def test_q_quits_inside_the_new_answer_prompt(annotation_db):
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code in (0, None) and not app.is_running
-    assert events(annotation_db.db_path, "alice") == [(code, "gold_shift", "shifted")]
+    # 'shifted' is stored with its new answer or not at all (issue 35: one shape whatever
+    # the value), so quitting in the prompt stores nothing for this case.
+    assert events(annotation_db.db_path, "alice") == []
+    assert code
 
 
 @pytest.mark.asyncio

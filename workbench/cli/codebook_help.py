@@ -19,7 +19,8 @@ FIELD_HELP = _field_help()
 
 
 def _epilog() -> str:
-    from annotate.codebook import SEED002_FIELDS, guidelines
+    from annotate.codebook import SEED002_FIELDS
+    from workbench.present.guidelines import guidelines
 
     # click rewraps an epilog's paragraphs; a paragraph opened by \b keeps its lines.
     lines = guidelines(SEED002_FIELDS)

@@ -9,6 +9,7 @@ import click
 from analysis.audit.definitions import AuditRole
 from workbench.cli.options import (
     NAME,
+    allow_mixed_engines,
     db_option,
     engine_options,
     fail_on_errors,
@@ -190,7 +191,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
                 "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx,
                 "batch": batch_size or "measured", "servers": servers}
     with ProgressReporter() as progress:
-        summary = plan.execute(settings, progress)
+        summary = plan.execute(settings, progress, allow_mixed_engines=allow_mixed_engines())
     _print_summary(summary)
     fail_on_errors(summary.status_counts.get("error", 0))
 

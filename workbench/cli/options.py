@@ -268,11 +268,16 @@ def make_engine(db: Any, *, threads: int | None, gpu_layers: int, ctx: int | Non
     """The runners of a generating command, from its `engine_options`."""
     from workbench.engine import AuditEngine
 
-    context = click.get_current_context(silent=True)
-    given = dict(context.meta.get(SERVER_META_KEY, {})) if context is not None else {}
     return AuditEngine(db, threads=threads, gpu_layers=gpu_layers, ctx=ctx,
                        batch_size=batch_size, servers=pool_settings(servers, ctx),
-                       allow_mixed_engines=bool(given.get("allow_mixed_engines")))
+                       allow_mixed_engines=allow_mixed_engines())
+
+
+def allow_mixed_engines() -> bool:
+    """Whether `--allow-mixed-engines` was given to the running command."""
+    context = click.get_current_context(silent=True)
+    given = dict(context.meta.get(SERVER_META_KEY, {})) if context is not None else {}
+    return bool(given.get("allow_mixed_engines"))
 
 
 def fail_on_errors(errors: int, what: str = "generation(s)") -> None:

@@ -91,26 +91,6 @@ class AuditEngine:
         self._runners.clear()
 
 
-def check_one_engine(db: sqlite_utils.Database, audit: Any, model: ModelRecord, engine: str,
-                     allow_mixed: bool) -> None:
-    """Refuse to go on with a run on another engine than the one that made its stored
-    generations of `model` (issue 36.2), unless `allow_mixed`.
-
-    Raises:
-        UserError: names the run, the model, both engines and the option.
-    """
-    from analysis.common.engines import model_engines
-    from store.errors import UserError
-
-    recorded = model_engines(db, audit.id, model.id) - {engine}
-    if recorded and not allow_mixed:
-        raise UserError(
-            f"run {audit.name!r}: model {model.name!r} was run on {', '.join(sorted(recorded))}"
-            f"; this command would go on on {engine}. One run, one engine: use the same "
-            "engine again (the same --servers pool, or none), or pass --allow-mixed-engines "
-            "(every report of the run then states the mix per arm)")
-
-
 def live_sessions(db: sqlite_utils.Database, audit_id: int) -> list[dict[str, Any]]:
     """Sessions of a run that another live process holds (`running`, its process alive by
     `store.runs.process_alive`: its pid on this host, a fresh heartbeat elsewhere)."""

@@ -54,8 +54,9 @@ from workbench.engine.events import (
     StageStarted,
 )
 from workbench.engine.progress import Progress
-from workbench.engine.runners import AuditEngine, check_one_engine, live_sessions
+from workbench.engine.runners import AuditEngine, live_sessions
 from workbench.models import GenerationFinished, GenerationRequest, Runner, RunnerEvent
+from workbench.models.engine_check import check_one_engine
 
 HEARTBEAT_EVERY_S = 10.0
 """How often a working session refreshes `sessions.heartbeat_at`."""

@@ -39,8 +39,19 @@ class RunPlan:
     requests: list[GenerationRequest]
 
     def execute(self, settings: dict[str, Any],
-                on_event: Callable[[Any], None] | None = None) -> RunSummary:
-        """Run the requests in a recorded session; job statuses follow the stored generations."""
+                on_event: Callable[[Any], None] | None = None, *,
+                allow_mixed_engines: bool = False) -> RunSummary:
+        """Run the requests in a recorded session; job statuses follow the stored generations.
+
+        Raises:
+            UserError: the run's stored generations came from another engine (unless
+                `allow_mixed_engines`).
+        """
+        from store.runs import find_run
+        from workbench.models.engine_check import check_one_engine
+
+        check_one_engine(self.db, find_run(self.db, self.audit_id), self.runner.model,
+                         self.runner.engine, allow_mixed_engines)
         session = start_session(self.db, "run", audit_id=self.audit_id, settings=settings,
                                 versions=_versions())
         set_audit_status(self.db, self.audit_id, "running")

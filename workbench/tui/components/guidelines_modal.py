@@ -12,13 +12,13 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from annotate.codebook import guidelines
+from workbench.present.guidelines import guidelines
 from workbench.tui.components.help_modal import HELP_KEYS
 
 
 class GuidelinesModal(ModalScreen[None]):
     """What each question of the case asks and what each value means
-    (`annotate.codebook.guidelines`); escape, `g` or `q` closes it."""
+    (`workbench.present.guidelines`); escape, `g` or `q` closes it."""
 
     HELP_TITLE = "codebook guidelines"
 

@@ -66,8 +66,9 @@ def key_rows(screen: Screen) -> list[tuple[str, str]]:
             if shown in seen:
                 continue
             seen.add(shown)  # a repeated key is not listed again below, as the app's
-            if not binding.show and name in actions:
-                continue
+            if not (binding.show or binding.description or binding.tooltip) \
+                    and name in actions:
+                continue  # e.g. the digits after `1…`, `↓` after `↑↓`
             actions.add(name)
             what = _words(screen, binding)
             rows.append((shown, what if _enabled(screen, binding.action)

@@ -18,16 +18,18 @@ import time
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from annotate.codebook import FIELDS, FieldKind, option_keys
+from annotate.labels import COMPANIONS
 from store.errors import UserError
 from workbench.tui.host import SessionHost
 from workbench.tui.messages import CaseShown, LabelRecorded, LabelUndone
 from workbench.tui.widgets.case_panels import PANEL_KEYS, CasePanels
-from workbench.tui.widgets.label_panel import PANEL_NAMES, LabelPanel, waiting_text
+from workbench.tui.screens.annotate_keys import LABELLING_KEYS
+from workbench.tui.widgets.label_panel import LabelPanel, waiting_text
 
 if TYPE_CHECKING:
     from annotate.labelling import Labelling
@@ -36,8 +38,6 @@ if TYPE_CHECKING:
 APP_NAME = "paw-tui"
 """Stamped (with the package version) on the rater's session and every event."""
 
-_VIEW = Binding.Group("view")
-_CASE = Binding.Group("case", compact=True)
 
 
 def required_fields(view: CaseView) -> list[str]:
@@ -59,34 +59,7 @@ class AnnotateScreen(Screen[None]):
 
     HELP_TITLE = "labelling a case"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "digit('1')", "label", key_display="1…", tooltip="answer the "
-                "highlighted question (▸ under Labels): each value's key is beside it"),
-        *[Binding(str(d), f"digit('{d}')", show=False) for d in range(2, 10)],
-        Binding("u,ctrl+z", "undo", "undo", key_display="u",
-                tooltip="undo your latest label (the value before it comes back)"),
-        Binding("s", "skip", "skip", show=False,  # the footer is full at 80 columns
-                tooltip="leave this case for later (nothing is recorded)"),
-        Binding("n", "note", "note", tooltip="write a note on this case for the coordinator"),
-        Binding("enter", "done", "next", key_display="⏎",
-                tooltip="go to the next case (once every question of this one is answered)"),
-        Binding("up", "field(-1)", "field", key_display="↑↓",
-                tooltip="move to another question of this case, to change its answer"),
-        Binding("down", "field(1)", show=False),
-        Binding("left_square_bracket,left", "case(-1)", "prev", key_display="[", group=_CASE,
-                tooltip="previous case in your order"),
-        Binding("right_square_bracket,right", "case(1)", "next", key_display="]",
-                group=_CASE, tooltip="next case in your order"),
-        *[Binding(key, f"reveal('{name}')", name, group=_VIEW, tooltip=f"show {PANEL_NAMES[name]}")
-          for name, key in PANEL_KEYS.items()],
-        Binding("tab", "next_panel", show=False, tooltip="show the next part of the case"),
-        Binding("pageup", "scroll_case(-1)", show=False, key_display="pgup/pgdn",
-                tooltip="scroll the case a page up / down"),
-        Binding("pagedown", "scroll_case(1)", show=False),
-        Binding("g", "guidelines", "guide",
-                tooltip="the guidelines: what each question asks and each value means"),
-        Binding("q", "app.quit", "quit", tooltip="quit (every label so far is already stored)"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = LABELLING_KEYS
 
     def __init__(self) -> None:
         super().__init__()
@@ -247,8 +220,9 @@ class AnnotateScreen(Screen[None]):
 
     # ---- recording ------------------------------------------------------------------
 
-    def _record(self, field: str, value: str | None) -> bool:
-        """Commit one label event now; False (and an error modal) if the core refused it."""
+    def _record(self, field: str, value: str | None, companion: str | None = None) -> bool:
+        """Commit one label event (with its companion's, `annotate.labels.COMPANIONS`) now;
+        False (and an error modal) if the core refused it."""
         view = self.current
         if view is None or self.labelling is None:
             return False
@@ -257,7 +231,8 @@ class AnnotateScreen(Screen[None]):
         # A screen left open longer than a day records a day (the bound every event has).
         elapsed_ms = min(int((time.monotonic() - self._shown_at) * 1000), MAX_TIME_ON_ITEM_MS)
         try:
-            event = self.labelling.record(view.code, field, value, time_on_item_ms=elapsed_ms)
+            event = self.labelling.record(view.code, field, value, time_on_item_ms=elapsed_ms,
+                                          companion=companion)
         except UserError as exc:
             self.paw.show_error("Label not recorded", exc)
             return False
@@ -293,19 +268,34 @@ class AnnotateScreen(Screen[None]):
             self.notify("End of your queue: back to the first case still unlabelled.")
             self._go(pending)
 
-    def _ask_alternative(self) -> None:
+    def _ask_alternative(self, with_shift: bool = False) -> None:
+        """The new answer; `with_shift`: recorded together with gold shift 'shifted' (the
+        two events of every gold-shift label), else alone (a 'shifted' without one)."""
         from workbench.tui.components.alt_letter_modal import AltLetterModal
-
         view = self.current
         assert view is not None
 
         def chosen(letter: str | None) -> None:
             if letter is None:
-                self._show(active="gold_shift")  # esc: back to choose the gold shift again
-            elif self._record("gold_shift_alt", letter):
+                self._show(active="gold_shift")  # esc: back to gold shift, nothing recorded
+            elif (self._record("gold_shift", "shifted", companion=letter) if with_shift
+                  else self._record("gold_shift_alt", letter)):
                 self._advance_after("gold_shift_alt")
 
         self.app.push_screen(AltLetterModal(view.options, view.gold), chosen)
+
+    def _ask_category(self, field: str, value: str) -> None:
+        """The companion a value brings in (stereotype's category), recorded with it."""
+        from workbench.tui.components.category_modal import CategoryModal
+        companion = COMPANIONS[field][0]
+
+        def chosen(category: str | None) -> None:
+            if category is None:
+                self._show(active=field)
+            elif self._record(field, value, companion=category):
+                self._advance_after(companion)
+
+        self.app.push_screen(CategoryModal(companion), chosen)
 
     def _refuse_unseen(self, field: str) -> bool:
         """True (and the missing panel scrolled into view) when `field` cannot be set yet."""
@@ -337,6 +327,13 @@ class AnnotateScreen(Screen[None]):
             self.app.bell()  # e.g. '4' on a three-valued field
             return
         field = self.active
+        if field in COMPANIONS and value not in COMPANIONS[field][1]:
+            # The field it brings in is asked first; both are recorded together.
+            if field == "gold_shift":
+                self._ask_alternative(with_shift=True)
+            else:
+                self._ask_category(field, value)
+            return
         if self._record(field, value):
             self._advance_after(field)
 

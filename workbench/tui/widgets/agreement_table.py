@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from annotate.agreement.kappa import Agreement
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("field", "field"), ("form", "form"), ("n", "N"), ("raw", "raw agr."),
-    ("kappa", "κ"), ("ci", "95% CI"), ("ac1", "AC1"), ("lk", "Landis–Koch"),
-    ("note", "note"),
+    ("field", "field"), ("form", "form"), ("n", "N"), ("kappa", "κ"), ("ac1", "AC1"),
+    ("ci", "95% CI"), ("raw", "raw agr."), ("lk", "Landis–Koch"), ("note", "note"),
 )
-"""(key, heading) of every column, in order."""
+"""(key, heading) of every column, in order: κ and AC1 next to each other, within the
+first 80 columns once numbers arrive (after the CI they were scrolled off at 80)."""
 
 
 def row_key(agreement: Agreement) -> str:
@@ -27,9 +27,9 @@ def row_key(agreement: Agreement) -> str:
 
 def cells(agreement: Agreement) -> list[str]:
     """The row's cells, in `COLUMNS` order."""
-    return [agreement.field, fmt.form(agreement), str(agreement.n),
-            fmt.percent(agreement.raw_agreement), fmt.kappa(agreement), fmt.ci(agreement),
-            fmt.number(agreement.ac1), agreement.interpretation,
+    return [agreement.field, fmt.form(agreement), str(agreement.n), fmt.kappa(agreement),
+            fmt.number(agreement.ac1), fmt.ci(agreement), fmt.percent(agreement.raw_agreement),
+            agreement.interpretation,
             fmt.flags(agreement) if agreement.kappa is not None else ""]
 
 
