@@ -34,7 +34,16 @@ import json
 import os
 import time
 
-from limit import best, describe_rates, limit_seconds, load_average, minimum_work, raw_rates
+from limit import (
+    LIMIT_WIDTHS,
+    best,
+    bound_text,
+    describe_rates,
+    limit_seconds,
+    load_average,
+    minimum_work,
+    raw_rates,
+)
 from naive_common import careful_answer, careful_generate, careful_llama, careful_probs
 
 from store import open_db
@@ -193,7 +202,7 @@ def main() -> None:
 
     work = minimum_work(generations, tokenize)
     sample = sorted((tokenize(g.prompt, True) for g in generations), key=len)
-    (load_s, _), rates = raw_rates(model.path, cores, (1, args.batch), sample[:: max(1, len(sample)
+    (load_s, _), rates = raw_rates(model.path, cores, LIMIT_WIDTHS, sample[:: max(1, len(sample)
                                                                               // 8)][:8],
                               work.decode_position)
     print(f"raw rates (load {load_average()}):\n" + "\n".join(describe_rates(rates)))
@@ -206,7 +215,8 @@ def main() -> None:
         items, operators, args.max_tokens, model.path, chat, threads, cores)
     print(f"careful ({threads} decode thread(s), {cores} prompt threads): {careful_n} "
           f"generations in {careful_s:.1f} s (load {load_average()})", flush=True)
-    limit = limit_seconds(work, load_s, rates, args.batch)
+    limit = limit_seconds(work, load_s, rates)  # the best of every width measured
+    print(bound_text(rates))
     if args.rounds == 2:
         careful_s += careful_pass(items, operators, args.max_tokens, model.path, chat, threads,
                                   cores)[0]

@@ -16,9 +16,11 @@ machine's raw llama.cpp rates, both measured here, by the benchmark itself.
   context per core running at once — and the bound takes the best of them for prompts and
   for decoding separately (so it is a bound for any arrangement, PAW's included).
 - **The limit** (`limit_seconds`): model load (measured bare) + minimum prompt and cue
-  tokens / best prompt rate + decoded tokens / best decode rate at PAW's width. Nothing
-  PAW does is free in it: not the self-check, not a narrower batch at the end of a stage,
-  not a prompt evaluated twice.
+  tokens / best prompt rate + decoded tokens / best decode rate over every arrangement
+  and every width measured (`LIMIT_WIDTHS`, unless a width is named): the machine's
+  bound, not the bound at the width PAW happens to use. Nothing PAW does is free in it:
+  not the self-check, not the width measurement, not a narrower batch at the end of a
+  stage, not a prompt evaluated twice.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+
+LIMIT_WIDTHS = (1, 2, 4, 8, 16, 32)
+"""Decode widths the benches measure for the bound (PAW's own candidates, and 32)."""
 
 
 @dataclass(frozen=True)
@@ -252,23 +258,43 @@ def best(rates: Sequence[Rate], kind: str, width: int = 1) -> Rate:
                key=lambda r: r.tokens_per_s)
 
 
-def limit_seconds(work: Work, load_s: float, rates: Sequence[Rate], width: int) -> float:
+def best_decode(rates: Sequence[Rate], width: int | None = None, *, per_cpu: bool = False
+                ) -> Rate:
+    """The fastest decoding arrangement at `width`, or over every measured width (None);
+    by tokens per CPU second when `per_cpu`."""
+    return max((r for r in rates if r.kind == "decode" and width in (None, r.width)),
+               key=lambda r: r.tokens_per_cpu_s if per_cpu else r.tokens_per_s)
+
+
+def limit_seconds(work: Work, load_s: float, rates: Sequence[Rate], width: int | None = None
+                  ) -> float:
     """The lower bound in seconds: load + minimum prompt and cue tokens at the best prompt
-    rate + decoded tokens at the best decode rate at `width`."""
+    rate + decoded tokens at the best decode rate (over every measured width unless
+    `width` is named)."""
     prompt = best(rates, "prompt").tokens_per_s
-    decode = best(rates, "decode", width).tokens_per_s
+    decode = best_decode(rates, width).tokens_per_s
     return load_s + (work.unique_prompt_tokens + work.cue_tokens) / prompt + \
         work.decoded_tokens / decode
 
 
-def limit_cpu_seconds(work: Work, load_cpu_s: float, rates: Sequence[Rate], width: int
-                      ) -> float:
+def limit_cpu_seconds(work: Work, load_cpu_s: float, rates: Sequence[Rate],
+                      width: int | None = None) -> float:
     """The lower bound in CPU seconds: the same tokens at the least CPU per token any
-    arrangement needed (what PAW's CPU seconds are compared with on a loaded machine)."""
+    arrangement (and width, unless named) needed (what PAW's CPU seconds are compared with
+    on a loaded machine)."""
     prompt = max(r.tokens_per_cpu_s for r in rates if r.kind == "prompt")
-    decode = max(r.tokens_per_cpu_s for r in rates if r.kind == "decode" and r.width == width)
+    decode = best_decode(rates, width, per_cpu=True).tokens_per_cpu_s
     return load_cpu_s + (work.unique_prompt_tokens + work.cue_tokens) / prompt + \
         work.decoded_tokens / decode
+
+
+def bound_text(rates: Sequence[Rate]) -> str:
+    """Which arrangement and width the bound's decode rate came from, and the widths tried."""
+    top = best_decode(rates)
+    widths = sorted({r.width for r in rates if r.kind == "decode"})
+    return (f"bound decodes at width {top.width} ({top.contexts} context(s) x {top.threads} "
+            f"thread(s), {top.tokens_per_s:.1f} tok/s), the best of widths "
+            f"{', '.join(map(str, widths))}")
 
 
 def describe_rates(rates: Sequence[Rate]) -> list[str]:

@@ -26,7 +26,16 @@ import argparse
 import os
 import time
 
-from limit import best, describe_rates, limit_seconds, load_average, minimum_work, raw_rates
+from limit import (
+    LIMIT_WIDTHS,
+    best,
+    bound_text,
+    describe_rates,
+    limit_seconds,
+    load_average,
+    minimum_work,
+    raw_rates,
+)
 from naive_common import careful_answer, careful_generate, careful_llama
 
 from store import open_db
@@ -145,7 +154,7 @@ def main() -> None:
 
     work = minimum_work(generations, tokenize)
     sample = sorted((tokenize(g.prompt, True) for g in generations), key=len)
-    (load_s, _), rates = raw_rates(model.path, cores, (1, args.batch),
+    (load_s, _), rates = raw_rates(model.path, cores, LIMIT_WIDTHS,
                               sample[:: max(1, len(sample) // 8)][:8], work.decode_position)
     print(f"raw rates (load {load_average()}):\n" + "\n".join(describe_rates(rates)))
     one = best([r for r in rates if r.contexts == 1], "decode", 1)
@@ -156,7 +165,8 @@ def main() -> None:
                                       threads, cores)
     print(f"careful ({threads} decode thread(s), {cores} prompt threads): {careful_s:.1f} s "
           f"(load {load_average()})", flush=True)
-    limit, n = limit_seconds(work, load_s, rates, args.batch), len(results)
+    limit, n = limit_seconds(work, load_s, rates), len(results)  # every width
+    print(bound_text(rates))
     if args.rounds == 2:
         careful_s += careful_pass(items, args.max_tokens, model.path, chat, chains, threads,
                                   cores)[0]

@@ -44,9 +44,13 @@ def list_command(db_path: str) -> None:
     column is `chat-template` (the file's own) or `plain-format` (no chat template: PAW's
     plain format, with the BOS the file asks for); a note under a model says so, and when
     its metadata marks a base model.
+    A line under the model gives the batch width chosen by measuring this machine and the
+    decode rates measured at each width (`workbench.models.width`), once a run has measured
+    them.
     """
     from store.models import list_models
     from workbench.models.registry import batch_verdict, default_model, format_notes
+    from workbench.models.width import latest_choice
 
     db = open_store(db_path)
     default_model(db)
@@ -62,6 +66,9 @@ def list_command(db_path: str) -> None:
                    f"{form}\t{model.path}")
         for note in format_notes(db, model):
             click.echo(f"  {model.name}: {note}")
+        choice = latest_choice(db, model)
+        if choice is not None:
+            click.echo(f"  {model.name}: {choice.message}")
 
 
 @models_group.command("add")
@@ -182,7 +189,7 @@ def run_command(model_name: str, dataset_name: str, limit: int | None, mode: str
     settings = {"model": model.name, "dataset": dataset_name, "limit": limit, "mode": mode,
                 "template": template_id, "temperature": temperature, "seeds": seed_list,
                 "threads": threads, "gpu_layers": gpu_layers, "ctx": ctx,
-                "batch": runner.batch_size, "servers": servers}
+                "batch": batch_size or "measured", "servers": servers}
     with ProgressReporter() as progress:
         summary = plan.execute(settings, progress, allow_mixed_engines=allow_mixed_engines())
     _print_summary(summary)

@@ -225,8 +225,9 @@ def engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
              "error, never a silent in-process run.")(command)
     command = click.option(
         "--batch", "batch_size", type=whole(1),
-        help="Sequences decoded per llama.cpp batch (default 8; 1: one at a time). Used only "
-             "if the self-check on load finds it bit-identical.")(command)
+        help="Sequences decoded per llama.cpp batch (default: the width with the best "
+             "decode rate, measured on first use on this machine and stored; 1: one at a "
+             "time). Used only if the self-check on load finds it bit-identical.")(command)
     command = click.option("--ctx", type=whole(64),
                            help="Context size in tokens (default: the model's, at most "
                                 "4096).")(command)

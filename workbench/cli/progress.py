@@ -250,6 +250,7 @@ class ProgressReporter:
             PoolNotice,
             RunFinished,
             RunStarted,
+            WidthChosen,
         )
 
         if isinstance(event, RunnerProgress):
@@ -285,8 +286,8 @@ class ProgressReporter:
             quarter = max(1, -(-event.total // 4))
             if event.done == 1 or event.done == event.total or event.done % quarter == 0:
                 self.say(event.message)
-        elif isinstance(event, (BatchingChecked, PoolNotice, RunWarning)):  # once each
-            self.say(event.message if isinstance(event, BatchingChecked)
+        elif isinstance(event, (BatchingChecked, WidthChosen, PoolNotice, RunWarning)):
+            self.say(event.message if isinstance(event, (BatchingChecked, WidthChosen))
                      else f"paw: {'warning: ' if isinstance(event, RunWarning) else ''}"
                           f"{event.message}")
         elif isinstance(event, ModelLoaded):

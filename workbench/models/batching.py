@@ -29,7 +29,7 @@ from workbench.models.arrangement import (
     decoder_cells,
     decoders_that_fit,
 )
-from workbench.models.batch import BatchJob, Slot
+from workbench.models.batch import DEFAULT_BATCH_SIZE, BatchJob, Slot
 from workbench.models.decoded import Decoded
 from workbench.models.execute import (
     Prepared,
@@ -43,6 +43,13 @@ from workbench.models.parallel import run_decoders
 from workbench.models.request import GenerationRequest
 from workbench.models.selfcheck import BatchVerdict, Probe, check_batching, probe_requests
 from workbench.models.verdicts import covers, fingerprint, record_verdict, stored_verdict
+from workbench.models.width import (
+    WidthChoice,
+    choice_key,
+    measure_widths,
+    record_choice,
+    stored_choice,
+)
 
 
 class Runner(Protocol):
@@ -61,6 +68,10 @@ class Runner(Protocol):
 
     def tokenize(self, prepared: Prepared) -> Tokenized:
         """Token ids of a prepared request."""
+
+    @property
+    def arrangement(self) -> Arrangement:
+        """Decoders × threads × width of the run."""
 
 
 Progress = Callable[[str, int, int], None]
@@ -143,6 +154,31 @@ def _verdict(runner: Runner, backend: Any, arrangement: Arrangement, reuse: bool
         record_verdict(runner.db, runner.model, key, verdict, gpu_layers=runner.gpu_layers)
     known[key] = verdict
     return verdict
+
+
+def settle_width(runner: Runner, backend: Any) -> WidthChoice:
+    """The batch width for this runner: stored for this machine, or measured now on the
+    machine's decoders (`machine_arrangement`) and stored (`workbench.models.width`)."""
+    arrangement = machine_arrangement(runner.arrangement, runner.gpu_layers)
+    verdict_key = fingerprint(runner.model, threads=arrangement.threads, width=0,
+                              gpu_layers=runner.gpu_layers, prefix_reuse=False,
+                              extra_buffers=bool(getattr(backend, "extra_buffers", False)))
+    key = choice_key(verdict_key, arrangement.decoders)
+    known = backend.__dict__.setdefault("width_choices", {})  # once per loaded model
+    stored = stored_choice(runner.db, runner.model, key)
+    choice = known.get(key) or stored
+    if choice is None:
+        prompt = _probes(runner, 1)[0].context_ids
+        try:
+            choice = measure_widths(backend, arrangement.decoders, arrangement.threads, prompt)
+        except RuntimeError as exc:  # llama.cpp could not make or run a context: not stored
+            return WidthChoice(DEFAULT_BATCH_SIZE, {}, arrangement.decoders,
+                               arrangement.threads, 0.0, None, 0.0,
+                               {0: f"measurement failed ({exc}); default width"})
+    if stored is None:
+        record_choice(runner.db, runner.model, key, choice)
+    known[key] = choice
+    return choice
 
 
 def settle_verdict(runner: Runner, backend: Any, arrangement: Arrangement,

@@ -153,6 +153,15 @@ class PoolNotice:
     message: str
 
 
+@dataclass(frozen=True)
+class WidthChosen:
+    """The batch width was chosen by measuring (`workbench.models.width`): the choice and
+    its rates, in `message` (reported once per runner, before the self-check)."""
+
+    name: str
+    message: str
+
+
 RunnerEvent = (RunStarted | ModelLoaded | BatchingChecked | BatchingProgress
-               | GenerationFinished | RunFinished | PoolNotice)
+               | GenerationFinished | RunFinished | PoolNotice | WidthChosen)
 """Anything `Runner.run` passes to `on_event`."""

@@ -33,6 +33,7 @@ from workbench.models.events import (
     RunnerEvent,
     RunStarted,
     RunSummary,
+    WidthChosen,
 )
 from workbench.models.execute import (
     Prepared,
@@ -50,6 +51,7 @@ from workbench.models.prompts import (
 from workbench.models.registry import check_model_file
 from workbench.models.request import GenerationRequest
 from workbench.models.selfcheck import BatchVerdict
+from workbench.models.width import WidthChoice
 
 
 class Runner:
@@ -64,9 +66,11 @@ class Runner:
         ctx: context size in tokens (default: min(trained context, 4096)).
         backend: a ready backend (tests pass `FakeBackend`); loaded lazily otherwise,
             and only if something needs generating.
-        batch_size: sequences decoded per `llama_decode` (default `DEFAULT_BATCH_SIZE`;
-            1 decodes one at a time). Batching is used only where the backend supports
-            it and the self-check on load found it bit-identical to one at a time.
+        batch_size: sequences decoded per `llama_decode` (default: chosen by measuring
+            this machine on first use, `workbench.models.width`, `DEFAULT_BATCH_SIZE`
+            until then; 1 decodes one at a time). Batching is used only where the
+            backend supports it and the self-check on load found it bit-identical to
+            one at a time.
         decoders: batch decoders run at once (default: `PAW_DECODERS`, else one per
             core on a CPU; `workbench.models.arrangement`).
     """
@@ -81,6 +85,8 @@ class Runner:
         self.gpu_layers = gpu_layers
         self.ctx = ctx
         self.batch_size = DEFAULT_BATCH_SIZE if batch_size is None else max(1, batch_size)
+        self.width_given = batch_size is not None
+        self.width_choice: WidthChoice | None = None
         self.decoders = decoders
         self.batch_verdict: BatchVerdict | None = None
         self._backend = backend
@@ -171,6 +177,9 @@ class Runner:
             self._backend.close()
             self._backend = None
             self.batch_verdict = None
+            self.width_choice = None
+            if not self.width_given:
+                self.batch_size = DEFAULT_BATCH_SIZE
 
     def batching(self, emit: Callable[[RunnerEvent], None] | None = None) -> bool:
         """Whether this runner decodes several sequences per batch (self-check on first call).
@@ -181,8 +190,16 @@ class Runner:
         `BatchingChecked`.
         """
         backend = self.backend
-        if self.batch_size <= 1 or not hasattr(backend, "batch_decoders"):
+        if not hasattr(backend, "batch_decoders") or (self.width_given
+                                                        and self.batch_size <= 1):
             return False
+        if not self.width_given and self.width_choice is None:
+            from workbench.models.batching import settle_width
+
+            self.width_choice = settle_width(self, backend)
+            self.batch_size = self.width_choice.width
+            if emit is not None:
+                emit(WidthChosen(self.model.name, self.width_choice.message))
         if self.batch_verdict is None:
             from workbench.models.batching import settle_verdict
 
@@ -193,6 +210,14 @@ class Runner:
                     emit(BatchingProgress(name, phase, done, total))
 
             self.batch_verdict = settle_verdict(self, backend, self.arrangement, progress)
+            if not self.batch_verdict.identical and self.width_choice is not None:
+                # The measured width differs from one at a time: the next fastest narrower.
+                for width in self.width_choice.fallbacks(self.batch_size):
+                    self.batch_size = width
+                    verdict = settle_verdict(self, backend, self.arrangement, progress)
+                    if verdict.identical:
+                        self.batch_verdict = verdict
+                        break
             if emit is not None:
                 verdict = self.batch_verdict
                 emit(BatchingChecked(self.model.name, verdict.identical, verdict.n_seq,
