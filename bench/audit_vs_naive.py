@@ -18,6 +18,16 @@ judge (the careful loop has none).
   of the last logits after appending `Answer:` for the option distribution. The F-block
   edits the careful loop's own baseline chain with the same operators and seeds.
 
+- Sharded careful loop: what a competent user does with several cores — one process per
+  core (`--shards`, default the cores when there are 2 or more), each the careful loop on one
+  thread over its contiguous share of the items, started together; its wall time runs from
+  the first shard's start to the last one's end, its CPU seconds are the shards' summed.
+
+Each pass is timed in wall seconds and CPU seconds (model load included, interpreter start
+excluded, the same for every pass). PAW runs at the width it measures on this machine
+(`workbench.models.width`) unless `--batch N` fixes it. Round 1 is PAW cold (the batching
+self-check and the width measurement included), round 2 reversed with PAW warm.
+
 Prints generations per second (model load included) for each pass — per generation, not
 per audit job: the engine answers identical prompts (two negation variants making the same
 edit) once, which a per-job rate would credit to it — engine/limit and careful/engine, and
@@ -32,6 +42,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
+import sys
 import time
 
 from limit import (
@@ -56,7 +69,6 @@ from workbench.perturb import SHUFFLE_OPERATOR
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, default_model
 from workbench.models.backend import default_threads
-from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.registry import register_model
 from workbench.models.templates import DEFAULT_TEMPLATE, get_template
@@ -66,12 +78,20 @@ TEMPLATE = "neutral_cot@1"
 DIRECT_MAX_TOKENS = 16
 
 
-def engine_pass(db, items, operators, max_tokens: int, threads: int, batch: int,
+def _cpu() -> float:
+    """CPU seconds of this process so far, every thread, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def engine_pass(db, items, operators, max_tokens: int, threads: int, batch: int | None,
                 metadata: str | None = None):
-    """The audit through `run_audit` (with `metadata`: a stored batching verdict).
+    """The audit through `run_audit` (with `metadata`: a stored batching verdict and width;
+    `batch` None: the width PAW measures).
 
     Returns:
-        (seconds, n generations, {(item, op): (output, probs)}, model metadata after).
+        (seconds, CPU seconds, n generations, {(item, op): (output, probs)}, model metadata
+        after).
     """
     model = default_model(db)
     if metadata is not None:
@@ -80,16 +100,21 @@ def engine_pass(db, items, operators, max_tokens: int, threads: int, batch: int,
                      operators=operators, item_ids=tuple(i.source_id for i in items),
                      max_tokens=max_tokens, name="bench")
     events = []
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     engine = AuditEngine(db, threads=threads, batch_size=batch)
     try:
         outcome = run_audit(db, spec, engine=engine, judge=False,
                             on_event=lambda e: events.append(getattr(e, "event", e)))
     finally:
         engine.close()
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, _cpu() - cpu
     said = [e.message for e in events if type(e).__name__ == "BatchingChecked"]
     print(f"engine: {threads} cores; {said[0] if said else 'no batching verdict'}")
+    stored = json.loads(db.execute("SELECT metadata_json FROM models WHERE id = ?",
+                                   [model.id]).fetchone()[0] or "{}")
+    width = stored.get("width_check") or {}
+    print(f"engine width: {batch if batch else width.get('width', '?')} "
+          f"({'fixed by --batch' if batch else 'measured by PAW'})")
     results = {}
     for source_id, role, op, output, probs in db.execute(
             "SELECT i.source_id, j.role, v.operator_id, g.output, g.option_probs_json "
@@ -99,13 +124,14 @@ def engine_pass(db, items, operators, max_tokens: int, threads: int, batch: int,
             [outcome.audit_id]):
         results[(source_id, op or role)] = (output, json.loads(probs) if probs else None)
     stored = db.execute("SELECT metadata_json FROM models WHERE id = ?", [model.id]).fetchone()
-    return elapsed, outcome.generated, results, stored[0]
+    return elapsed, cpu, outcome.generated, results, stored[0]
 
 
 def careful_pass(items, operators, max_tokens: int, model_path: str, chat: ChatFormat,
                  threads: int, batch_threads: int, seed: int = 0):
-    """The battery item-major with the careful loop; returns (seconds, n generations, results)."""
-    started = time.perf_counter()
+    """The battery item-major with the careful loop; returns (seconds, CPU seconds,
+    n generations, results)."""
+    started, cpu = time.perf_counter(), _cpu()
     llm = careful_llama(model_path, threads, batch_threads)
     cot = get_template(TEMPLATE)
     direct = get_template(DEFAULT_TEMPLATE["direct"])
@@ -150,9 +176,48 @@ def careful_pass(items, operators, max_tokens: int, model_path: str, chat: ChatF
             results[(item.source_id, op.id)] = answer(
                 ids_of(chat.render(build_messages(request, cot)), True),
                 tuple(request.effective_options))
-    elapsed = time.perf_counter() - started
     llm.close()
-    return elapsed, n, results
+    return time.perf_counter() - started, _cpu() - cpu, n, results
+
+
+def shard_child(args) -> None:
+    """(internal) One shard of the sharded careful loop: its contiguous share of the items on
+    one thread; prints one JSON line (start and end on the wall clock, CPU s, results)."""
+    index, count = (int(x) for x in args.shard.split("/"))
+    db = _fresh_db(args.model)
+    items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
+    share = -(-len(items) // count)
+    mine = items[index * share:(index + 1) * share]
+    model = default_model(db)
+    chat = Runner(db, model).chat
+    start = time.time()
+    _, cpu, n, results = careful_pass(mine, resolve_operators("all"), args.max_tokens,
+                                      model.path, chat, 1, 1)
+    print(json.dumps({"start": start, "end": time.time(), "cpu": cpu, "n": n,
+                      "items": len(mine),
+                      "results": [[k[0], k[1], v[0], v[1]] for k, v in results.items()]}))
+
+
+def sharded_pass(shards: int, argv: list[str]):
+    """The careful loop as `shards` processes started together, one thread each.
+
+    Returns:
+        (seconds from the first shard's start to the last one's end, CPU seconds summed,
+        n generations, results).
+    """
+    procs = [subprocess.Popen([sys.executable, __file__, *argv, "--shard", f"{i}/{shards}"],
+                              stdout=subprocess.PIPE, text=True) for i in range(shards)]
+    reports = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"careful shard exited with {proc.returncode}")
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    results = {(a, b): (text, probs) for r in reports for a, b, text, probs in r["results"]}
+    print(f"shards: {', '.join(str(r['items']) for r in reports)} items, "
+          f"{', '.join('%.1f' % (r['end'] - r['start']) for r in reports)} s each")
+    return (max(r["end"] for r in reports) - min(r["start"] for r in reports),
+            sum(r["cpu"] for r in reports), sum(r["n"] for r in reports), results)
 
 
 def _fresh_db(model_path: str | None):
@@ -172,13 +237,24 @@ def main() -> None:
                         help="A GGUF file to benchmark instead of the embedded SmolLM2")
     parser.add_argument("--threads", type=int, default=None,
                         help="Cores for every pass (default: the idle cores, chosen once)")
-    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH_SIZE,
-                        help="Engine sequences per batch")
+    parser.add_argument("--batch", type=int, default=None,
+                        help="Engine sequences per batch (default: the width PAW measures)")
+    parser.add_argument("--shards", type=int, default=None,
+                        help="Processes of the sharded careful loop (default: one per core "
+                             "when there are 2 or more; 0 or 1: no sharded pass)")
     parser.add_argument("--rounds", type=int, choices=(1, 2), default=2,
-                        help="2: engine, careful, then careful, engine (sums compared, so a "
-                             "change of machine load favours neither)")
+                        help="2: engine, careful, sharded, then sharded, careful, engine "
+                             "(sums compared, so a change of machine load favours none)")
+    parser.add_argument("--shard", default=None, help="(internal) run shard K/N and exit")
     args = parser.parse_args()
+    if args.shard:
+        shard_child(args)
+        return
     cores = args.threads or default_threads()
+    shards = cores if args.shards is None else args.shards
+    shards = min(shards, args.items) if shards > 1 else 0
+    shard_argv = ["--items", str(args.items), "--max-tokens", str(args.max_tokens),
+                  *(["--model", args.model] if args.model else [])]
 
     db = _fresh_db(args.model)
     items = [i for i in get_items(db, "demo") if i.kind == "mcq"][: args.items]
@@ -187,10 +263,15 @@ def main() -> None:
     chat = Runner(db, model).chat
     print(f"{len(items)} items x (baseline, direct, {len(operators)} operators), max "
           f"{args.max_tokens} tokens, {cores} cores of {os.cpu_count()}, load {load_average()}")
-    engine_s, engine_n, engine_results, metadata = engine_pass(
+    # pass -> per round (wall s, CPU s, n generations)
+    passes: dict[str, list[tuple[float, float, int]]] = {"engine": [], "careful": [],
+                                                          "sharded": []}
+    engine_s, engine_cpu, engine_n, engine_results, metadata = engine_pass(
         db, items, operators, args.max_tokens, cores, args.batch)
-    print(f"engine (round 1, self-check included): {engine_n} generations in {engine_s:.1f} s"
-          f" (load {load_average()})", flush=True)
+    passes["engine"].append((engine_s, engine_cpu, engine_n))
+    print(f"engine (round 1, self-check and width measurement included): {engine_n} "
+          f"generations in {engine_s:.1f} s, {engine_cpu:.1f} CPU s (load {load_average()})",
+          flush=True)
     from llama_cpp import Llama
 
     vocab = Llama(model_path=model.path, vocab_only=True, verbose=False)
@@ -211,28 +292,57 @@ def main() -> None:
     threads = one.threads
     if per_core and per_core[0].tokens_per_s / per_core[0].contexts > one.tokens_per_s:
         threads = 1  # one sequence decodes faster on one thread than on all of them
-    careful_s, careful_n, careful_results = careful_pass(
+    careful_s, careful_cpu, careful_n, careful_results = careful_pass(
         items, operators, args.max_tokens, model.path, chat, threads, cores)
+    passes["careful"].append((careful_s, careful_cpu, careful_n))
     print(f"careful ({threads} decode thread(s), {cores} prompt threads): {careful_n} "
-          f"generations in {careful_s:.1f} s (load {load_average()})", flush=True)
+          f"generations in {careful_s:.1f} s, {careful_cpu:.1f} CPU s (load {load_average()})",
+          flush=True)
+    sharded_results: dict = {}
+    if shards:
+        sharded_s, sharded_cpu, sharded_n, sharded_results = sharded_pass(shards, shard_argv)
+        passes["sharded"].append((sharded_s, sharded_cpu, sharded_n))
+        print(f"sharded careful ({shards} processes, 1 thread each): {sharded_n} generations "
+              f"in {sharded_s:.1f} s, {sharded_cpu:.1f} CPU s (load {load_average()})",
+              flush=True)
     limit = limit_seconds(work, load_s, rates)  # the best of every width measured
     print(bound_text(rates))
     if args.rounds == 2:
-        careful_s += careful_pass(items, operators, args.max_tokens, model.path, chat, threads,
-                                  cores)[0]
+        if shards:
+            passes["sharded"].append(sharded_pass(shards, shard_argv)[:3])
+        passes["careful"].append(careful_pass(items, operators, args.max_tokens, model.path,
+                                              chat, threads, cores)[:3])
         warm = engine_pass(_fresh_db(args.model), items, operators, args.max_tokens, cores,
-                           args.batch, metadata)[0]
-        print(f"round 2 (reversed): careful, then engine with the stored verdict {warm:.1f} s "
-              f"(load {load_average()})", flush=True)
-        engine_s, limit = engine_s + warm, 2 * limit
-        careful_n, engine_n = 2 * careful_n, 2 * engine_n
+                           args.batch, metadata)
+        passes["engine"].append(warm[:3])
+        print(f"round 2 (reversed): sharded, careful, then engine with the stored verdict and "
+              f"width {warm[0]:.1f} s, {warm[1]:.1f} CPU s (load {load_average()})", flush=True)
+        limit = 2 * limit
     print(f"work: {work.generations} generations, {work.unique_prompt_tokens} unique prompt "
           f"tokens (of {work.context_tokens}), {work.cue_tokens} cue, {work.decoded_tokens} "
-          f"decoded; limit {limit:.1f} s")
-    print(f"engine {engine_s:.1f} s ({engine_n / engine_s:.3f} gen/s), limit {limit:.1f} s, "
-          f"careful {careful_s:.1f} s ({careful_n / careful_s:.3f} gen/s)")
-    print(f"engine/limit (time): {engine_s / limit:.2f}   per generation engine/careful: "
-          f"{(engine_n / engine_s) / (careful_n / careful_s):.2f}")
+          f"decoded; limit {limit:.1f} s ({args.rounds} round(s))")
+    print("pass      round  wall s   CPU s  generations")
+    for name, rows in passes.items():
+        for number, (wall, cpu, n) in enumerate(rows, 1):
+            print(f"{name:8s}  {number:5d}  {wall:6.1f}  {cpu:6.1f}  {n:11d}")
+    total = {name: tuple(sum(col) for col in zip(*rows, strict=True))
+             for name, rows in passes.items() if rows}
+    engine_s, engine_cpu, engine_n = total["engine"]
+    print(f"engine/limit (time, all rounds): {engine_s / limit:.2f}")
+    print("per generation, all rounds:  X/engine wall  X/engine CPU  (above 1: the engine is "
+          "faster / cheaper)")
+    for name in ("careful", "sharded"):
+        if name in total:
+            wall, cpu, n = total[name]
+            print(f"  {name:8s}  {(wall / n) / (engine_s / engine_n):13.2f}  "
+                  f"{(cpu / n) / (engine_cpu / engine_n):12.2f}")
+    if args.rounds == 2:
+        for name in ("careful", "sharded"):
+            if passes[name]:
+                wall, cpu, n = passes[name][1]
+                wall_e, cpu_e, n_e = passes["engine"][1]
+                print(f"  {name:8s}  {(wall / n) / (wall_e / n_e):13.2f}  "
+                      f"{(cpu / n) / (cpu_e / n_e):12.2f}   (round 2 alone: engine warm)")
 
     same, diffs_same, missing = 0, [], 0
     common = sorted(set(engine_results) & set(careful_results))
@@ -249,8 +359,12 @@ def main() -> None:
     if diffs_same:
         print(f"max |p_engine - p_careful| where texts match: {max(diffs_same):.2e} (the "
               "careful loop always reads after an appended cue)")
+    if sharded_results:
+        same_text = sum(sharded_results.get(k, (None,))[0] == v[0]
+                        for k, v in careful_results.items())
+        print(f"sharded vs one-process careful: {same_text} of {len(careful_results)} texts "
+              f"identical ({len(sharded_results)} jobs sharded)")
     print(f"load average at the end: {load_average()}")
-
 
 if __name__ == "__main__":
     main()

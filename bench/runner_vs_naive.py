@@ -5,14 +5,16 @@ distribution; then one continuation per item of its own chain cut at half its to
 F1-style truncation), again with the option distribution.
 
 - Runner: `workbench.models.Runner` on `--threads` cores (PAW's arrangement: one 1-thread
-  batch decoder per core on a CPU), model load included; round 1 runs the batching
-  self-check, round 2 reuses the stored verdict.
+  batch decoder per core on a CPU) at the width it measures (`--batch N` fixes one), model
+  load included; round 1 runs the batching self-check and the width measurement, round 2
+  reuses the stored verdict and width.
 - Limit: `bench/limit.py` — the Runner's generations' minimum prompt, cue and decoded tokens
-  at the best raw `llama_decode` rates measured here, at the Runner's batch width.
+  at the best raw `llama_decode` rates measured here, the best of every width measured.
 - Careful: one `Llama(logits_all=False)` with the best measured thread counts, item-major
   (an item's CoT, then its continuation, so `Llama.generate` reuses the prompt), greedy
   `Llama.generate`, one read of the last logits after an appended `Answer:`. Stage 2
-  continues the Runner's chains (the same text, tokenized as a user would).
+  continues the Runner's chains (the same text, tokenized as a user would). Unsharded: the
+  sharded careful loop (a process per core) is in `bench/audit_vs_naive.py`.
 
 Prints generations per second per pass, runner/limit, runner/careful per generation, and how
 the option distributions compare where both wrote the same text.
@@ -44,7 +46,6 @@ from store.generations import get_generations
 from workbench.datasets.demo import import_demo
 from workbench.models import GenerationRequest, Runner, Sampler, default_model
 from workbench.models.backend import default_threads
-from workbench.models.batch import DEFAULT_BATCH_SIZE
 from workbench.models.prompts import ChatFormat, build_messages
 from workbench.models.registry import register_model
 from workbench.models.templates import get_template
@@ -52,7 +53,7 @@ from workbench.models.templates import get_template
 TEMPLATE = "neutral_cot@1"
 
 
-def runner_pass(db, items, max_tokens: int, threads: int, batch: int,
+def runner_pass(db, items, max_tokens: int, threads: int, batch: int | None,
                 metadata: str | None = None):
     """Both stages through the Runner; returns (seconds, results, chains, generations, meta)."""
     model = default_model(db)
@@ -131,7 +132,8 @@ def main() -> None:
                         help="A GGUF file to benchmark instead of the embedded SmolLM2")
     parser.add_argument("--threads", type=int, default=None,
                         help="Cores for every pass (default: the idle cores, chosen once)")
-    parser.add_argument("--batch", type=int, default=DEFAULT_BATCH_SIZE)
+    parser.add_argument("--batch", type=int, default=None,
+                        help="Runner sequences per batch (default: the width PAW measures)")
     parser.add_argument("--rounds", type=int, choices=(1, 2), default=2,
                         help="2: runner, careful, then careful, runner (sums compared)")
     args = parser.parse_args()
