@@ -15,20 +15,10 @@ import shutil
 import sqlite3
 
 from tests.annotate.test_cli import AS_CAROL, env, run, setup_set  # noqa: F401  (fixture)
-from workbench.cli import main
+from tests.paw_cli import paw
 
 HEAD = re.compile(r"record head ([0-9a-f]{64}): keep it outside (\S+) .*later "
                   r"`paw verify --head \1 --db (\S+)`")
-
-
-def paw(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def label(where: dict, code: str, rater: str, value: str) -> None:

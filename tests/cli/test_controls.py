@@ -14,23 +14,13 @@ import re
 import pytest
 
 from tests.annotate.test_cli import AS_CAROL, env, setup_set  # noqa: F401  (fixture)
-from workbench.cli import main
+from tests.paw_cli import paw
 from workbench.present.controls import EscapingStream, escape_controls
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"
 CLEAR = "\x1b[2J\x1b[H"
 RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """A control character other than newline and tab (CR only before LF)."""
-
-
-def paw(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def no_raw_controls(text: str) -> bool:

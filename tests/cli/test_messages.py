@@ -14,19 +14,9 @@ from pathlib import Path
 import pytest
 
 from store import open_db
-from workbench.cli import main
+from tests.paw_cli import paw
 
 ROWS = '{"id": "1", "question": "Q?", "options": {"A": "a", "B": "b"}, "answer": "A"}\n'
-
-
-def paw(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(err: str) -> bool:
